@@ -1,0 +1,21 @@
+"""Models shipped inside the package, so that nothing is downloaded at run time."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Dict, Tuple
+
+MODELS_DIR = Path(__file__).parent
+DEFAULT_MODEL = "fixture-tiny"
+
+
+def bundled_models() -> Dict[str, Path]:
+    return {p.name: p for p in sorted(MODELS_DIR.iterdir()) if (p / "options.json").exists()}
+
+
+def bundled_model_paths(name: str = DEFAULT_MODEL) -> Tuple[Path, Path]:
+    """(options.json, weights.hdf5) of a bundled model."""
+    models = bundled_models()
+    if name not in models:
+        raise ValueError(f"no bundled ELMo model named {name!r}; bundled: {', '.join(models)}. "
+                         "For other weights give the paths to options.json and the .hdf5 file.")
+    return models[name] / "options.json", models[name] / "weights.hdf5"

@@ -1,0 +1,180 @@
+"""The biLM: char encoder + independent forward and backward LSTM stacks -> all L+1 layer activations.
+
+Stateless by default: every row starts from a zero state, so a sentence's vectors never depend on the
+batch it is in. `stateful=True` reproduces the original's behaviour (and its reference outputs): each
+batch row carries its final state into the same row of the next batch, rows absent from a smaller batch
+or empty in this one keep theirs, and states are detached between calls.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Optional, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..chars import CharacterMapper
+from ..options import ElmoOptions
+from .char_encoder import CharEncoder
+from .lstm import LSTMStack, State
+
+
+@dataclass
+class BiLMOutput:
+    """`layers` `[L+1, batch, n_tokens, 2P]` with boundaries removed and padding zeroed;
+    `mask` `[batch, n_tokens]` bool."""
+
+    layers: torch.Tensor
+    mask: torch.Tensor
+
+
+def reverse_within_lengths(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Reverse each row's first `length` steps along dim 1 and leave its padding where it is."""
+    time = x.shape[1]
+    steps = torch.arange(time, device=x.device).unsqueeze(0)
+    lengths = lengths.to(x.device).unsqueeze(1)
+    index = torch.where(steps < lengths, lengths - 1 - steps, steps)
+    index = index.view(*index.shape, *([1] * (x.dim() - 2))).expand_as(x)
+    return x.gather(1, index)
+
+
+class BiLM(nn.Module):
+    def __init__(self, options: ElmoOptions, dropout: float = 0.0) -> None:
+        super().__init__()
+        self.options = options
+        lstm = options.lstm
+        self.char_encoder = CharEncoder(options.char_cnn, lstm.projection_dim)
+        stacks = [
+            LSTMStack(lstm.n_layers, lstm.projection_dim, lstm.dim, lstm.projection_dim, lstm.cell_clip,
+                      lstm.proj_clip, lstm.use_skip_connections, dropout)
+            for _ in range(2)
+        ]
+        self.forward_stack, self.backward_stack = stacks
+        self.char_mapper = CharacterMapper(options.char_cnn.max_characters_per_token)
+        self._states: Optional[List[List[State]]] = None  # per direction, per layer, [rows, dim]
+
+    @property
+    def output_dim(self) -> int:
+        return self.options.output_dim
+
+    @property
+    def n_layers(self) -> int:
+        """L + 1 output layers."""
+        return self.options.n_output_layers
+
+    def reset_states(self) -> None:
+        """Forget the states carried by stateful calls; the next batch starts cold."""
+        self._states = None
+
+    def forward(self, char_ids: torch.Tensor, stateful: bool = False) -> BiLMOutput:
+        """char_ids `[batch, n_tokens + 2, max_chars]` with `<S>`/`</S>` included (see chars.py);
+        all-zero rows are padding."""
+        batch, time, _ = char_ids.shape
+        lengths = (char_ids > 0).any(dim=-1).sum(dim=1)  # [batch], boundaries included
+        embedded = self.char_encoder(char_ids)
+        layers = self._run_directions(embedded, lengths, stateful)
+        # Drop <S> and </S>: keep positions 1..n of each row.
+        inner_mask = torch.arange(max(time - 2, 0), device=char_ids.device).unsqueeze(0) < (lengths - 2).unsqueeze(1)
+        stacked = torch.stack(layers)[:, :, 1 : time - 1] if time >= 2 else embedded.new_zeros(
+            len(layers), batch, 0, self.output_dim)
+        stacked = stacked * inner_mask.unsqueeze(0).unsqueeze(-1).to(stacked.dtype)
+        return BiLMOutput(layers=stacked, mask=inner_mask)
+
+    def _run_directions(self, embedded: torch.Tensor, lengths: torch.Tensor, stateful: bool) -> List[torch.Tensor]:
+        """All L+1 activations `[batch, time, 2P]` over the full sequence, boundaries included."""
+        batch = embedded.shape[0]
+        order = torch.argsort(lengths, descending=True, stable=True)
+        unsort = torch.argsort(order)
+        sorted_lengths = lengths[order]
+        length_list = sorted_lengths.tolist()
+        x_fwd = embedded[order]
+        x_bwd = reverse_within_lengths(x_fwd, sorted_lengths)
+        initial = self._initial_states(batch, embedded, order) if stateful else [None, None]
+        fwd_out, fwd_final = self.forward_stack(x_fwd, length_list, initial[0])
+        bwd_out, bwd_final = self.backward_stack(x_bwd, length_list, initial[1])
+        if stateful:
+            self._store_states([fwd_final, bwd_final], unsort, lengths)
+        token_layer = embedded
+        layers = [torch.cat([token_layer, token_layer], dim=-1)]
+        for f, b in zip(fwd_out, bwd_out):
+            b = reverse_within_lengths(b, sorted_lengths)
+            layers.append(torch.cat([f, b], dim=-1)[unsort])
+        return layers
+
+    def _initial_states(self, batch: int, like: torch.Tensor, order: torch.Tensor) -> List[List[State]]:
+        stacks = (self.forward_stack, self.backward_stack)
+        if self._states is None:
+            return [stack.zero_states(batch, like) for stack in stacks]
+        result = []
+        for stack, stored in zip(stacks, self._states):
+            per_layer = []
+            for layer, (h, c) in zip(stack.layers, stored):
+                zero_h, zero_c = layer.zero_state(batch, like)
+                kept = min(batch, h.shape[0])
+                zero_h[:kept], zero_c[:kept] = h[:kept], c[:kept]
+                per_layer.append((zero_h[order], zero_c[order]))
+            result.append(per_layer)
+        return result
+
+    def _store_states(self, finals: List[List[State]], unsort: torch.Tensor, lengths: torch.Tensor) -> None:
+        batch = lengths.shape[0]
+        present = (lengths > 0).unsqueeze(1)
+        stacks = (self.forward_stack, self.backward_stack)
+        if self._states is None:
+            like = finals[0][0][0]
+            self._states = [stack.zero_states(batch, like) for stack in stacks]
+        new_states: List[List[State]] = []
+        for stored, final in zip(self._states, finals):
+            per_layer = []
+            for (old_h, old_c), (h, c) in zip(stored, final):
+                h, c = h.detach()[unsort], c.detach()[unsort]
+                rows = max(old_h.shape[0], batch)
+                new_h = old_h.new_zeros(rows, old_h.shape[1])
+                new_c = old_c.new_zeros(rows, old_c.shape[1])
+                new_h[: old_h.shape[0]], new_c[: old_c.shape[0]] = old_h, old_c
+                new_h[:batch] = torch.where(present, h, new_h[:batch])
+                new_c[:batch] = torch.where(present, c, new_c[:batch])
+                per_layer.append((new_h, new_c))
+            new_states.append(per_layer)
+        self._states = new_states
+
+    def token_embeddings(self, char_ids: torch.Tensor) -> torch.Tensor:
+        """Context-independent embeddings `[..., P]` of char ids `[..., max_chars]`."""
+        flat = char_ids.reshape(1, -1, char_ids.shape[-1])
+        return self.char_encoder(flat).reshape(*char_ids.shape[:-1], -1)
+
+
+    def embed(
+        self, sentences: Sequence[Sequence[str]], stateful: bool = False, batch_size: int = 64
+    ) -> List[np.ndarray]:
+        """Each sentence's activations, `[L+1, n_tokens, 2P]` float32, in input order.
+
+        Stateless (default): sentences are grouped by length so batches carry little padding; the
+        result does not depend on `batch_size` or on the other sentences. Stateful: batches are the
+        consecutive groups of `batch_size` sentences, in order, row i carrying its state from row i of
+        the previous batch, as the original does.
+        """
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        order = list(range(len(sentences)))
+        if not stateful:
+            order.sort(key=lambda i: len(sentences[i]), reverse=True)
+        results: List[Optional[np.ndarray]] = [None] * len(sentences)
+        with torch.inference_mode():
+            for start in range(0, len(order), batch_size):
+                chunk = order[start : start + batch_size]
+                ids = self.char_mapper.batch_ids([sentences[i] for i in chunk])
+                out = self(torch.from_numpy(ids), stateful=stateful)
+                layers = out.layers.numpy()
+                for row, i in enumerate(chunk):
+                    results[i] = np.ascontiguousarray(layers[:, row, : len(sentences[i])], dtype=np.float32)
+        return results  # type: ignore[return-value]
+
+    def embed_tokens(self, words: Sequence[str]) -> np.ndarray:
+        """Context-independent token embeddings `[n, P]` float32 (the char-CNN layer, before doubling)."""
+        with torch.inference_mode():
+            ids = self.char_mapper.batch_ids([list(words)], add_boundaries=False)[0]
+            if len(words) == 0:
+                return np.zeros((0, self.options.projection_dim), dtype=np.float32)
+            return self.token_embeddings(torch.from_numpy(ids)).numpy().astype(np.float32)

@@ -1,0 +1,63 @@
+"""The context-independent half of ELMo: characters -> CNN -> highway -> projection.
+
+Highway layers follow the convention of the stored TF weights (the gate called "carry" multiplies the
+transform), so the weights load without sign flips: y = c * relu(W_t x + b_t) + (1 - c) * x,
+c = sigmoid(W_c x + b_c).
+"""
+from __future__ import annotations
+
+from typing import List
+
+import torch
+from torch import nn
+
+from ..chars import N_CHARS_PREDICT
+from ..options import CharCNNOptions
+
+
+class Highway(nn.Module):
+    """One highway layer in the stored weights' convention (see the module docstring)."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.dim = dim
+        self.carry = nn.Linear(dim, dim)
+        self.transform = nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        carry = torch.sigmoid(self.carry(x))
+        transform = torch.relu(self.transform(x))
+        return carry * transform + (1.0 - carry) * x
+
+
+class CharEncoder(nn.Module):
+    """`[batch, n_tokens, max_chars]` shifted char ids -> `[batch, n_tokens, projection_dim]`."""
+
+    def __init__(self, options: CharCNNOptions, projection_dim: int) -> None:
+        super().__init__()
+        self.options = options
+        # Row 0 is the padding id of prediction (see chars.py) and stays zero.
+        self.char_embed = nn.Embedding(N_CHARS_PREDICT, options.embedding_dim, padding_idx=0)
+        self.convs = nn.ModuleList(
+            nn.Conv1d(options.embedding_dim, count, kernel_size=width) for width, count in options.filters
+        )
+        self.activation = torch.tanh if options.activation == "tanh" else torch.relu
+        n_filters = options.n_filters
+        self.highways = nn.ModuleList(Highway(n_filters) for _ in range(options.n_highway))
+        self.projection = nn.Linear(n_filters, projection_dim) if n_filters != projection_dim else None
+        self.output_dim = projection_dim
+
+    def forward(self, char_ids: torch.Tensor) -> torch.Tensor:
+        batch, n_tokens, n_chars = char_ids.shape
+        # [batch * n_tokens, embedding_dim, max_chars]: Conv1d wants channels before positions.
+        chars = self.char_embed(char_ids.reshape(-1, n_chars)).transpose(1, 2)
+        pooled: List[torch.Tensor] = []
+        for conv in self.convs:
+            # The original takes the max over positions first and applies the activation after.
+            pooled.append(conv(chars).max(dim=-1).values)
+        x = self.activation(torch.cat(pooled, dim=-1))
+        for highway in self.highways:
+            x = highway(x)
+        if self.projection is not None:
+            x = self.projection(x)
+        return x.reshape(batch, n_tokens, self.output_dim)

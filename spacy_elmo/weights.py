@@ -1,0 +1,143 @@
+"""The published ELMo weight layout (HDF5), read into and written from a torch BiLM.
+
+Every dataset's shape is checked against the options before anything is copied, so a weights file that
+belongs to another model fails with the dataset's name and both shapes instead of a broadcasting error.
+Conversions are pure transposes and the stored char embedding keeps its 261 rows, so save -> load is
+bit-exact. The forget-gate bias of +1 is never stored (TF adds it at run time; so does nn/lstm.py).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Dict, Iterator, Tuple, Union
+
+import h5py
+import numpy as np
+import torch
+
+from .chars import N_CHARS_TRAIN
+from .nn.bilm import BiLM
+from .options import ElmoOptions
+
+
+class WeightsError(ValueError):
+    """A weights file that does not fit the options; the message names the file and the dataset."""
+
+
+# (dataset name, expected stored shape, stored -> torch, torch -> stored, target parameter)
+_Entry = Tuple[str, Tuple[int, ...], Callable[[np.ndarray], np.ndarray], Callable[[np.ndarray], np.ndarray],
+               torch.Tensor]
+
+
+def _same(a: np.ndarray) -> np.ndarray:
+    return a
+
+
+def _transpose(a: np.ndarray) -> np.ndarray:
+    return a.T
+
+
+def _entries(bilm: BiLM) -> Iterator[_Entry]:
+    options = bilm.options
+    encoder = bilm.char_encoder
+    emb_dim = options.char_cnn.embedding_dim
+    yield ("char_embed", (N_CHARS_TRAIN, emb_dim), _same, _same, encoder.char_embed.weight[1:])
+    for i, (conv, (width, count)) in enumerate(zip(encoder.convs, options.char_cnn.filters)):
+        # TF conv2d kernels are [1, width, in, out]; torch Conv1d wants [out, in, width].
+        yield (f"CNN/W_cnn_{i}", (1, width, emb_dim, count),
+               lambda a: a[0].transpose(2, 1, 0), lambda a: a.transpose(2, 1, 0)[None], conv.weight)
+        yield (f"CNN/b_cnn_{i}", (count,), _same, _same, conv.bias)
+    n_filters = options.char_cnn.n_filters
+    for k, highway in enumerate(encoder.highways):
+        for name, linear in (("carry", highway.carry), ("transform", highway.transform)):
+            yield (f"CNN_high_{k}/W_{name}", (n_filters, n_filters), _transpose, _transpose, linear.weight)
+            yield (f"CNN_high_{k}/b_{name}", (n_filters,), _same, _same, linear.bias)
+    if encoder.projection is not None:
+        proj = options.projection_dim
+        yield ("CNN_proj/W_proj", (n_filters, proj), _transpose, _transpose, encoder.projection.weight)
+        yield ("CNN_proj/b_proj", (proj,), _same, _same, encoder.projection.bias)
+    for d, stack in enumerate((bilm.forward_stack, bilm.backward_stack)):
+        for l, layer in enumerate(stack.layers):
+            prefix = f"RNN_{d}/RNN/MultiRNNCell/Cell{l}/LSTMCell"
+            n_in, n_proj, n_gates = layer.input_dim, layer.projection_dim, 4 * layer.cell_dim
+            # TF multiplies [x, h_prev] by one kernel: input rows first, then recurrent rows.
+            yield (f"{prefix}/W_0", (n_in + n_proj, n_gates), lambda a, n=n_in: a[:n].T,
+                   None, layer.input_linear.weight)  # type: ignore[misc]
+            yield (f"{prefix}/W_0", (n_in + n_proj, n_gates), lambda a, n=n_in: a[n:].T,
+                   None, layer.state_linear.weight)  # type: ignore[misc]
+            yield (f"{prefix}/B", (n_gates,), _same, _same, layer.input_linear.bias)
+            yield (f"{prefix}/W_P_0", (layer.cell_dim, n_proj), _transpose, _transpose, layer.projection.weight)
+
+
+def _open(path: Union[str, Path], mode: str) -> h5py.File:
+    path = Path(path)
+    if mode == "r" and not path.exists():
+        raise WeightsError(f"weights file {path} does not exist")
+    try:
+        return h5py.File(path, mode)
+    except OSError as err:
+        raise WeightsError(
+            f"weights file {path} is not a readable HDF5 file (truncated or another format?): {err}"
+        ) from None
+
+
+def load_weights(bilm: BiLM, path: Union[str, Path]) -> None:
+    """Copy the weights in `path` (published layout) into `bilm`, checking every shape first."""
+    arrays: Dict[int, np.ndarray] = {}
+    with _open(path, "r") as f:
+        entries = list(_entries(bilm))
+        for index, (name, shape, to_torch, _, target) in enumerate(entries):
+            if name not in f:
+                raise WeightsError(
+                    f"weights file {path} has no dataset '{name}', which the options require "
+                    f"(expected shape {shape}); are these the weights that go with these options?"
+                )
+            dataset = f[name]
+            if not isinstance(dataset, h5py.Dataset) or tuple(dataset.shape) != shape:
+                actual = tuple(dataset.shape) if isinstance(dataset, h5py.Dataset) else "a group"
+                raise WeightsError(
+                    f"weights file {path}: dataset '{name}' has shape {actual}, but the options require "
+                    f"{shape}; the weights and the options.json do not belong together"
+                )
+            try:
+                stored = dataset[()]
+            except OSError as err:
+                raise WeightsError(f"weights file {path}: dataset '{name}' cannot be read ({err}); "
+                                   "the file is probably truncated") from None
+            value = np.ascontiguousarray(to_torch(np.asarray(stored, dtype=np.float32)))
+            if tuple(value.shape) != tuple(target.shape):
+                raise WeightsError(f"dataset '{name}' converts to {value.shape}, parameter needs {tuple(target.shape)}")
+            arrays[index] = value
+    with torch.no_grad():
+        for index, (_, _, _, _, target) in enumerate(entries):
+            target.copy_(torch.from_numpy(arrays[index]))
+        bilm.char_encoder.char_embed.weight[0].zero_()
+
+
+def save_weights(bilm: BiLM, path: Union[str, Path]) -> None:
+    """Write `bilm`'s weights in the published layout (no softmax), readable by load_weights and by
+    the original tools."""
+    combined: Dict[str, np.ndarray] = {}
+    kernels: Dict[str, list] = {}
+    for name, _, _, to_stored, param in _entries(bilm):
+        value = param.detach().cpu().numpy().astype(np.float32)
+        if to_stored is None:  # the two halves of an LSTM kernel
+            kernels.setdefault(name, []).append(value.T)
+            continue
+        combined[name] = np.ascontiguousarray(to_stored(value))
+    for name, parts in kernels.items():
+        combined[name] = np.concatenate(parts, axis=0)
+    with _open(path, "w") as f:
+        for name, value in combined.items():
+            f.create_dataset(name, data=value)
+
+
+def load_bilm(options: Union[str, Path, ElmoOptions], weights: Union[str, Path, None] = None) -> BiLM:
+    """A BiLM built from `options` (a path to options.json or ElmoOptions), with `weights` loaded
+    (random initialisation when `weights` is None), in eval mode."""
+    if not isinstance(options, ElmoOptions):
+        options = ElmoOptions.from_file(options)
+    bilm = BiLM(options)
+    if weights is not None:
+        load_weights(bilm, weights)
+    bilm.eval()
+    return bilm
