@@ -11,13 +11,15 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple, Union
 
+from .errors import ElmoError
+
 ACTIVATIONS = ("relu", "tanh")
 # bilm-tf trains with 261 character rows (ids 0..260, no padding id); prediction adds a zero row for
 # the padding id 0, so published options say 261 or 262 and both describe the same weights.
 N_CHARACTERS_ALLOWED = (261, 262)
 
 
-class OptionsError(ValueError):
+class OptionsError(ElmoError):
     """An options.json that cannot describe an ELMo model; the message names the key."""
 
 

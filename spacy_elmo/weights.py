@@ -15,11 +15,12 @@ import numpy as np
 import torch
 
 from .chars import N_CHARS_TRAIN
+from .errors import ElmoError
 from .nn.bilm import BiLM
 from .options import ElmoOptions
 
 
-class WeightsError(ValueError):
+class WeightsError(ElmoError):
     """A weights file that does not fit the options; the message names the file and the dataset."""
 
 

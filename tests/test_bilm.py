@@ -1,0 +1,107 @@
+"""The biLM's behaviour beyond the reference numbers: batch independence, edge cases, state handling."""
+import numpy as np
+import pytest
+import torch
+
+from spacy_elmo import BiLM, preset
+
+SENTENCE = "The bank raised its rates again .".split()
+OTHERS = [
+    "A much longer sentence that makes the batch wider than the one we care about by many tokens .".split(),
+    "Short one .".split(),
+    ["x"],
+    [],
+]
+
+
+def test_sentence_alone_equals_sentence_in_mixed_batches(fixture_bilm):
+    alone = fixture_bilm.embed([SENTENCE])[0]
+    for batch_size in (1, 2, 5):
+        mixed = fixture_bilm.embed([OTHERS[0], SENTENCE, *OTHERS[1:]], batch_size=batch_size)[1]
+        np.testing.assert_allclose(mixed, alone, atol=1e-6, rtol=0)
+
+
+def test_shapes_empty_and_single_token(fixture_bilm):
+    out = fixture_bilm.embed([[], ["word"], SENTENCE])
+    assert out[0].shape == (3, 0, 32)
+    assert out[1].shape == (3, 1, 32)
+    assert out[2].shape == (3, len(SENTENCE), 32)
+    assert all(o.dtype == np.float32 for o in out)
+    assert np.isfinite(out[1]).all() and np.abs(out[1][2]).sum() > 0
+    assert fixture_bilm.embed([]) == []
+    assert fixture_bilm.embed_tokens([]).shape == (0, 16)
+
+
+def test_context_changes_upper_layers_only(fixture_bilm):
+    money, river = fixture_bilm.embed(
+        ["went to the bank to withdraw money".split(), "sat on the bank of the river".split()]
+    )
+    np.testing.assert_array_equal(money[0, 3], river[0, 3])
+    assert np.abs(money[1:, 3] - river[1:, 3]).max() > 1e-3
+
+
+def test_forward_output_mask_and_padding(fixture_bilm):
+    ids = fixture_bilm.char_mapper.batch_ids([SENTENCE, ["a", "b"]])
+    with torch.inference_mode():
+        out = fixture_bilm(torch.from_numpy(ids))
+    assert out.layers.shape == (3, 2, len(SENTENCE), 32)
+    assert out.mask[1].tolist() == [True, True] + [False] * (len(SENTENCE) - 2)
+    assert (out.layers[:, 1, 2:] == 0).all()
+
+
+def test_stateful_carries_state_and_reset_restores(fixture_bilm):
+    fixture_bilm.reset_states()
+    batch = [SENTENCE, OTHERS[1]]
+    cold = fixture_bilm.embed(batch, stateful=True)
+    warm = fixture_bilm.embed(batch, stateful=True)
+    assert np.abs(cold[0][1:] - warm[0][1:]).max() > 1e-4
+    fixture_bilm.reset_states()
+    np.testing.assert_array_equal(fixture_bilm.embed(batch, stateful=True)[0], cold[0])
+    fixture_bilm.reset_states()
+
+
+def test_rows_absent_from_a_smaller_batch_keep_their_state(fixture_bilm):
+    fixture_bilm.reset_states()
+    a, b = SENTENCE, OTHERS[1]
+    fixture_bilm.embed([a, b], stateful=True)
+    fixture_bilm.embed([a], stateful=True, batch_size=1)  # row 1 absent
+    kept = fixture_bilm.embed([a, b], stateful=True)[1]
+    fixture_bilm.reset_states()
+    fixture_bilm.embed([a, b], stateful=True)
+    expected = fixture_bilm.embed([a, b], stateful=True)[1]
+    fixture_bilm.reset_states()
+    np.testing.assert_array_equal(kept, expected)
+
+
+def test_stateful_states_are_detached(fixture_bilm):
+    fixture_bilm.reset_states()
+    ids = torch.from_numpy(fixture_bilm.char_mapper.batch_ids([SENTENCE]))
+    out = fixture_bilm(ids, stateful=True)
+    assert out.layers.requires_grad
+    h, c = fixture_bilm._states[0][0]
+    assert not h.requires_grad and not c.requires_grad
+    fixture_bilm.reset_states()
+
+
+def test_every_size_builds_from_options():
+    options = preset("small")
+    options.lstm.n_layers = 3
+    options.lstm.use_skip_connections = False
+    options.char_cnn.n_highway = 0
+    options.char_cnn.activation = "tanh"
+    bilm = BiLM(options).eval()
+    out = bilm.embed([["hello", "world"]])[0]
+    assert out.shape == (4, 2, 256)
+    assert bilm.char_encoder.projection is not None
+
+
+def test_projection_skipped_when_sizes_match():
+    options = preset("small")
+    options.lstm.projection_dim = options.char_cnn.n_filters
+    assert BiLM(options).char_encoder.projection is None
+
+
+@pytest.mark.parametrize("batch_size", [0, -1])
+def test_bad_batch_size(fixture_bilm, batch_size):
+    with pytest.raises(ValueError, match="batch_size"):
+        fixture_bilm.embed([SENTENCE], batch_size=batch_size)

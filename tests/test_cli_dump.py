@@ -1,0 +1,41 @@
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+
+
+def test_dump_writes_one_dataset_per_line(fixture_bilm, fixture_paths, tmp_path):
+    lines = ["The first sentence .", "", "Second one here", "x"]
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(lines) + "\n", encoding="utf8")
+    target = tmp_path / "out.hdf5"
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy_elmo", "dump", "--options", str(fixture_paths[0]),
+         "--weights", str(fixture_paths[1]), str(source), str(target), "--batch-size", "2"],
+        capture_output=True, text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    expected = fixture_bilm.embed([line.split() for line in lines])
+    with h5py.File(target, "r") as f:
+        assert sorted(f.keys()) == ["0", "1", "2", "3"]
+        for i, layers in enumerate(expected):
+            assert f[str(i)].shape == (3, len(lines[i].split()), 32)
+            np.testing.assert_allclose(f[str(i)][()], layers, atol=1e-6, rtol=0)
+
+
+def test_dump_bad_weights_is_a_clear_error_and_writes_nothing(fixture_paths, tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("a b\n")
+    bad = tmp_path / "bad.hdf5"
+    bad.write_text("nope")
+    target = tmp_path / "out.hdf5"
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy_elmo", "dump", "--options", str(fixture_paths[0]),
+         "--weights", str(bad), str(source), str(target)],
+        capture_output=True, text=True,
+    )
+    assert result.returncode != 0
+    assert "not a readable HDF5" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not target.exists()

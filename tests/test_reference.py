@@ -1,0 +1,79 @@
+"""The biLM against activations written by the original TensorFlow biLM (tests/fixtures, see its README).
+
+Tolerance: `assert_allclose(atol=1e-6, rtol=1e-7)`, numpy's definition. The largest absolute differences
+are 1.2e-6 on values of magnitude 1.9 to 3.1 (2 to 3 float32 ulps there); the same model evaluated in
+float64 shows them too, so they are the reference's own rounding (TF's sigmoid/tanh approximations).
+"""
+import json
+
+import h5py
+import numpy as np
+import pytest
+
+from spacy_elmo import load_bilm
+
+from .conftest import ALLENNLP_DIR, BILM_TF_DIR
+
+SETS = {
+    "elmo-allennlp": (ALLENNLP_DIR, "sentences.json"),
+    "elmo-bilm-tf": (BILM_TF_DIR, "lm_embeddings_sentences.json"),
+}
+
+
+def _load(name):
+    directory, sentence_file = SETS[name]
+    bilm = load_bilm(directory / "options.json", directory / "lm_weights.hdf5")
+    sentences = json.loads((directory / sentence_file).read_text())
+    references = []
+    for k in range(3):
+        with h5py.File(directory / f"lm_embeddings_{k}.hdf5", "r") as f:
+            # Stored as [forward half, backward half] of the top layer.
+            references.append({int(i): np.concatenate(list(f[i][()]), axis=-1) for i in f})
+    return bilm, sentences, references
+
+
+@pytest.mark.parametrize("name", list(SETS))
+def test_top_layer_stateful_over_ten_batches(name):
+    bilm, sentences, references = _load(name)
+    bilm.reset_states()
+    for i in range(10):
+        batch = [sentences[k][i].split() for k in range(3)]
+        outputs = bilm.embed(batch, stateful=True, batch_size=3)
+        for k in range(3):
+            np.testing.assert_allclose(outputs[k][-1], references[k][i], atol=1e-6, rtol=1e-7,
+                                       err_msg=f"batch {i} row {k}")
+
+
+@pytest.mark.parametrize("name", list(SETS))
+def test_batch_zero_stateless(name):
+    bilm, sentences, references = _load(name)
+    batch = [sentences[k][0].split() for k in range(3)]
+    for k, out in enumerate(bilm.embed(batch)):
+        np.testing.assert_allclose(out[-1], references[k][0], atol=1e-6, rtol=1e-7)
+
+
+@pytest.mark.parametrize("name", list(SETS))
+def test_stateless_later_batches_differ_from_the_stateful_reference(name):
+    """The reference really is stateful: without carried state, batch 1 does not match it."""
+    bilm, sentences, references = _load(name)
+    batch = [sentences[k][1].split() for k in range(3)]
+    out = bilm.embed(batch)
+    assert np.abs(out[0][-1] - references[0][1]).max() > 1e-3
+
+
+def test_token_embeddings_of_vocab():
+    bilm = load_bilm(ALLENNLP_DIR / "options.json", ALLENNLP_DIR / "lm_weights.hdf5")
+    words = (ALLENNLP_DIR / "vocab_test.txt").read_text(encoding="utf8").split("\n")
+    with h5py.File(ALLENNLP_DIR / "elmo_token_embeddings.hdf5", "r") as f:
+        expected = f["embedding"][()]
+    assert len(words) == expected.shape[0]
+    np.testing.assert_allclose(bilm.embed_tokens(words), expected, atol=1e-6, rtol=1e-7)
+
+
+@pytest.mark.parametrize("name", list(SETS))
+def test_layer_zero_is_the_token_embedding_doubled(name):
+    bilm, _, _ = _load(name)
+    words = (SETS[name][0] / "vocab_test.txt").read_text(encoding="utf8").split()[:40]
+    tokens = bilm.embed_tokens(words)
+    layers = bilm.embed([words])[0]
+    np.testing.assert_array_equal(layers[0], np.concatenate([tokens, tokens], axis=-1))
