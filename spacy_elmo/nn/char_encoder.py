@@ -46,11 +46,23 @@ class CharEncoder(nn.Module):
         self.highways = nn.ModuleList(Highway(n_filters) for _ in range(options.n_highway))
         self.projection = nn.Linear(n_filters, projection_dim) if n_filters != projection_dim else None
         self.output_dim = projection_dim
+        # Tokens per convolution call: bounds the conv activations ([chunk, filters, max_chars] floats).
+        self.chunk_size = 512
 
     def forward(self, char_ids: torch.Tensor) -> torch.Tensor:
         batch, n_tokens, n_chars = char_ids.shape
-        # [batch * n_tokens, embedding_dim, max_chars]: Conv1d wants channels before positions.
-        chars = self.char_embed(char_ids.reshape(-1, n_chars)).transpose(1, 2)
+        flat = char_ids.reshape(-1, n_chars)
+        # A token repeated in the batch (and the all-zero padding rows) is encoded once.
+        unique, inverse = torch.unique(flat, dim=0, return_inverse=True)
+        encoded = torch.cat([self.encode_unique(unique[i : i + self.chunk_size])
+                             for i in range(0, unique.shape[0], self.chunk_size)]) if unique.shape[0] else \
+            unique.new_zeros(0, self.output_dim, dtype=self.char_embed.weight.dtype)
+        return encoded[inverse].reshape(batch, n_tokens, self.output_dim)
+
+    def encode_unique(self, char_ids: torch.Tensor) -> torch.Tensor:
+        """`[n, max_chars]` -> `[n, output_dim]`."""
+        # [n, embedding_dim, max_chars]: Conv1d wants channels before positions.
+        chars = self.char_embed(char_ids).transpose(1, 2)
         pooled: List[torch.Tensor] = []
         for conv in self.convs:
             # The original takes the max over positions first and applies the activation after.
@@ -60,4 +72,4 @@ class CharEncoder(nn.Module):
             x = highway(x)
         if self.projection is not None:
             x = self.projection(x)
-        return x.reshape(batch, n_tokens, self.output_dim)
+        return x

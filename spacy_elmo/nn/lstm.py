@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import List, Optional, Sequence, Tuple
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -48,10 +49,11 @@ class ProjectedLSTMLayer(nn.Module):
         running at step t. Returns outputs `[batch, time, projection_dim]` (zero past each row's end)
         and the state at each row's last step (the initial state for empty rows)."""
         batch, time, _ = x.shape
-        # All timesteps' input products in one matrix multiply; only W_h h stays in the loop.
-        x_gates = self.input_linear(x)
+        # All timesteps' input products in one matrix multiply, laid out time-major so that each
+        # step's slice is contiguous; only W_h h stays in the loop.
+        x_gates = self.input_linear(x.transpose(0, 1))
         h, c = state
-        w_h = self.state_linear.weight
+        w_h = self.state_linear.weight.t()
         finished: List[State] = []
         outputs: List[torch.Tensor] = []
         for t in range(time):
@@ -62,7 +64,7 @@ class ProjectedLSTMLayer(nn.Module):
             if n == 0:
                 outputs.append(x.new_zeros(batch, self.projection_dim))
                 continue
-            gates = torch.addmm(x_gates[:n, t], h, w_h.t())
+            gates = torch.addmm(x_gates[t, :n], h, w_h)
             i, j, f, o = gates.chunk(4, dim=1)
             c = torch.sigmoid(f + FORGET_BIAS) * c + torch.sigmoid(i) * torch.tanh(j)
             if self.cell_clip is not None:
@@ -112,7 +114,8 @@ class LSTMStack(nn.Module):
         """x `[batch, time, input_dim]`, `lengths` sorted descending. Returns each layer's activations
         `[batch, time, projection_dim]` and each layer's final state."""
         time = x.shape[1]
-        steps_active = [sum(1 for n in lengths if n > t) for t in range(time)]
+        # steps_active[t]: how many rows (sorted longest first) are still running at step t.
+        steps_active = np.searchsorted(-np.asarray(lengths), -np.arange(time), side="left").tolist()
         if states is None:
             states = self.zero_states(x.shape[0], x)
         outputs: List[torch.Tensor] = []

@@ -1,0 +1,120 @@
+"""Speed and memory of `BiLM.embed` at the published sizes, against this machine's own limit.
+
+    python benchmarks/bench_bilm.py                       # small, medium, original at batch 1, 8, 32, 128
+    python benchmarks/bench_bilm.py --sizes original --batch-sizes 32 --tokens 3000
+
+Random weights at the published sizes (the speed does not depend on the values). Each (size, batch)
+runs in a fresh subprocess so that its peak memory is its own. For each size the script also prints the
+FLOPs per token, the machine's large-matmul rate, and a roofline: the time the model's own matrix
+products and convolutions need on exactly the shapes of the run at batch 32 (sentences sorted by length,
+the recurrent products shrinking as rows finish), measured with torch in the same process.
+Prints figures; asserts nothing.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Dict, List
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import DEFAULT_TEXT, flops_per_token, load_sentences, matmul_gflops, peak_rss_mb  # noqa: E402
+
+from spacy_elmo import BiLM, preset  # noqa: E402
+
+
+def _timed(fn, repeat: int = 1) -> float:
+    start = time.perf_counter()
+    for _ in range(repeat):
+        fn()
+    return (time.perf_counter() - start) / repeat
+
+
+def roofline_seconds(options, sentences: List[List[str]], batch_size: int) -> float:
+    """Seconds the model's matmuls and convolutions alone take on this run's shapes."""
+    cnn = options.char_cnn
+    lstm = options.lstm
+    proj, cell, n_filters = options.projection_dim, lstm.dim, cnn.n_filters
+    lengths = sorted((len(s) + 2 for s in sentences), reverse=True)
+    convs = [torch.nn.Conv1d(cnn.embedding_dim, n, w) for w, n in cnn.filters]
+    w_hw = torch.randn(n_filters, n_filters)
+    w_proj = torch.randn(n_filters, proj)
+    w_in = torch.randn(proj, 4 * cell)
+    w_rec = torch.randn(proj, 4 * cell)
+    w_p = torch.randn(cell, proj)
+    total = 0.0
+    with torch.inference_mode():
+        for start in range(0, len(lengths), batch_size):
+            batch = lengths[start : start + batch_size]
+            n_tok = sum(batch)
+            chars = torch.randn(n_tok, cnn.embedding_dim, cnn.max_characters_per_token)
+            total += sum(_timed(lambda c=c: c(chars)) for c in convs)
+            x = torch.randn(n_tok, n_filters)
+            total += 2 * cnn.n_highway * _timed(lambda: x @ w_hw)
+            if n_filters != proj:
+                total += _timed(lambda: x @ w_proj)
+            xp = torch.randn(n_tok, proj)
+            total += 2 * lstm.n_layers * _timed(lambda: xp @ w_in)
+            step_time = 0.0
+            for t in range(batch[0]):
+                n = sum(1 for length in batch if length > t)
+                h = torch.randn(n, proj)
+                m = torch.randn(n, cell)
+                step_time += _timed(lambda: h @ w_rec) + _timed(lambda: m @ w_p)
+            total += 2 * lstm.n_layers * step_time
+    return total
+
+
+def run_single(size: str, batch_size: int, n_tokens: int, text: Path) -> Dict[str, float]:
+    torch.manual_seed(0)
+    options = preset(size)
+    bilm = BiLM(options).eval()
+    sentences = load_sentences(text, n_tokens)
+    n = sum(len(s) for s in sentences)
+    warm = load_sentences(text, 200, seed=1)
+    bilm.embed(warm, batch_size=batch_size)
+    seconds = _timed(lambda: bilm.embed(sentences, batch_size=batch_size))
+    return {"tokens": n, "seconds": seconds, "tokens_per_s": n / seconds, "peak_mb": peak_rss_mb()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", nargs="+", default=["small", "medium", "original"])
+    parser.add_argument("--batch-sizes", nargs="+", type=int, default=[1, 8, 32, 128])
+    parser.add_argument("--tokens", type=int, default=2000, help="tokens per measurement (batch 1 uses a quarter)")
+    parser.add_argument("--text", type=Path, default=DEFAULT_TEXT)
+    parser.add_argument("--single", nargs=2, metavar=("SIZE", "BATCH"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.single:
+        size, batch = args.single[0], int(args.single[1])
+        tokens = args.tokens // 4 if batch == 1 else args.tokens
+        print(json.dumps(run_single(size, batch, tokens, args.text)))
+        return
+    rate = matmul_gflops()
+    print(f"threads: {torch.get_num_threads()}   large fp32 matmul: {rate:.1f} GFLOP/s")
+    for size in args.sizes:
+        options = preset(size)
+        fpt = flops_per_token(options)
+        sentences = load_sentences(args.text, args.tokens)
+        n = sum(len(s) for s in sentences)
+        roof = n / roofline_seconds(options, sentences, 32)
+        print(f"\n{size}: {fpt / 1e6:.1f} MFLOP/token; roofline at batch 32 (its own matmuls + convs): "
+              f"{roof:.0f} tokens/s")
+        print(f"{'batch':>6} {'tokens/s':>10} {'GFLOP/s':>9} {'of matmul':>10} {'of roofline':>12} {'peak MB':>8}")
+        for batch in args.batch_sizes:
+            out = subprocess.run([sys.executable, __file__, "--single", size, str(batch), "--tokens",
+                                  str(args.tokens), "--text", str(args.text)],
+                                 capture_output=True, text=True, check=True)
+            r = json.loads(out.stdout.strip().splitlines()[-1])
+            gflops = r["tokens_per_s"] * fpt / 1e9
+            print(f"{batch:>6} {r['tokens_per_s']:>10.1f} {gflops:>9.1f} {gflops / rate:>9.0%} "
+                  f"{r['tokens_per_s'] / roof:>11.0%} {r['peak_mb']:>8.0f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+"""Shared pieces of the benchmarks: real English sentences, FLOP counts, the machine's matmul rate."""
+from __future__ import annotations
+
+import random
+import resource
+import time
+from pathlib import Path
+from typing import List
+
+import torch
+
+from spacy_elmo.options import ElmoOptions
+
+DEFAULT_TEXT = Path(__file__).resolve().parents[2] / "shared" / "data" / "pretrain" / "gutenberg" / "heldout" / "gutenberg.dev.txt"
+
+
+def load_sentences(path: Path, n_tokens: int, seed: int = 0, max_len: int = 80) -> List[List[str]]:
+    """Sentences of real English text, tokenized by spaCy's English tokenizer, shuffled with `seed`,
+    taken until `n_tokens` tokens."""
+    import spacy
+
+    tokenizer = spacy.blank("en").tokenizer
+    lines = [line.strip() for line in path.read_text(encoding="utf8").splitlines() if line.strip()]
+    random.Random(seed).shuffle(lines)
+    sentences: List[List[str]] = []
+    total = 0
+    for line in lines:
+        words = [t.text for t in tokenizer(line) if not t.is_space][:max_len]
+        if len(words) < 3:
+            continue
+        sentences.append(words)
+        total += len(words)
+        if total >= n_tokens:
+            break
+    return sentences
+
+
+def flops_per_token(options: ElmoOptions) -> float:
+    """Multiply-adds x 2 of one token through the biLM (both directions, all layers)."""
+    cnn = options.char_cnn
+    chars, emb = cnn.max_characters_per_token, cnn.embedding_dim
+    conv = sum((chars - w + 1) * w * emb * n for w, n in cnn.filters)
+    f = cnn.n_filters
+    highway = cnn.n_highway * 2 * f * f
+    proj = f * options.projection_dim if f != options.projection_dim else 0
+    lstm = options.lstm
+    per_layer = (options.projection_dim * 4 * lstm.dim  # input product
+                 + options.projection_dim * 4 * lstm.dim  # recurrent product
+                 + lstm.dim * options.projection_dim)  # projection
+    return 2.0 * (conv + highway + proj + 2 * lstm.n_layers * per_layer)
+
+
+def matmul_gflops(size: int = 2048, repeat: int = 10) -> float:
+    """This machine's sustained fp32 matrix-multiply rate (GFLOP/s) on large square matrices."""
+    a = torch.randn(size, size)
+    b = torch.randn(size, size)
+    torch.mm(a, b)
+    start = time.perf_counter()
+    for _ in range(repeat):
+        torch.mm(a, b)
+    return 2 * size**3 * repeat / (time.perf_counter() - start) / 1e9
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process so far (MB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
