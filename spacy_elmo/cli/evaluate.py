@@ -1,0 +1,29 @@
+"""`evaluate`: held-out perplexity of a pretrained biLM."""
+import json
+from pathlib import Path
+
+import typer
+from wasabi import msg
+
+from ..pretrain.export import load_language_model
+from ..pretrain.perplexity import perplexity
+from . import app
+
+
+@app.command("evaluate")
+def evaluate_command(
+    model_dir: Path = typer.Argument(..., file_okay=False, help="Output directory of `pretrain`."),
+    heldout: Path = typer.Argument(..., dir_okay=False, help="One whitespace-tokenized sentence per line."),
+    batch_size: int = typer.Option(64, "--batch-size", min=1, help="Rows of text read in parallel."),
+    unroll_steps: int = typer.Option(20, "--unroll-steps", min=1, help="Tokens per window (states carried)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Forward, backward and average perplexity (full softmax, states carried, as the original reports)."""
+    model, vocab = load_language_model(model_dir)
+    result = perplexity(model, vocab, heldout, batch_size=batch_size, unroll_steps=unroll_steps)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict()))
+        return
+    msg.table([("forward", f"{result.forward:.2f}"), ("backward", f"{result.backward:.2f}"),
+               ("average", f"{result.average:.2f}"), ("tokens", str(result.n_tokens))],
+              header=("perplexity", ""), divider=True)

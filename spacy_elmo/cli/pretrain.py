@@ -1,0 +1,33 @@
+"""`pretrain`: train a biLM from a config, on one process or many (torchrun), resumable."""
+import logging
+import os
+from pathlib import Path
+
+import typer
+from wasabi import msg
+
+from ..pretrain.config import load_config, parse_overrides
+from ..pretrain.trainer import train
+from . import app
+
+
+@app.command("pretrain", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def pretrain_command(
+    ctx: typer.Context,
+    config_path: Path = typer.Argument(..., dir_okay=False, help="Pretraining config (.cfg), e.g. "
+                                                                 "configs/pretrain_small.cfg."),
+    output: Path = typer.Option(..., "--output", "-o", file_okay=False, help="Run directory: checkpoint, log, "
+                                "plot and the exported options.json + weights.hdf5."),
+    resume: bool = typer.Option(False, "--resume", help="Continue the run in --output from its last checkpoint."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+) -> None:
+    """Train a biLM. Override any config value like `spacy train`: --training.batch_size 64."""
+    main = os.environ.get("RANK", "0") == "0"
+    logging.basicConfig(level=logging.INFO if main else logging.WARNING, format="%(message)s")
+    config = load_config(config_path, parse_overrides(ctx.args))
+    result = train(config, output, resume=resume, show_progress=progress)
+    if main:
+        summary = f"{result.step} steps, {result.tokens} tokens"
+        if result.heldout is not None:
+            summary += f"; held-out perplexity {result.heldout.average:.2f}"
+        msg.good(f"{summary}. Model in {output}: options.json + weights.hdf5")

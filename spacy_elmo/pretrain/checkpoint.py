@@ -1,0 +1,110 @@
+"""The run directory: its config, its checkpoint and its log, safe against kills at any moment.
+
+The checkpoint is one file replaced atomically, so a kill leaves the previous checkpoint whole. It holds
+everything that a resumed run needs to continue exactly where the checkpointed one was: parameters,
+optimizer state, the step (which fixes the position in the data, replayed on resume), every rank's
+carried LSTM states and random generator states. A directory holding another run is never overwritten.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Optional, Union
+
+import torch
+from thinc.api import Config
+
+from ..errors import ElmoError
+from ..io import atomic_output
+from .config import RESUMABLE_CHANGES, config_differences
+
+CONFIG_FILE = "config.cfg"
+CHECKPOINT_FILE = "checkpoint.pt"
+LOG_FILE = "log.jsonl"
+
+
+class RunDirError(ElmoError):
+    """An output directory that cannot take this run; the message says what to do instead."""
+
+
+def check_run_dir(output_dir: Union[str, Path], config: Config, resume: bool) -> None:
+    """Check that `output_dir` is empty or missing, or holds this same run when resuming."""
+    output_dir = Path(output_dir)
+    if output_dir.exists() and not output_dir.is_dir():
+        raise RunDirError(f"output {output_dir} is a file; give a directory")
+    entries = [p.name for p in output_dir.iterdir()] if output_dir.is_dir() else []
+    config_path = output_dir / CONFIG_FILE
+    if entries and not resume:
+        raise RunDirError(
+            f"output directory {output_dir} is not empty ({', '.join(sorted(entries)[:4])}"
+            f"{' ...' if len(entries) > 4 else ''}); pass --resume to continue the run it holds, or choose "
+            "a new directory"
+        )
+    if entries and resume:
+        if not config_path.is_file():
+            raise RunDirError(f"output directory {output_dir} holds files but no {CONFIG_FILE}: it is not a "
+                              "pretraining run; choose a new directory")
+        saved = Config().from_disk(config_path)
+        differences = [k for k in config_differences(saved, config) if k not in RESUMABLE_CHANGES]
+        if differences:
+            raise RunDirError(
+                f"output directory {output_dir} holds another run: its config differs in {', '.join(differences)}. "
+                f"Resume with the same settings (only {', '.join(sorted(RESUMABLE_CHANGES))} may change) "
+                "or choose a new directory"
+            )
+
+
+def write_config(output_dir: Union[str, Path], config: Config) -> None:
+    """Record the run's config, and sweep away the temporary files of writes a kill interrupted."""
+    output_dir = Path(output_dir)
+    if output_dir.is_dir():
+        for stray in output_dir.glob(".*.tmp"):
+            stray.unlink(missing_ok=True)
+    with atomic_output(output_dir / CONFIG_FILE) as tmp:
+        config.to_disk(tmp)
+
+
+def save_checkpoint(path: Union[str, Path], payload: Dict[str, Any]) -> None:
+    with atomic_output(path) as tmp:
+        torch.save(payload, tmp)
+
+
+def load_checkpoint(path: Union[str, Path]) -> Optional[Dict[str, Any]]:
+    """The checkpoint's payload, or None when there is none yet."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # torch raises several types for a damaged file
+        raise RunDirError(f"checkpoint {path} cannot be read ({err}); it was not written by this trainer "
+                          "or the disk lost it; move it away to restart the run") from None
+
+
+class MetricsLog:
+    """The learning curve as JSON lines, one record per event ({"event": "train" | "eval" | ...})."""
+
+    def __init__(self, path: Union[str, Path]) -> None:
+        self.path = Path(path)
+
+    def append(self, record: Dict[str, Any]) -> None:
+        with self.path.open("a", encoding="utf8") as f:
+            f.write(json.dumps(record) + "\n")
+
+    def records(self) -> Iterator[Dict[str, Any]]:
+        if not self.path.is_file():
+            return
+        with self.path.open(encoding="utf8") as f:
+            for line in f:
+                line = line.strip()
+                if line:
+                    try:
+                        yield json.loads(line)
+                    except json.JSONDecodeError:
+                        continue  # the last line of a killed run may be cut short
+
+    def truncate(self, step: int) -> None:
+        """Forget records after `step`: a resumed run recomputes them."""
+        kept: List[Dict[str, Any]] = [r for r in self.records() if r.get("step", 0) <= step]
+        with atomic_output(self.path) as tmp:
+            tmp.write_text("".join(json.dumps(r) + "\n" for r in kept), encoding="utf8")

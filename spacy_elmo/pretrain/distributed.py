@@ -1,0 +1,92 @@
+"""Data-parallel training across processes and machines, as started by `torchrun`.
+
+Without torchrun's environment everything here is a no-op for a single process, so the trainer has one
+code path. Each rank reads its own share of the sentence stream; gradients are averaged by
+DistributedDataParallel; only rank 0 writes files. Decisions every rank must take together (stop at the
+end of the data, stop on NaN) are reduced across ranks so no rank waits forever for the others.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, List
+
+import torch
+import torch.distributed as dist
+
+
+@dataclass
+class Context:
+    rank: int = 0
+    world_size: int = 1
+    device: torch.device = torch.device("cpu")
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+    @property
+    def distributed(self) -> bool:
+        return self.world_size > 1
+
+
+def setup() -> Context:
+    """Join the process group torchrun describes (gloo on CPU, nccl on GPU), or run alone."""
+    world_size = int(os.environ.get("WORLD_SIZE", "1"))
+    if world_size <= 1:
+        return Context(device=torch.device("cuda" if torch.cuda.is_available() else "cpu"))
+    rank = int(os.environ["RANK"])
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    if torch.cuda.is_available():
+        torch.cuda.set_device(local_rank)
+        device, backend = torch.device("cuda", local_rank), "nccl"
+    else:
+        device, backend = torch.device("cpu"), "gloo"
+    if not dist.is_initialized():
+        dist.init_process_group(backend=backend)
+    return Context(rank=rank, world_size=world_size, device=device)
+
+
+def teardown(context: Context) -> None:
+    if context.distributed and dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def all_true(context: Context, value: bool) -> bool:
+    """Whether `value` holds on every rank."""
+    if not context.distributed:
+        return value
+    flag = torch.tensor([1.0 if value else 0.0], device=context.device)
+    dist.all_reduce(flag, op=dist.ReduceOp.MIN)
+    return bool(flag.item() > 0)
+
+
+def sum_across(context: Context, tensor: torch.Tensor) -> torch.Tensor:
+    if not context.distributed:
+        return tensor
+    tensor = tensor.clone().to(context.device)
+    dist.all_reduce(tensor)
+    return tensor.cpu()
+
+
+def gather(context: Context, value: Any) -> List[Any]:
+    """Every rank's `value`, in rank order (on every rank)."""
+    if not context.distributed:
+        return [value]
+    values: List[Any] = [None] * context.world_size
+    dist.all_gather_object(values, value)
+    return values
+
+
+def broadcast(context: Context, value: Any) -> Any:
+    """Rank 0's `value` on every rank."""
+    if not context.distributed:
+        return value
+    box = [value]
+    dist.broadcast_object_list(box, src=0)
+    return box[0]
+
+
+def barrier(context: Context) -> None:
+    if context.distributed:
+        dist.barrier()

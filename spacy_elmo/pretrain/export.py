@@ -1,0 +1,83 @@
+"""A trained language model as files: the published pair (`options.json` + `weights.hdf5`, readable by
+`load_bilm`, the `elmo` component and the original tools) and, beside it, what only further training and
+perplexity need: the softmax (`softmax.hdf5`) and the vocabulary it scores (`vocab.txt`).
+
+Every file is written atomically, so an export interrupted at any moment leaves the previous one whole.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Optional, Tuple, Union
+
+import h5py
+import numpy as np
+import torch
+
+from ..chars import N_CHARS_PREDICT
+from ..io import atomic_output
+from ..options import ElmoOptions
+from ..weights import WeightsError, load_weights, save_weights
+from .model import LanguageModel
+from .vocab import Vocabulary
+
+OPTIONS_FILE = "options.json"
+WEIGHTS_FILE = "weights.hdf5"
+SOFTMAX_FILE = "softmax.hdf5"
+VOCAB_FILE = "vocab.txt"
+
+
+def export_model(model: LanguageModel, vocab: Vocabulary, output_dir: Union[str, Path],
+                 options: Optional[ElmoOptions] = None) -> None:
+    """Write the four files of a trained model into `output_dir`. `options` (default: the model's)
+    may carry the training keys the original wrote beside the architecture."""
+    output_dir = Path(output_dir)
+    options = options or model.options
+    options = replace(options, char_cnn=replace(options.char_cnn, n_characters=N_CHARS_PREDICT))
+    with atomic_output(output_dir / OPTIONS_FILE) as tmp:
+        tmp.write_text(json.dumps(options.to_dict(), indent=2) + "\n", encoding="utf8")
+    with atomic_output(output_dir / WEIGHTS_FILE) as tmp:
+        save_weights(model.bilm, tmp)
+    with atomic_output(output_dir / SOFTMAX_FILE) as tmp, h5py.File(tmp, "w") as f:
+        f.create_dataset("softmax/W", data=model.softmax.weight.detach().cpu().numpy())
+        f.create_dataset("softmax/b", data=model.softmax.bias.detach().cpu().numpy())
+    vocab.to_file(output_dir / VOCAB_FILE)
+
+
+def load_softmax(model: LanguageModel, path: Union[str, Path], vocab: Vocabulary,
+                 saved_vocab: Vocabulary) -> int:
+    """Copy the rows of a saved softmax whose words are in `vocab`; returns how many were copied.
+    Words new to `vocab` keep their fresh initialisation, so training can continue on new text with a
+    different vocabulary."""
+    with h5py.File(path, "r") as f:
+        if "softmax/W" not in f or "softmax/b" not in f:
+            raise WeightsError(f"{path} holds no softmax (datasets softmax/W and softmax/b)")
+        weight = np.asarray(f["softmax/W"][()], dtype=np.float32)
+        bias = np.asarray(f["softmax/b"][()], dtype=np.float32)
+    if weight.shape != (len(saved_vocab), model.options.projection_dim):
+        raise WeightsError(f"{path}: softmax/W has shape {weight.shape}, expected "
+                           f"({len(saved_vocab)}, {model.options.projection_dim}) for its vocabulary and options")
+    pairs = [(i, saved_vocab.index[w]) for i, w in enumerate(vocab.words) if w in saved_vocab.index]
+    new_rows = torch.tensor([i for i, _ in pairs], dtype=torch.long)
+    old_rows = torch.tensor([j for _, j in pairs], dtype=torch.long)
+    with torch.no_grad():
+        model.softmax.weight[new_rows] = torch.from_numpy(weight)[old_rows]
+        model.softmax.bias[new_rows] = torch.from_numpy(bias)[old_rows]
+    return len(pairs)
+
+
+def load_language_model(model_dir: Union[str, Path]) -> Tuple[LanguageModel, Vocabulary]:
+    """A pretraining output directory as a LanguageModel (eval mode) and its vocabulary."""
+    model_dir = Path(model_dir)
+    for name in (OPTIONS_FILE, WEIGHTS_FILE, SOFTMAX_FILE, VOCAB_FILE):
+        if not (model_dir / name).is_file():
+            raise WeightsError(f"{model_dir} has no {name}; give the output directory of "
+                               "`python -m spacy_elmo pretrain`")
+    options = ElmoOptions.from_file(model_dir / OPTIONS_FILE)
+    vocab = Vocabulary.from_file(model_dir / VOCAB_FILE)
+    model = LanguageModel(options, len(vocab))
+    load_weights(model.bilm, model_dir / WEIGHTS_FILE)
+    load_softmax(model, model_dir / SOFTMAX_FILE, vocab, vocab)
+    model.eval()
+    return model, vocab

@@ -1,0 +1,98 @@
+"""Held-out perplexity, measured the way the original reports it: the full softmax (never the sampled
+estimate), LSTM states carried from window to window of each row, no dropout.
+
+Each row is a stream of whole sentences, topped up whenever it runs low, so the batch size and window
+length decide which sentences precede which and hence the context carried into each: the numbers move
+slightly with them (the original used 256 rows of 1-token windows; longer windows are much faster).
+Perplexity is exp of the mean loss per target token,
+`</S>` (forward) and `<S>` (backward) included; the average is exp of the mean of the two directions'
+losses, which is what the original prints as "perplexity".
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Union
+
+import torch
+
+from ..chars import CharacterMapper
+from .batching import StreamBatcher
+from .corpus import CorpusError, read_sentences
+from .model import LanguageModel, TensorBatch
+from .vocab import Vocabulary
+
+
+@dataclass
+class Perplexity:
+    forward: float
+    backward: float
+    average: float
+    n_tokens: int  # target tokens per direction
+
+    def to_dict(self) -> dict:
+        return {"forward": self.forward, "backward": self.backward, "average": self.average,
+                "n_tokens": self.n_tokens}
+
+
+def perplexity(
+    model: LanguageModel,
+    vocab: Vocabulary,
+    path: Union[str, Path],
+    batch_size: int = 64,
+    unroll_steps: int = 20,
+    max_tokens: Optional[int] = None,
+) -> Perplexity:
+    """Perplexity of both directions on a text file (one whitespace-tokenized sentence per line), over
+    its first `max_tokens` targets when given (whole windows, so slightly more)."""
+    path = Path(path)
+    if not path.is_file():
+        raise CorpusError(f"evaluation file {path} does not exist")
+    mapper = CharacterMapper(model.options.char_cnn.max_characters_per_token)
+    forward = StreamBatcher(read_sentences(path), vocab, batch_size, unroll_steps)
+    backward = StreamBatcher(read_sentences(path), vocab, batch_size, unroll_steps, reverse=True)
+    states = model.zero_states(batch_size)
+    sums = torch.zeros(2, dtype=torch.float64)
+    counts = torch.zeros(2, dtype=torch.float64)
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.inference_mode():
+            for fwd, bwd in zip(forward, backward):
+                out = model(TensorBatch.from_batches(fwd, bwd, mapper), states)
+                states = out.states
+                sums += out.loss_sums.double()
+                counts += out.counts
+                if max_tokens is not None and counts.min() >= max_tokens:
+                    break
+    finally:
+        model.train(was_training)
+    if counts.min() == 0:
+        raise CorpusError(f"evaluation file {path} has no tokens; it needs one whitespace-tokenized "
+                          "sentence per line")
+    losses = (sums / counts).tolist()
+    return Perplexity(
+        forward=math.exp(losses[0]),
+        backward=math.exp(losses[1]),
+        average=math.exp(sum(losses) / 2),
+        n_tokens=int(counts[0]),
+    )
+
+
+def unigram_perplexity(vocab: Vocabulary, train: Union[str, Path], heldout: Union[str, Path]) -> float:
+    """Perplexity of a unigram model (add-one smoothed counts on `train`) on `heldout`, over the same
+    targets as the forward LM: the baseline a language model has to beat."""
+    counts = torch.ones(len(vocab), dtype=torch.float64)
+    for sentence in read_sentences(train):
+        for i in vocab.ids(sentence) + [vocab.id("</S>")]:
+            counts[i] += 1
+    log_probs = torch.log(counts / counts.sum())
+    total, n = 0.0, 0
+    for sentence in read_sentences(heldout):
+        ids = vocab.ids(sentence) + [vocab.id("</S>")]
+        total -= float(log_probs[ids].sum())
+        n += len(ids)
+    if n == 0:
+        raise CorpusError(f"{heldout} has no tokens")
+    return math.exp(total / n)

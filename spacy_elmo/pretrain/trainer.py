@@ -1,0 +1,316 @@
+"""The pretraining loop: both language models on their own streams, one shared softmax, resumable.
+
+Per step, each direction's batch of `[batch_size, unroll_steps]` windows starts from the LSTM states the
+previous window of that row ended with (detached), the loss is the mean of the two directions' mean
+token losses, scaled by `unroll_steps` as in the original (which matters with Adagrad's initial
+accumulator), gradients are clipped by their global norm, and the step is taken. Everything that
+decides the next step (parameters, optimizer, step number, states, random generators) is in the
+checkpoint, so a resumed run continues exactly where the checkpointed one was.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
+
+import torch
+from torch.nn.parallel import DistributedDataParallel
+from tqdm import tqdm
+
+from ..chars import CharacterMapper
+from ..errors import ElmoError
+from ..nn.softmax import LogUniformSampler
+from ..options import ElmoOptions
+from ..weights import load_weights
+from . import distributed
+from .batching import Batch, StreamBatcher
+from .checkpoint import (CHECKPOINT_FILE, LOG_FILE, MetricsLog, check_run_dir, load_checkpoint,
+                         save_checkpoint, write_config)
+from .config import ConfigError, PretrainConfig, TrainingSettings
+from .corpus import CorpusStats, corpus_stats, expand_paths, sentence_stream
+from .export import OPTIONS_FILE, SOFTMAX_FILE, VOCAB_FILE, WEIGHTS_FILE, export_model, load_softmax
+from .model import LanguageModel, States, TensorBatch, initialize_weights, parameters_digest
+from .perplexity import Perplexity, perplexity
+from .plot import plot_curves
+from .vocab import Vocabulary
+
+logger = logging.getLogger(__name__)
+PLOT_FILE = "perplexity.png"
+
+
+class TrainingError(ElmoError):
+    """Training cannot go on (e.g. the loss became NaN); the message says where and what to try."""
+
+
+@dataclass
+class TrainResult:
+    step: int
+    tokens: int
+    heldout: Optional[Perplexity]
+    digests: List[str]  # every rank's parameter digest at the end
+
+
+def _exp(loss: float) -> float:
+    """Perplexity of a mean loss, without overflowing on the huge losses of a diverging run."""
+    return math.exp(min(loss, 700.0))
+
+
+def build_optimizer(settings: TrainingSettings, params: Any) -> torch.optim.Optimizer:
+    if settings.optimizer == "adagrad":
+        return torch.optim.Adagrad(params, lr=settings.learning_rate,
+                                   initial_accumulator_value=settings.initial_accumulator)
+    if settings.optimizer == "adam":
+        return torch.optim.Adam(params, lr=settings.learning_rate)
+    return torch.optim.SGD(params, lr=settings.learning_rate)
+
+
+def _same_architecture(a: ElmoOptions, b: ElmoOptions) -> List[str]:
+    """Architecture keys on which two options disagree (261 and 262 characters are the same model)."""
+    def flat(options: ElmoOptions) -> Dict[str, Any]:
+        data = options.to_dict()
+        data["char_cnn"]["n_characters"] = None
+        return {f"{s}.{k}": v for s in ("lstm", "char_cnn") for k, v in data[s].items()}
+
+    fa, fb = flat(a), flat(b)
+    return [f"{k} ({fa.get(k)!r} there, {fb.get(k)!r} here)" for k in sorted(set(fa) | set(fb))
+            if fa.get(k) != fb.get(k)]
+
+
+def initialize_from(model: LanguageModel, vocab: Vocabulary, source: Path) -> None:
+    """Start from existing weights: a pretraining output directory (biLM and, for the words both
+    vocabularies share, the softmax) or a published weights .hdf5 (biLM only)."""
+    if source.is_dir():
+        options_path = source / OPTIONS_FILE
+        if not options_path.is_file():
+            raise ConfigError(f"[paths] init: {source} has no {OPTIONS_FILE}")
+        differences = _same_architecture(ElmoOptions.from_file(options_path), model.options)
+        if differences:
+            raise ConfigError(f"[paths] init: the model in {source} differs from [model] in "
+                              f"{'; '.join(differences)}; make [model] match it")
+        load_weights(model.bilm, source / WEIGHTS_FILE)
+        if (source / SOFTMAX_FILE).is_file() and (source / VOCAB_FILE).is_file():
+            copied = load_softmax(model, source / SOFTMAX_FILE, vocab, Vocabulary.from_file(source / VOCAB_FILE))
+            logger.info("softmax: %d of %d words taken from %s", copied, len(vocab), source)
+    elif source.is_file():
+        load_weights(model.bilm, source)
+    else:
+        raise ConfigError(f"[paths] init: {source} does not exist; give a pretraining output directory or a "
+                          "weights .hdf5 file")
+
+
+def estimated_steps(stats: CorpusStats, config: PretrainConfig, world_size: int) -> int:
+    """Steps to see the corpus `n_epochs` times: each sentence of n tokens gives n + 1 targets."""
+    t = config.training
+    per_epoch = stats.n_tokens + stats.n_sentences
+    steps = math.ceil(t.n_epochs * per_epoch / (world_size * t.batch_size * t.unroll_steps))
+    return min(steps, t.max_steps) if t.max_steps else steps
+
+
+class Trainer:
+    def __init__(self, config: PretrainConfig, output_dir: Union[str, Path], context: distributed.Context,
+                 resume: bool = False, show_progress: bool = True) -> None:
+        self.config = config
+        self.settings = config.training
+        self.output_dir = Path(output_dir)
+        self.context = context
+        self.resume = resume
+        self.show_progress = show_progress and context.is_main
+        self.log = MetricsLog(self.output_dir / LOG_FILE)
+
+    def _validate(self) -> Tuple[Vocabulary, List[Path], CorpusStats]:
+        """Everything that can be wrong with the inputs, found before anything is written."""
+        vocab = Vocabulary.from_file(self.config.vocab)
+        paths = expand_paths(self.config.train)
+        stats = corpus_stats(paths)
+        if self.settings.softmax == "sampled" and self.settings.n_negative_samples >= len(vocab):
+            raise ConfigError(
+                f"[training] n_negative_samples ({self.settings.n_negative_samples}) must be smaller than the "
+                f"vocabulary ({len(vocab)} words in {self.config.vocab}); lower it or set softmax = \"full\""
+            )
+        if self.config.dev is not None and not self.config.dev.is_file():
+            raise ConfigError(f"[paths] dev: {self.config.dev} does not exist")
+        return vocab, paths, stats
+
+    def _export_options(self, vocab: Vocabulary, stats: CorpusStats) -> ElmoOptions:
+        t = self.settings
+        training = replace(
+            self.config.options.training, bidirectional=True, dropout=t.dropout, all_clip_norm_val=t.clip_norm,
+            n_epochs=t.n_epochs, n_train_tokens=stats.n_tokens, batch_size=t.batch_size,
+            n_tokens_vocab=len(vocab), unroll_steps=t.unroll_steps, learning_rate=t.learning_rate,
+            sample_softmax=t.softmax == "sampled",
+            n_negative_samples_batch=t.n_negative_samples if t.softmax == "sampled" else None,
+        )
+        return replace(self.config.options, training=training)
+
+    def run(self) -> TrainResult:
+        ctx, t = self.context, self.settings
+        vocab, paths, stats = self._validate()
+        torch.manual_seed(t.seed)
+        model = LanguageModel(self.config.options, len(vocab), dropout=t.dropout)
+        initialize_weights(model)
+        check_run_dir(self.output_dir, self.config.config, self.resume)
+        payload = distributed.broadcast(ctx, load_checkpoint(self.output_dir / CHECKPOINT_FILE)
+                                        if ctx.is_main and self.resume else None)
+        if payload is None and self.config.init is not None:
+            initialize_from(model, vocab, self.config.init)
+        distributed.barrier(ctx)
+        if ctx.is_main:
+            write_config(self.output_dir, self.config.config)
+        model.to(ctx.device)
+        optimizer = build_optimizer(t, model.parameters())
+        sampler = LogUniformSampler(len(vocab), t.n_negative_samples) if t.softmax == "sampled" else None
+        generator = torch.Generator().manual_seed(t.seed * 7919 + ctx.rank)
+        torch.manual_seed(t.seed * 7919 + ctx.rank + 1)
+        step, tokens = 0, 0
+        states: States = model.zero_states(t.batch_size)
+        if payload is not None:
+            step, tokens, states = self._restore(payload, model, optimizer, generator)
+        elif ctx.is_main:
+            self.log.path.unlink(missing_ok=True)
+        export_options = self._export_options(vocab, stats)
+        total = estimated_steps(stats, self.config, ctx.world_size)
+        per_epoch = stats.n_tokens + stats.n_sentences  # forward targets in one pass over the corpus
+        logger.info("corpus: %d files, %d sentences, %d tokens; %s steps for %d epochs on %d process(es)",
+                    len(paths), stats.n_sentences, stats.n_tokens, total, t.n_epochs, ctx.world_size)
+        batches = self._batches(paths, vocab, step)
+        net = DistributedDataParallel(model) if ctx.distributed else model
+        mapper = CharacterMapper(self.config.options.char_cnn.max_characters_per_token)
+        logs = self.config.logging
+        heldout: Optional[Perplexity] = None
+        running = torch.zeros(4, dtype=torch.float64)  # loss sums fwd/bwd, counts fwd/bwd since last log
+        started, start_tokens = time.perf_counter(), tokens
+        bar = tqdm(total=total, initial=step, unit="step", disable=not self.show_progress, desc="pretrain",
+                   dynamic_ncols=True)
+        model.train()
+        while t.max_steps is None or step < t.max_steps:
+            pair = next(batches, None)
+            if not distributed.all_true(ctx, pair is not None):
+                break
+            batch = TensorBatch.from_batches(*pair, mapper)  # type: ignore[misc]
+            negatives, n_tries = sampler.sample(generator) if sampler is not None else (None, 0)
+            out = net(batch, states, sampler, negatives, n_tries)
+            loss = 0.5 * (out.loss_sums / out.counts.to(out.loss_sums)).sum() * t.unroll_steps
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            norm = torch.nn.utils.clip_grad_norm_(model.parameters(), t.clip_norm)
+            stats_step = distributed.sum_across(ctx, torch.cat([out.loss_sums.detach().double().cpu(),
+                                                                out.counts, norm.detach().double().view(1).cpu()]))
+            if not bool(torch.isfinite(stats_step).all()):
+                raise TrainingError(
+                    f"the loss or the gradients became NaN/inf at step {step + 1}; nothing was written for this "
+                    "step. Start a new run from the last export ([paths] init = this output directory) with a "
+                    "lower [training] learning_rate or clip_norm, or check the data for pathological lines"
+                )
+            optimizer.step()
+            states = out.states
+            step += 1
+            tokens += int(stats_step[2])
+            running += stats_step[:4]
+            elapsed = time.perf_counter() - started
+            speed = (tokens - start_tokens) / elapsed if elapsed > 0 else 0.0
+            train_ppl = _exp(float(running[:2].sum() / running[2:].sum()))
+            bar.set_postfix_str(f"epoch {tokens / per_epoch:.2f} tok/s {speed:,.0f} ppl {train_ppl:,.1f}",
+                                refresh=False)
+            bar.update(1)
+            if ctx.is_main and step % logs.log_every == 0:
+                self.log.append({"event": "train", "step": step, "tokens": tokens, "perplexity": train_ppl,
+                                 "forward": _exp(float(running[0] / running[2])),
+                                 "backward": _exp(float(running[1] / running[3])),
+                                 "grad_norm": float(stats_step[4]) / ctx.world_size,
+                                 "tokens_per_s": speed, "elapsed": elapsed})
+                running.zero_()
+            if self.config.dev is not None and step % logs.eval_every == 0:
+                heldout = self._evaluate(model, vocab, step, tokens)
+            if step % logs.checkpoint_every == 0:
+                self._checkpoint(model, optimizer, generator, states, step, tokens, vocab, export_options)
+        bar.close()
+        if self.config.dev is not None and (step % logs.eval_every != 0 or heldout is None):
+            heldout = self._evaluate(model, vocab, step, tokens)
+        if step % logs.checkpoint_every != 0 or step == 0:
+            self._checkpoint(model, optimizer, generator, states, step, tokens, vocab, export_options)
+        digests = distributed.gather(ctx, parameters_digest(model))
+        if ctx.is_main:
+            self.log.append({"event": "end", "step": step, "tokens": tokens, "digests": digests})
+            if logs.plot:
+                plot_curves(self.log.path, self.output_dir / PLOT_FILE)
+        if len(set(digests)) > 1:
+            raise TrainingError(f"the {ctx.world_size} processes ended with different parameters: {digests}")
+        return TrainResult(step=step, tokens=tokens, heldout=heldout, digests=digests)
+
+    def _batches(self, paths: List[Path], vocab: Vocabulary, skip: int) -> Iterator[Tuple[Batch, Batch]]:
+        """Both directions' batches from this rank's streams, the first `skip` ones (already trained on
+        by the run being resumed) replayed without computing anything."""
+        t, ctx = self.settings, self.context
+        streams = [
+            StreamBatcher(sentence_stream(paths, t.n_epochs, t.seed, name, t.shuffle_buffer, ctx.rank,
+                                          ctx.world_size), vocab, t.batch_size, t.unroll_steps, reverse=reverse)
+            for name, reverse in (("forward", False), ("backward", True))
+        ]
+        pairs = zip(*streams)
+        for _ in range(skip):
+            if next(pairs, None) is None:
+                break
+        return pairs
+
+    def _restore(self, payload: Dict[str, Any], model: LanguageModel, optimizer: torch.optim.Optimizer,
+                 generator: torch.Generator) -> Tuple[int, int, States]:
+        ctx = self.context
+        if payload["world_size"] != ctx.world_size:
+            raise TrainingError(
+                f"the checkpoint in {self.output_dir} was written by {payload['world_size']} process(es); "
+                f"resume it with the same number (torchrun --nproc_per_node ...), not {ctx.world_size}"
+            )
+        model.load_state_dict(payload["model"])
+        optimizer.load_state_dict(payload["optimizer"])
+        mine = payload["ranks"][ctx.rank]
+        torch.set_rng_state(mine["torch_rng"])
+        generator.set_state(mine["sampler_rng"])
+        states = [[(h.to(ctx.device), c.to(ctx.device)) for h, c in direction] for direction in mine["states"]]
+        if ctx.is_main:
+            self.log.truncate(payload["step"])
+        logger.info("resumed from step %d (%d tokens)", payload["step"], payload["tokens"])
+        return payload["step"], payload["tokens"], states
+
+    def _checkpoint(self, model: LanguageModel, optimizer: torch.optim.Optimizer, generator: torch.Generator,
+                    states: States, step: int, tokens: int, vocab: Vocabulary, options: ElmoOptions) -> None:
+        ranks = distributed.gather(self.context, {
+            "states": [[(h.cpu(), c.cpu()) for h, c in direction] for direction in states],
+            "torch_rng": torch.get_rng_state(),
+            "sampler_rng": generator.get_state(),
+        })
+        if self.context.is_main:
+            save_checkpoint(self.output_dir / CHECKPOINT_FILE, {
+                "step": step, "tokens": tokens, "world_size": self.context.world_size,
+                "model": model.state_dict(), "optimizer": optimizer.state_dict(), "ranks": ranks,
+            })
+            export_model(model, vocab, self.output_dir, options)
+            self.log.append({"event": "checkpoint", "step": step, "tokens": tokens})
+        distributed.barrier(self.context)
+
+    def _evaluate(self, model: LanguageModel, vocab: Vocabulary, step: int, tokens: int) -> Optional[Perplexity]:
+        """Held-out perplexity on rank 0 (the others wait at the next collective)."""
+        if not self.context.is_main or self.config.dev is None:
+            return None
+        logs = self.config.logging
+        result = perplexity(model, vocab, self.config.dev, batch_size=logs.eval_batch_size,
+                            unroll_steps=self.settings.unroll_steps, max_tokens=logs.eval_max_tokens)
+        self.log.append({"event": "eval", "step": step, "tokens": tokens, **result.to_dict()})
+        if logs.plot:
+            plot_curves(self.log.path, self.output_dir / PLOT_FILE)
+        logger.info("step %d: held-out perplexity %.2f (forward %.2f, backward %.2f)", step, result.average,
+                    result.forward, result.backward)
+        return result
+
+
+def train(config: PretrainConfig, output_dir: Union[str, Path], resume: bool = False,
+          show_progress: bool = True) -> TrainResult:
+    """Train (or with `resume`, continue) a biLM as `config` says, writing into `output_dir`: the
+    checkpoint, the log, the plot and the exported model."""
+    context = distributed.setup()
+    try:
+        return Trainer(config, output_dir, context, resume=resume, show_progress=show_progress).run()
+    finally:
+        distributed.teardown(context)

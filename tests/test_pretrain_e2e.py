@@ -1,0 +1,81 @@
+"""Pretraining as a user runs it: a process killed with SIGKILL and resumed, and torchrun on two CPU
+processes (gloo) whose replicas must stay identical."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from spacy_elmo.pretrain.checkpoint import CHECKPOINT_FILE, MetricsLog, load_checkpoint
+
+from .conftest import BILM_TF_DIR
+
+ROOT = Path(__file__).parent.parent
+TINY = ROOT / "configs" / "pretrain_tiny.cfg"
+DATA = BILM_TF_DIR / "train" / "data.txt"
+PATHS = ["--paths.train", str(DATA), "--paths.vocab", str(BILM_TF_DIR / "train" / "vocab.txt"),
+         "--paths.dev", str(DATA), "--logging.plot", "false"]
+
+
+def pretrain_command(out: Path, *extra: str):
+    return [sys.executable, "-m", "spacy_elmo", "pretrain", str(TINY), "--output", str(out), "--no-progress",
+            *PATHS, *extra]
+
+
+def wait_for_checkpoint(log: MetricsLog, min_step: int, process: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(r["event"] == "checkpoint" and r["step"] >= min_step for r in log.records()):
+            return
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.05)
+    raise AssertionError(f"no checkpoint at step >= {min_step} within {timeout} s")
+
+
+@pytest.mark.slow
+def test_sigkill_mid_run_resumes_from_the_last_checkpoint(tmp_path):
+    out = tmp_path / "run"
+    # A checkpoint every 3 steps, so the kill often lands while one is being written.
+    process = subprocess.Popen(pretrain_command(out, "--training.n_epochs", "1000", "--logging.checkpoint_every",
+                                                "3", "--logging.eval_every", "1000000"),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_checkpoint(MetricsLog(out / "log.jsonl"), 30, process)
+        time.sleep(0.137)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.communicate()
+    assert process.returncode == -signal.SIGKILL
+    recorded = load_checkpoint(out / CHECKPOINT_FILE)["step"]
+    assert recorded >= 30 and recorded % 3 == 0
+
+    resumed = subprocess.run(pretrain_command(out, "--resume", "--training.n_epochs", "1000",
+                                              "--logging.checkpoint_every", "3", "--logging.eval_every",
+                                              "1000000", "--training.max_steps", str(recorded + 4)),
+                             capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resumed from step {recorded} " in resumed.stderr + resumed.stdout
+    assert load_checkpoint(out / CHECKPOINT_FILE)["step"] == recorded + 4
+    steps = [r["step"] for r in MetricsLog(out / "log.jsonl").records() if r["event"] == "checkpoint"]
+    assert steps == sorted(steps) and steps[-1] == recorded + 4
+
+
+@pytest.mark.slow
+def test_torchrun_two_cpu_processes_keep_identical_replicas(tmp_path):
+    out = tmp_path / "run"
+    torchrun = Path(sys.executable).parent / "torchrun"
+    launcher = [str(torchrun)] if torchrun.exists() else [sys.executable, "-m", "torch.distributed.run"]
+    command = launcher + ["--standalone", "--nproc_per_node", "2", "-m", "spacy_elmo"] + \
+        pretrain_command(out, "--training.max_steps", "12", "--logging.checkpoint_every", "5")[3:]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    result = subprocess.run(command, capture_output=True, text=True, timeout=180, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    end = [r for r in MetricsLog(out / "log.jsonl").records() if r["event"] == "end"][-1]
+    assert end["step"] == 12 and len(end["digests"]) == 2 and len(set(end["digests"])) == 1
+    checkpoint = load_checkpoint(out / CHECKPOINT_FILE)
+    assert checkpoint["world_size"] == 2 and len(checkpoint["ranks"]) == 2
+    assert json.loads((out / "options.json").read_text())["lstm"]["dim"] == 32

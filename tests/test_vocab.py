@@ -1,0 +1,62 @@
+"""The training vocabulary: format, order, limits, and clear errors on bad files."""
+from collections import Counter
+
+import pytest
+from typer.testing import CliRunner
+
+from spacy_elmo.cli import app
+from spacy_elmo.pretrain.vocab import SPECIALS, VocabError, Vocabulary, build_vocabulary, count_tokens
+
+from .conftest import BILM_TF_DIR
+
+TRAIN_DIR = BILM_TF_DIR / "train"
+
+
+def test_specials_first_then_by_frequency_ties_alphabetical():
+    vocab = build_vocabulary(Counter({"b": 2, "a": 2, "c": 5, "d": 1}))
+    assert vocab.words == [*SPECIALS, "c", "a", "b", "d"]
+
+
+def test_min_count_and_max_size():
+    counts = Counter({"x": 3, "y": 2, "z": 1})
+    assert build_vocabulary(counts, min_count=2).words[3:] == ["x", "y"]
+    assert build_vocabulary(counts, max_size=4).words == [*SPECIALS, "x"]
+
+
+def test_unknown_words_map_to_unk():
+    vocab = build_vocabulary(Counter({"known": 1}))
+    assert vocab.ids(["known", "unknown", "</S>"]) == [3, vocab.unk_id, 1]
+
+
+def test_reads_the_original_format(tmp_path):
+    vocab = Vocabulary.from_file(TRAIN_DIR / "vocab.txt")
+    assert len(vocab) == 32 and vocab.words[:4] == [*SPECIALS, "of"]
+    path = tmp_path / "v.txt"
+    path.write_text("<S>\n</S>\n<UNK>\n!!!MAXTERMID\nthe\n", encoding="utf8")
+    assert Vocabulary.from_file(path).words == [*SPECIALS, "the"]
+
+
+def test_file_without_specials_is_rejected(tmp_path):
+    path = tmp_path / "v.txt"
+    path.write_text("the\nof\n", encoding="utf8")
+    with pytest.raises(VocabError, match="must start with the lines <S>, </S>, <UNK>"):
+        Vocabulary.from_file(path)
+
+
+def test_cli_streams_files_and_round_trips(tmp_path):
+    (tmp_path / "a.txt").write_text("the cat sat\nthe dog\n", encoding="utf8")
+    (tmp_path / "b.txt").write_text("the cat\n", encoding="utf8")
+    out = tmp_path / "vocab.txt"
+    result = CliRunner().invoke(app, ["vocab", str(tmp_path / "*.txt"), "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    assert Vocabulary.from_file(out).words == [*SPECIALS, "the", "cat", "dog", "sat"]
+    assert count_tokens([tmp_path / "a.txt"])["the"] == 2
+
+
+def test_cli_empty_corpus_fails_and_writes_nothing(tmp_path):
+    (tmp_path / "empty.txt").write_text("\n\n", encoding="utf8")
+    out = tmp_path / "vocab.txt"
+    result = CliRunner().invoke(app, ["vocab", str(tmp_path / "empty.txt"), "--output", str(out)])
+    assert result.exit_code != 0
+    assert isinstance(result.exception, VocabError) and "empty" in str(result.exception)
+    assert not out.exists()
