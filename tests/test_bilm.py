@@ -78,7 +78,7 @@ def test_stateful_states_are_detached(fixture_bilm):
     ids = torch.from_numpy(fixture_bilm.char_mapper.batch_ids([SENTENCE]))
     out = fixture_bilm(ids, stateful=True)
     assert out.layers.requires_grad
-    h, c = fixture_bilm._states[0][0]
+    h, c = fixture_bilm._states[0]
     assert not h.requires_grad and not c.requires_grad
     fixture_bilm.reset_states()
 

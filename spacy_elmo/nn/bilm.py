@@ -17,7 +17,7 @@ from torch import nn
 from ..chars import CharacterMapper
 from ..options import ElmoOptions
 from .char_encoder import CharEncoder
-from .lstm import LSTMStack, State
+from .lstm import BiLSTMStack, State
 
 
 @dataclass
@@ -45,14 +45,10 @@ class BiLM(nn.Module):
         self.options = options
         lstm = options.lstm
         self.char_encoder = CharEncoder(options.char_cnn, lstm.projection_dim)
-        stacks = [
-            LSTMStack(lstm.n_layers, lstm.projection_dim, lstm.dim, lstm.projection_dim, lstm.cell_clip,
-                      lstm.proj_clip, lstm.use_skip_connections, dropout)
-            for _ in range(2)
-        ]
-        self.forward_stack, self.backward_stack = stacks
+        self.lstm = BiLSTMStack(lstm.n_layers, lstm.projection_dim, lstm.dim, lstm.projection_dim,
+                                lstm.cell_clip, lstm.proj_clip, lstm.use_skip_connections, dropout)
         self.char_mapper = CharacterMapper(options.char_cnn.max_characters_per_token)
-        self._states: Optional[List[List[State]]] = None  # per direction, per layer, [rows, dim]
+        self._states: Optional[List[State]] = None  # per layer, [2, rows, dim]
 
     @property
     def output_dim(self) -> int:
@@ -83,60 +79,45 @@ class BiLM(nn.Module):
 
     def _run_directions(self, embedded: torch.Tensor, lengths: torch.Tensor, stateful: bool) -> List[torch.Tensor]:
         """All L+1 activations `[batch, time, 2P]` over the full sequence, boundaries included."""
-        batch = embedded.shape[0]
         order = torch.argsort(lengths, descending=True, stable=True)
         unsort = torch.argsort(order)
         sorted_lengths = lengths[order]
-        length_list = sorted_lengths.tolist()
         x_fwd = embedded[order]
-        x_bwd = reverse_within_lengths(x_fwd, sorted_lengths)
-        initial = self._initial_states(batch, embedded, order) if stateful else [None, None]
-        fwd_out, fwd_final = self.forward_stack(x_fwd, length_list, initial[0])
-        bwd_out, bwd_final = self.backward_stack(x_bwd, length_list, initial[1])
+        x = torch.stack([x_fwd, reverse_within_lengths(x_fwd, sorted_lengths)])
+        initial = self._initial_states(embedded.shape[0], embedded, order) if stateful else None
+        outputs, finals = self.lstm(x, sorted_lengths.tolist(), initial)
         if stateful:
-            self._store_states([fwd_final, bwd_final], unsort, lengths)
-        token_layer = embedded
-        layers = [torch.cat([token_layer, token_layer], dim=-1)]
-        for f, b in zip(fwd_out, bwd_out):
-            b = reverse_within_lengths(b, sorted_lengths)
-            layers.append(torch.cat([f, b], dim=-1)[unsort])
+            self._store_states(finals, unsort, lengths)
+        layers = [torch.cat([embedded, embedded], dim=-1)]
+        for out in outputs:
+            backward = reverse_within_lengths(out[1], sorted_lengths)
+            layers.append(torch.cat([out[0], backward], dim=-1)[unsort])
         return layers
 
-    def _initial_states(self, batch: int, like: torch.Tensor, order: torch.Tensor) -> List[List[State]]:
-        stacks = (self.forward_stack, self.backward_stack)
+    def _initial_states(self, batch: int, like: torch.Tensor, order: torch.Tensor) -> List[State]:
+        states = self.lstm.zero_states(batch, like)
         if self._states is None:
-            return [stack.zero_states(batch, like) for stack in stacks]
-        result = []
-        for stack, stored in zip(stacks, self._states):
-            per_layer = []
-            for layer, (h, c) in zip(stack.layers, stored):
-                zero_h, zero_c = layer.zero_state(batch, like)
-                kept = min(batch, h.shape[0])
-                zero_h[:kept], zero_c[:kept] = h[:kept], c[:kept]
-                per_layer.append((zero_h[order], zero_c[order]))
-            result.append(per_layer)
-        return result
+            return states
+        for (zero_h, zero_c), (h, c) in zip(states, self._states):
+            kept = min(batch, h.shape[1])
+            zero_h[:, :kept], zero_c[:, :kept] = h[:, :kept], c[:, :kept]
+        return [(h[:, order], c[:, order]) for h, c in states]
 
-    def _store_states(self, finals: List[List[State]], unsort: torch.Tensor, lengths: torch.Tensor) -> None:
+    def _store_states(self, finals: List[State], unsort: torch.Tensor, lengths: torch.Tensor) -> None:
+        """Row i keeps its final state if it held a sequence; rows beyond this batch keep theirs."""
         batch = lengths.shape[0]
-        present = (lengths > 0).unsqueeze(1)
-        stacks = (self.forward_stack, self.backward_stack)
-        if self._states is None:
-            like = finals[0][0][0]
-            self._states = [stack.zero_states(batch, like) for stack in stacks]
-        new_states: List[List[State]] = []
-        for stored, final in zip(self._states, finals):
-            per_layer = []
-            for (old_h, old_c), (h, c) in zip(stored, final):
-                h, c = h.detach()[unsort], c.detach()[unsort]
-                rows = max(old_h.shape[0], batch)
-                new_h = old_h.new_zeros(rows, old_h.shape[1])
-                new_c = old_c.new_zeros(rows, old_c.shape[1])
-                new_h[: old_h.shape[0]], new_c[: old_c.shape[0]] = old_h, old_c
-                new_h[:batch] = torch.where(present, h, new_h[:batch])
-                new_c[:batch] = torch.where(present, c, new_c[:batch])
-                per_layer.append((new_h, new_c))
-            new_states.append(per_layer)
+        present = (lengths > 0).view(1, batch, 1)
+        stored = self._states or self.lstm.zero_states(batch, finals[0][0])
+        new_states: List[State] = []
+        for (old_h, old_c), (h, c) in zip(stored, finals):
+            rows = max(old_h.shape[1], batch)
+            merged = []
+            for old, new in ((old_h, h), (old_c, c)):
+                value = old.new_zeros(old.shape[0], rows, old.shape[2])
+                value[:, : old.shape[1]] = old
+                value[:, :batch] = torch.where(present, new.detach()[:, unsort], value[:, :batch])
+                merged.append(value)
+            new_states.append((merged[0], merged[1]))
         self._states = new_states
 
     def token_embeddings(self, char_ids: torch.Tensor) -> torch.Tensor:
