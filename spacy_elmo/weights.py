@@ -113,6 +113,7 @@ def load_weights(bilm: BiLM, path: Union[str, Path]) -> None:
         for index, (_, _, _, _, target) in enumerate(entries):
             target.copy_(torch.from_numpy(arrays[index]))
         bilm.char_encoder.char_embed.weight[0].zero_()
+    bilm.clear_caches()
 
 
 def save_weights(bilm: BiLM, path: Union[str, Path]) -> None:

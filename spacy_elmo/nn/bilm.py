@@ -8,16 +8,17 @@ or empty in this one keep theirs, and states are detached between calls.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
 from torch import nn
 
-from ..chars import CharacterMapper
+from ..chars import BOS_TOKEN, EOS_TOKEN, CharacterMapper
 from ..options import ElmoOptions
 from .char_encoder import CharEncoder
 from .lstm import BiLSTMStack, State
+from .token_cache import TokenEmbeddingCache
 
 
 @dataclass
@@ -48,6 +49,7 @@ class BiLM(nn.Module):
         self.lstm = BiLSTMStack(lstm.n_layers, lstm.projection_dim, lstm.dim, lstm.projection_dim,
                                 lstm.cell_clip, lstm.proj_clip, lstm.use_skip_connections, dropout)
         self.char_mapper = CharacterMapper(options.char_cnn.max_characters_per_token)
+        self.token_cache = TokenEmbeddingCache()
         self._states: Optional[List[State]] = None  # per layer, [2, rows, dim]
 
     @property
@@ -63,15 +65,51 @@ class BiLM(nn.Module):
         """Forget the states carried by stateful calls; the next batch starts cold."""
         self._states = None
 
+    def clear_caches(self) -> None:
+        """Drop cached token embeddings; needed whenever the char-CNN weights change."""
+        self.token_cache.clear()
+
+    def train(self, mode: bool = True) -> "BiLM":
+        self.clear_caches()
+        return super().train(mode)
+
     def forward(self, char_ids: torch.Tensor, stateful: bool = False) -> BiLMOutput:
         """char_ids `[batch, n_tokens + 2, max_chars]` with `<S>`/`</S>` included (see chars.py);
         all-zero rows are padding."""
-        batch, time, _ = char_ids.shape
         lengths = (char_ids > 0).any(dim=-1).sum(dim=1)  # [batch], boundaries included
-        embedded = self.char_encoder(char_ids)
+        return self._contextualize(self.char_encoder(char_ids), lengths, stateful)
+
+    def forward_sentences(self, sentences: Sequence[Sequence[str]], stateful: bool = False) -> BiLMOutput:
+        """The same as `forward` on the sentences' char ids, from token strings: each distinct string is
+        encoded once per batch, and at inference taken from the token cache when it was seen before."""
+        embedded, lengths = self._embed_sentences(sentences)
+        return self._contextualize(embedded, lengths, stateful)
+
+    def _embed_sentences(self, sentences: Sequence[Sequence[str]]) -> Tuple[torch.Tensor, torch.Tensor]:
+        """Token embeddings `[batch, max_len + 2, P]` with boundaries, and lengths with boundaries."""
+        positions: dict = {}
+        width = max((len(s) for s in sentences), default=0) + 2
+        index = np.zeros((len(sentences), width), dtype=np.int64)
+        lengths = np.zeros(len(sentences), dtype=np.int64)
+        for i, sentence in enumerate(sentences):
+            row = [BOS_TOKEN, *sentence, EOS_TOKEN]
+            index[i, : len(row)] = [positions.setdefault(t, len(positions)) for t in row]
+            lengths[i] = len(row)
+        tokens = list(positions)
+        # Cached rows carry no gradient, so the cache serves only when no gradient is wanted.
+        wants_grad = torch.is_grad_enabled() and any(p.requires_grad for p in self.char_encoder.parameters())
+        table = self._encode_strings(tokens) if wants_grad else self.token_cache.lookup(tokens, self._encode_strings)
+        return table[torch.from_numpy(index)], torch.from_numpy(lengths)
+
+    def _encode_strings(self, tokens: List[str]) -> torch.Tensor:
+        ids = np.stack([self.char_mapper.token_ids(t) for t in tokens])
+        return self.char_encoder.encode_rows(torch.from_numpy(ids))
+
+    def _contextualize(self, embedded: torch.Tensor, lengths: torch.Tensor, stateful: bool) -> BiLMOutput:
+        batch, time, _ = embedded.shape
         layers = self._run_directions(embedded, lengths, stateful)
         # Drop <S> and </S>: keep positions 1..n of each row.
-        inner_mask = torch.arange(max(time - 2, 0), device=char_ids.device).unsqueeze(0) < (lengths - 2).unsqueeze(1)
+        inner_mask = torch.arange(max(time - 2, 0), device=embedded.device).unsqueeze(0) < (lengths - 2).unsqueeze(1)
         stacked = torch.stack(layers)[:, :, 1 : time - 1] if time >= 2 else embedded.new_zeros(
             len(layers), batch, 0, self.output_dim)
         stacked = stacked * inner_mask.unsqueeze(0).unsqueeze(-1).to(stacked.dtype)
@@ -145,8 +183,7 @@ class BiLM(nn.Module):
         with torch.inference_mode():
             for start in range(0, len(order), batch_size):
                 chunk = order[start : start + batch_size]
-                ids = self.char_mapper.batch_ids([sentences[i] for i in chunk])
-                out = self(torch.from_numpy(ids), stateful=stateful)
+                out = self.forward_sentences([sentences[i] for i in chunk], stateful=stateful)
                 layers = out.layers.numpy()
                 for row, i in enumerate(chunk):
                     results[i] = np.ascontiguousarray(layers[:, row, : len(sentences[i])], dtype=np.float32)
