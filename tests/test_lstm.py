@@ -78,3 +78,20 @@ def test_gradients_flow_to_every_parameter():
     out[-1].sum().backward()
     for name, p in stack.named_parameters():
         assert p.grad is not None and p.grad.abs().sum() > 0, name
+
+
+def test_input_gates_in_chunks_give_the_same_result(monkeypatch):
+    import spacy_elmo.nn.lstm as lstm_module
+
+    torch.manual_seed(3)
+    stack = BiLSTMStack(2, 4, 6, 4, 3.0, 3.0, use_skip_connections=True)
+    x = torch.randn(2, 3, 9, 4)
+    lengths = [9, 6, 1]
+    with torch.no_grad():
+        whole, whole_finals = stack(x, lengths)
+        # 2 directions x 3 rows x 24 gates: a budget of 150 floats allows one step at a time.
+        monkeypatch.setattr(lstm_module, "INPUT_GATES_BUDGET", 150)
+        chunked, chunked_finals = stack(x, lengths)
+    for a, b in zip(whole, chunked):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-6)
+    np.testing.assert_allclose(whole_finals[-1][1].numpy(), chunked_finals[-1][1].numpy(), atol=1e-6)

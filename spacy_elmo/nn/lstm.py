@@ -5,6 +5,10 @@ time (TF's `forget_bias`, never stored in the weights); c_t is clipped to +-cell
 clipped; h_t = (sigmoid(o) * tanh(c_t)) W_p, no bias, clipped to +-proj_clip, is both output and state.
 Gate order is TF's: input, candidate (j), forget, output.
 
+The input products x W_x of many timesteps are computed in one multiply ahead of the recurrence, in
+chunks of steps bounded by INPUT_GATES_BUDGET, laid out time-major so that each step's slice is
+contiguous.
+
 Why the layout: the weights are stored as in the TF files, `[in, out]`, with the two directions stacked
 on a leading axis, so that one batched matrix multiply serves both directions at every step. At small
 batches a step is bound by streaming the weights from memory; one `bmm` over `[2, in, out]` weights
@@ -26,6 +30,10 @@ from torch import nn
 FORGET_BIAS = 1.0
 N_DIRECTIONS = 2
 BOTH = slice(None)
+
+# Floats of input-gate products computed ahead of the recurrence (128 MB): large enough for efficient
+# multiplies, small enough that memory does not grow with the batch's longest sentence.
+INPUT_GATES_BUDGET = 1 << 25
 
 State = Tuple[torch.Tensor, torch.Tensor]  # h [directions, batch, projection_dim], c [directions, batch, cell_dim]
 
@@ -71,14 +79,11 @@ class BiLSTMLayer(nn.Module):
         w_x = self.input_weight[directions]
         w_h = self.state_weight[directions]
         w_p = self.projection_weight[directions]
-        # All timesteps' input products in one multiply, laid out time-major so that each step's slice
-        # is contiguous per direction; only h W_h stays in the loop.
-        x_time_major = x.transpose(1, 2).reshape(n_dir, time * batch, self.input_dim)
-        x_gates = torch.baddbmm(self.input_bias[directions].unsqueeze(1), x_time_major, w_x)
-        x_gates = x_gates.view(n_dir, time, batch, 4 * self.cell_dim)
+        b_x = self.input_bias[directions].unsqueeze(1)
         h, c = state
         finished: List[State] = []
         outputs: List[torch.Tensor] = []
+        chunk_start, chunk_steps, x_gates = 0, 0, x
         for t in range(time):
             n = steps_active[t]
             if n < h.shape[1]:
@@ -87,7 +92,10 @@ class BiLSTMLayer(nn.Module):
             if n == 0:
                 outputs.append(x.new_zeros(n_dir, batch, self.projection_dim))
                 continue
-            gates = torch.bmm(h, w_h) + x_gates[:, t, :n]
+            if t == chunk_start + chunk_steps:
+                x_gates = self._input_gates(x, t, n, w_x, b_x)
+                chunk_start, chunk_steps = t, x_gates.shape[1]
+            gates = torch.bmm(h, w_h) + x_gates[:, t - chunk_start, :n]
             i, j, f, o = gates.chunk(4, dim=-1)
             c = torch.sigmoid(f + FORGET_BIAS) * c + torch.sigmoid(i) * torch.tanh(j)
             if self.cell_clip is not None:
@@ -101,6 +109,15 @@ class BiLSTMLayer(nn.Module):
         if time == 0:
             return x.new_zeros(n_dir, batch, 0, self.projection_dim), (final_h, final_c)
         return torch.stack(outputs, dim=2), (final_h, final_c)
+
+
+    def _input_gates(self, x: torch.Tensor, t: int, n: int, w_x: torch.Tensor, b_x: torch.Tensor) -> torch.Tensor:
+        """x W_x + b for the next steps from t of the n rows still running, `[directions, steps, n, 4C]`:
+        many timesteps in one multiply, as many as fit in INPUT_GATES_BUDGET floats."""
+        n_dir = x.shape[0]
+        steps = max(1, min(x.shape[2] - t, INPUT_GATES_BUDGET // (n_dir * n * 4 * self.cell_dim)))
+        chunk = x[:, :n, t : t + steps].transpose(1, 2).reshape(n_dir, steps * n, self.input_dim)
+        return torch.baddbmm(b_x, chunk, w_x).view(n_dir, steps, n, 4 * self.cell_dim)
 
 
 class BiLSTMStack(nn.Module):
