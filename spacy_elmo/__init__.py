@@ -1,5 +1,6 @@
 """ELMo (Peters et al. 2018) for spaCy: the biLM in PyTorch, exact to the published weights."""
 from .chars import CharacterMapper, batch_to_ids
+from .hooks import restore_vectors
 from .nn.bilm import BiLM, BiLMOutput
 from .options import ElmoOptions, OptionsError, preset
 from .weights import WeightsError, load_bilm, load_weights, save_weights
@@ -17,5 +18,6 @@ __all__ = [
     "load_bilm",
     "load_weights",
     "preset",
+    "restore_vectors",
     "save_weights",
 ]

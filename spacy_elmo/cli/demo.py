@@ -1,35 +1,30 @@
-"""`demo`: the biLM on a few sentences with the bundled default model; no files needed."""
-import numpy as np
+"""`demo`: the `elmo` spaCy component on a few sentences with the bundled default model; no files needed."""
 import typer
 
-from ..models import DEFAULT_MODEL, bundled_model_paths
-from ..weights import load_bilm
+from ..models import DEFAULT_MODEL
 from . import app
 
 SENTENCES = [
-    "She went to the bank to withdraw money .",
-    "They sat on the bank of the river .",
-    "He deposited the cheque at the bank .",
+    "She went to the bank to withdraw money.",
+    "They sat on the bank of the river.",
+    "He deposited the cheque at the bank.",
 ]
-
-
-def _cosine(a: np.ndarray, b: np.ndarray) -> float:
-    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
 
 
 @app.command("demo")
 def demo_command(model: str = typer.Option(DEFAULT_MODEL, help="Name of a bundled model.")) -> None:
-    """Embed three sentences and compare the contextual vectors of "bank"."""
-    bilm = load_bilm(*bundled_model_paths(model))
-    sentences = [s.split() for s in SENTENCES]
-    layers = bilm.embed(sentences)
-    typer.echo(f"model {model}: {bilm.n_layers} layers of width {bilm.output_dim}")
-    banks = []
-    for sentence, out in zip(sentences, layers):
-        position = sentence.index("bank")
-        banks.append(out[:, position].mean(axis=0))
-        typer.echo(f"{' '.join(sentence)!r}: layers {out.shape}")
-    typer.echo(f"cos(bank money, bank river)  = {_cosine(banks[0], banks[1]):.4f}")
-    typer.echo(f"cos(bank money, bank cheque) = {_cosine(banks[0], banks[2]):.4f}")
-    typer.echo("token layer alone (identical in every context): "
-               f"{np.allclose(layers[0][0, 4], layers[1][0, 4])}")
+    """Contextual vectors through spaCy's own API: "bank" in three contexts, span and doc similarity."""
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v1", "name": model}})
+    money, river, cheque = nlp.pipe(SENTENCES)
+    banks = [next(t for t in doc if t.text == "bank") for doc in (money, river, cheque)]
+    typer.echo(f"model {model}: token vectors of width {banks[0].vector.shape[0]} (mean of the biLM layers)")
+    for doc in (money, river, cheque):
+        typer.echo(f"  {doc.text!r}")
+    typer.echo(f"bank (money) vs bank (river):  {banks[0].similarity(banks[1]):.4f}")
+    typer.echo(f"bank (money) vs bank (cheque): {banks[0].similarity(banks[2]):.4f}")
+    typer.echo(f"'the bank' (money) vs 'the bank' (river): {money[3:5].similarity(river[3:5]):.4f}")
+    typer.echo(f"doc (money) vs doc (cheque): {money.similarity(cheque):.4f}; "
+               f"doc (money) vs doc (river): {money.similarity(river):.4f}")

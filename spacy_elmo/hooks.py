@@ -1,0 +1,77 @@
+"""Token/Span/Doc `vector`, `has_vector`, `vector_norm` and `similarity` from `doc._.elmo["vectors"]`.
+
+spaCy consults a doc's user hooks before its own vectors, so these take precedence over static vectors
+and `doc.tensor`. Whitespace tokens have no vector (zeros, `has_vector` False) and are left out of span
+and doc means. Hooks are functions and `Doc.to_bytes` drops them (spaCy warning W109), while the data in
+`doc._.elmo` survives: `restore_vectors(docs)` re-installs the hooks on docs that came back from bytes,
+a DocBin or `nlp.pipe(n_process=...)`.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Union
+
+import numpy as np
+from spacy.tokens import Doc, Span, Token
+
+from .doc_data import ensure_extension, get_vectors
+
+Obj = Union[Doc, Span, Token]
+
+
+def _token_vector(token: Token) -> np.ndarray:
+    return get_vectors(token.doc)[token.i]
+
+
+def _mean(doc: Doc, start: int, end: int) -> np.ndarray:
+    vectors = get_vectors(doc)
+    real = [i for i in range(start, end) if not doc[i].is_space]
+    if not real:
+        return np.zeros(vectors.shape[1], dtype=np.float32)
+    return vectors[real].mean(axis=0)
+
+
+def _span_vector(span: Span) -> np.ndarray:
+    return _mean(span.doc, span.start, span.end)
+
+
+def _doc_vector(doc: Doc) -> np.ndarray:
+    return _mean(doc, 0, len(doc))
+
+
+def _norm(obj: Obj) -> float:
+    return float(np.linalg.norm(obj.vector))
+
+
+def _has_vector(obj: Obj) -> bool:
+    tokens = [obj] if isinstance(obj, Token) else obj
+    return any(not token.is_space for token in tokens)
+
+
+def _similarity(obj: Obj, other: Obj) -> float:
+    """Cosine of the two vectors; 0.0 when either has none (spaCy's own convention)."""
+    a, b = obj.vector, other.vector
+    norm = float(np.linalg.norm(a) * np.linalg.norm(b))
+    return 0.0 if norm == 0.0 else float(np.dot(a, b) / norm)
+
+
+def install_hooks(doc: Doc) -> None:
+    """Make the doc's vectors and similarities use `doc._.elmo`; requires the data to be set."""
+    doc.user_token_hooks.update(
+        vector=_token_vector, has_vector=_has_vector, vector_norm=_norm, similarity=_similarity)
+    # No span "vector_norm" hook: spaCy 3.8's Span.vector_norm calls the span's "vector" hook when one is
+    # set, and without it computes the norm from Span.vector, which uses our hook.
+    doc.user_span_hooks.update(vector=_span_vector, has_vector=_has_vector, similarity=_similarity)
+    doc.user_hooks.update(
+        vector=_doc_vector, has_vector=_has_vector, vector_norm=_norm, similarity=_similarity)
+
+
+def restore_vectors(docs: Iterable[Doc]) -> int:
+    """Re-install the vector hooks on docs that carry ELMo data but lost their hooks in a bytes round
+    trip. Returns how many docs got them; docs without ELMo data are left as they are."""
+    ensure_extension()
+    count = 0
+    for doc in docs:
+        if get_vectors(doc) is not None:
+            install_hooks(doc)
+            count += 1
+    return count

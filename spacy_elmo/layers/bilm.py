@@ -1,0 +1,222 @@
+"""The torch BiLM as a thinc layer: `List[Doc] -> List[Floats3d]`, one `[L+1, n_tokens, 2P]` per doc.
+
+The layer never reads a file when it is built: it records where its weights come from (options/weights
+paths, a bundled model's name, or else the default bundled model) and loads them on first use or in
+`initialize`. A pipeline saved with `to_disk` carries options and parameters inside the torch shim's bytes, so `spacy.load` needs none of
+those paths any more, also when the layer sits inside another model (after `replace_listeners`).
+
+Whitespace tokens (`token.is_space`) never reach the biLM, which saw none in training; their rows are
+zeros. Stateless batches are sorted by length and cut by a padded-token budget (padding only costs);
+stateful batches keep the docs' order, because the carried states follow batch rows.
+
+A process forked after torch ran a parallel op (`nlp.pipe(n_process=2)` on Linux) deadlocks in its
+first parallel op; so once a biLM is loaded, forked children run torch single-threaded, which is also
+what several worker processes sharing the cores want.
+"""
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import srsly
+import torch
+from spacy.tokens import Doc
+from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v3, torch2xp, xp2torch
+from thinc.types import Floats3d
+from torch import nn
+
+from ..models import bundled_model_paths
+from ..nn.bilm import BiLM
+from ..options import ElmoOptions
+from ..weights import load_bilm
+
+InT = List[Doc]
+OutT = List[Floats3d]
+PathLike = Union[str, Path]
+
+
+class BiLMHolder(nn.Module):
+    """A slot for the BiLM, so the thinc model's structure is fixed before any weights are loaded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bilm: Optional[BiLM] = None
+
+    def forward(self, char_ids: torch.Tensor, stateful: bool) -> torch.Tensor:
+        """char_ids `[batch, n + 2, max_chars]` -> layers `[L+1, batch, n, 2P]`."""
+        assert self.bilm is not None
+        return self.bilm(char_ids, stateful=stateful).layers
+
+
+def _serialize_holder(holder: BiLMHolder) -> bytes:
+    state = io.BytesIO()
+    torch.save(holder.state_dict(), state)
+    options = holder.bilm.options.to_dict() if holder.bilm is not None else None
+    return srsly.msgpack_dumps({"options": options, "state": state.getvalue()})
+
+
+def _deserialize_holder(holder: BiLMHolder, data: bytes, device: torch.device) -> BiLMHolder:
+    msg = srsly.msgpack_loads(data)
+    holder = BiLMHolder()
+    if msg["options"] is not None:
+        holder.bilm = BiLM(ElmoOptions.from_dict(msg["options"]))
+        holder.load_state_dict(torch.load(io.BytesIO(msg["state"]), map_location=device))
+        holder.bilm.eval()
+    return holder.to(device)
+
+
+def _convert_inputs(model: Model, X: Tuple[np.ndarray, bool], is_train: bool) -> Tuple[ArgsKwargs, Callable]:
+    char_ids, stateful = X
+    return ArgsKwargs(args=(torch.from_numpy(char_ids),), kwargs={"stateful": stateful}), lambda d: None
+
+
+def _convert_outputs(model: Model, inputs_outputs: Any, is_train: bool) -> Tuple[np.ndarray, Callable]:
+    _, layers = inputs_outputs
+
+    def backprop(d_layers: np.ndarray) -> ArgsKwargs:
+        return ArgsKwargs(args=(layers,), kwargs={"grad_tensors": xp2torch(d_layers)})
+
+    return torch2xp(layers), backprop
+
+
+def check_source(options: Optional[PathLike], weights: Optional[PathLike], name: Optional[str]) -> None:
+    """Reject ambiguous or incomplete sources when the config is built, not when the weights are loaded."""
+    if options is not None and name is not None:
+        raise ValueError(f"give either the bundled model name ({name!r}) or an options path ({options}), not both")
+    if weights is not None and options is None:
+        raise ValueError(f"weights {weights} given without `options`: the options.json says how to read them")
+
+
+def bilm_layer(
+    options: Optional[PathLike] = None,
+    weights: Optional[PathLike] = None,
+    name: Optional[str] = None,
+    stateful: bool = False,
+    max_batch_tokens: int = 4096,
+    frozen: bool = True,
+) -> Model[InT, OutT]:
+    """Build the layer; see the module docstring for when weights are read."""
+    check_source(options, weights, name)
+    if max_batch_tokens < 1:
+        raise ValueError(f"max_batch_tokens must be at least 1, got {max_batch_tokens}")
+    wrapper = PyTorchWrapper_v3(
+        BiLMHolder(),
+        convert_inputs=_convert_inputs,
+        convert_outputs=_convert_outputs,
+        serialize_model=_serialize_holder,
+        deserialize_model=_deserialize_holder,
+    )
+    return Model(
+        "elmo-bilm",
+        _forward,
+        init=_init,
+        layers=[wrapper],
+        dims={"nO": None},
+        attrs={
+            "options": None if options is None else str(options),
+            "weights": None if weights is None else str(weights),
+            "name": name,
+            "stateful": stateful,
+            "max_batch_tokens": max_batch_tokens,
+            "frozen": frozen,
+        },
+    )
+
+
+def get_bilm(model: Model) -> Optional[BiLM]:
+    """The torch BiLM inside a layer built by `bilm_layer`, or None before it is loaded."""
+    return model.layers[0].shims[0]._model.bilm
+
+
+_FORK_GUARD = []
+
+
+def _single_threaded_after_fork() -> None:
+    if not _FORK_GUARD:
+        os.register_at_fork(after_in_child=lambda: torch.set_num_threads(1))
+        _FORK_GUARD.append(True)
+
+
+def set_bilm(model: Model, bilm: BiLM) -> None:
+    model.layers[0].shims[0]._model.bilm = bilm.eval()
+    model.set_dim("nO", bilm.output_dim, force=True)
+
+
+def load_source(model: Model, options: Optional[PathLike] = None, weights: Optional[PathLike] = None) -> None:
+    """Load the biLM from the given paths, else from the source recorded in the layer's config."""
+    if options is None:
+        options, weights = model.attrs["options"], model.attrs["weights"]
+        if options is None:
+            name = model.attrs["name"]
+            options, weights = bundled_model_paths(name) if name is not None else bundled_model_paths()
+    if weights is None:
+        raise ValueError(f"the biLM with options {options} has no weights: set `weights` in the model "
+                         "config or in [initialize.components.<elmo component>]")
+    set_bilm(model, load_bilm(options, weights))
+
+
+def _ensure_loaded(model: Model) -> BiLM:
+    _single_threaded_after_fork()
+    if get_bilm(model) is None:
+        load_source(model)
+    bilm = get_bilm(model)
+    assert bilm is not None
+    if not model.has_dim("nO"):
+        model.set_dim("nO", bilm.output_dim)
+    return bilm
+
+
+def _init(model: Model, X: Optional[InT] = None, Y: Any = None) -> None:
+    _ensure_loaded(model)
+
+
+def plan_batches(lengths: Sequence[int], max_batch_tokens: int, stateful: bool, batch_size: int = 64) -> List[List[int]]:
+    """Doc indices per sub-batch. Stateless: longest first, each batch's padded size
+    (rows x longest row) within the budget. Stateful: consecutive docs, so rows keep their states."""
+    order = list(range(len(lengths)))
+    if stateful:
+        return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+    order.sort(key=lambda i: lengths[i], reverse=True)
+    batches: List[List[int]] = []
+    for i in order:
+        if lengths[i] == 0:
+            continue
+        if batches and lengths[batches[-1][0]] * (len(batches[-1]) + 1) <= max_batch_tokens:
+            batches[-1].append(i)
+        else:
+            batches.append([i])
+    return batches
+
+
+def _forward(model: Model, docs: InT, is_train: bool) -> Tuple[OutT, Callable]:
+    bilm = _ensure_loaded(model)
+    wrapper = model.layers[0]
+    stateful = model.attrs["stateful"]
+    keep = [np.array([i for i, token in enumerate(doc) if not token.is_space], dtype=np.int64) for doc in docs]
+    words = [[doc[int(i)].text for i in rows] for doc, rows in zip(docs, keep)]
+    outputs = [np.zeros((bilm.n_layers, len(doc), bilm.output_dim), dtype=np.float32) for doc in docs]
+    trainable = is_train and not model.attrs["frozen"]
+    callbacks = []
+    for batch in plan_batches([len(w) for w in words], model.attrs["max_batch_tokens"], stateful):
+        char_ids = bilm.char_mapper.batch_ids([words[i] for i in batch])
+        if trainable:
+            layers, backprop = wrapper.begin_update((char_ids, stateful))
+            callbacks.append((batch, layers.shape, backprop))
+        else:
+            with torch.inference_mode():
+                layers = wrapper.predict((char_ids, stateful))
+        for row, i in enumerate(batch):
+            outputs[i][:, keep[i]] = layers[:, row, : len(keep[i])]
+
+    def backprop(d_outputs: OutT) -> InT:
+        for batch, shape, batch_backprop in callbacks:
+            d_layers = np.zeros(shape, dtype=np.float32)
+            for row, i in enumerate(batch):
+                d_layers[:, row, : len(keep[i])] = d_outputs[i][:, keep[i]]
+            batch_backprop(d_layers)
+        return []
+
+    return outputs, backprop

@@ -1,0 +1,48 @@
+"""A byte-bounded LRU of biLM activations, so a frozen biLM runs once per distinct training doc.
+
+Keyed by the doc's token strings: a stateless frozen biLM's output depends on nothing else.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Hashable, Optional
+
+import numpy as np
+
+
+class ActivationCache:
+    def __init__(self, max_bytes: int) -> None:
+        if max_bytes < 0:
+            raise ValueError(f"the activation cache budget must not be negative, got {max_bytes} bytes")
+        self.max_bytes = max_bytes
+        self.n_bytes = 0
+        self.hits = 0
+        self.misses = 0
+        self._items: "OrderedDict[Hashable, np.ndarray]" = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get(self, key: Hashable) -> Optional[np.ndarray]:
+        value = self._items.get(key)
+        if value is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        self._items.move_to_end(key)
+        return value
+
+    def put(self, key: Hashable, value: np.ndarray) -> None:
+        """Store a read-only reference; the oldest entries go first when the budget is exceeded."""
+        if value.nbytes > self.max_bytes or key in self._items:
+            return
+        value.setflags(write=False)
+        self._items[key] = value
+        self.n_bytes += value.nbytes
+        while self.n_bytes > self.max_bytes:
+            _, old = self._items.popitem(last=False)
+            self.n_bytes -= old.nbytes
+
+    def clear(self) -> None:
+        self._items.clear()
+        self.n_bytes = 0

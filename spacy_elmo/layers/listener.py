@@ -1,0 +1,106 @@
+"""ElmoListener: a head's view of the shared biLM run by an upstream `elmo` component.
+
+In training the upstream component runs the biLM once per batch and hands each listener the layers and
+a callback for their gradient (`receive`); the listener checks the batch is the one it is asked about.
+At prediction, components may batch differently, so the listener reads `doc._.elmo["layers"]`; docs
+without them (e.g. the sample docs a head is initialized on) are run through the upstream's model.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, List, Optional, Tuple
+
+from spacy.tokens import Doc
+from thinc.api import Linear, Model, chain, concatenate, with_array
+from thinc.types import Floats2d, Floats3d
+
+from ..doc_data import get_layers
+
+
+class ElmoListener(Model):
+    """`List[Doc] -> List[Floats3d]`, `[L+1, n, 2P]` per doc; the node that `replace_listeners` swaps
+    for a copy of the upstream biLM layer (same signature)."""
+
+    name = "elmo-listener"
+
+    def __init__(self, upstream_name: str) -> None:
+        Model.__init__(self, name=self.name, forward=_listener_forward, init=_listener_init,
+                       dims={"nO": None}, attrs={"upstream_name": upstream_name})
+        self._upstream: Optional[Any] = None
+        self._batch_id: Optional[int] = None
+        self._outputs: Optional[List[Floats3d]] = None
+        self._backprop: Optional[Callable] = None
+
+    @property
+    def upstream_name(self) -> str:
+        return self.attrs["upstream_name"]
+
+    @classmethod
+    def get_batch_id(cls, docs: List[Doc]) -> int:
+        return sum(sum(token.orth for token in doc) for doc in docs)
+
+    def bind(self, upstream: Any) -> None:
+        """Called by the upstream component when the pipeline links its components."""
+        self._upstream = upstream
+        if upstream.model.has_dim("nO"):
+            self.set_dim("nO", upstream.model.get_dim("nO"), force=True)
+
+    def receive(self, batch_id: int, outputs: List[Floats3d], backprop: Callable) -> None:
+        self._batch_id = batch_id
+        self._outputs = outputs
+        self._backprop = backprop
+
+    def check_upstream(self) -> Any:
+        if self._upstream is None:
+            raise ValueError(
+                f"an ElmoListener listens to an 'elmo' component named {self.upstream_name!r}, but the pipeline "
+                f"has no such component before it. Add one (nlp.add_pipe('elmo', name={self.upstream_name!r}, "
+                "before=<this component>)) or set the listener's `upstream` to the name of the one you have; "
+                "to use the head without an upstream component, nlp.replace_listeners() it.")
+        return self._upstream
+
+    def from_docs(self, docs: List[Doc]) -> List[Floats3d]:
+        layers = [get_layers(doc) for doc in docs]
+        missing = [i for i, value in enumerate(layers) if value is None]
+        if missing:
+            upstream = self.check_upstream()
+            computed = upstream.model.predict([docs[i] for i in missing])
+            for i, value in zip(missing, computed):
+                layers[i] = value
+        return layers  # type: ignore[return-value]
+
+
+def _listener_init(model: ElmoListener, X: Optional[List[Doc]] = None, Y: Any = None) -> None:
+    upstream = model.check_upstream()
+    if upstream.model.has_dim("nO"):
+        model.set_dim("nO", upstream.model.get_dim("nO"), force=True)
+
+
+def _listener_forward(model: ElmoListener, docs: List[Doc], is_train: bool) -> Tuple[List[Floats3d], Callable]:
+    if is_train and model._batch_id is not None:
+        if model.get_batch_id(docs) != model._batch_id:
+            raise ValueError(
+                "ElmoListener got a batch that differs from the one its upstream 'elmo' component last "
+                "processed: run the upstream component's update on the same examples first (it must come "
+                "before this component in the pipeline and not be frozen in [training])")
+        return model._outputs, model._backprop  # type: ignore[return-value]
+    return model.from_docs(docs), lambda d_layers: []
+
+
+def build_elmo_tok2vec(
+    source: Model[List[Doc], List[Floats3d]],
+    mix: Model[List[Floats3d], List[Floats2d]],
+    extra_features: Optional[Model[List[Doc], List[Floats2d]]] = None,
+    width: Optional[int] = None,
+) -> Model[List[Doc], List[Floats2d]]:
+    """`source` (a listener or a biLM layer) -> mix -> optionally `[features; ELMo]` -> optionally a
+    projection to `width`. Listener and standalone versions share this so their structures match."""
+    model: Model = chain(source, mix)
+    if extra_features is not None:
+        model = concatenate(model, extra_features)
+    if width is not None:
+        if width < 1:
+            raise ValueError(f"width must be a positive number of features, got {width}")
+        model = chain(model, with_array(Linear(width)))
+        model.set_dim("nO", width)
+    return model
+

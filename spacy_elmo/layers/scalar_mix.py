@@ -1,0 +1,137 @@
+"""The paper's task-specific layer mix (Eq. 1): `ELMo_k = gamma * sum_j softmax(w)_j * h_kj`.
+
+`List[Floats3d] -> List[Floats2d]`: each doc's `[L+1, n, D]` becomes `[n, D]`. The optional layer norm
+uses one mean and one variance per layer over all real positions and features of the whole batch, as
+the original does, so with it a doc's output depends on its batch; rows that are zero in every layer
+(whitespace tokens the biLM skipped) are not real positions and stay zero. The L2 penalty on the raw
+weights `w` enters as its gradient `2 * l2 * w`, like weight decay on these parameters only.
+The dropout is the mix's own (attr `mix_dropout`), so spaCy's global `training.dropout` leaves it alone.
+"""
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+from thinc.api import Model
+from thinc.types import Floats2d, Floats3d
+
+InT = List[Floats3d]
+OutT = List[Floats2d]
+
+LAYER_NORM_EPS = 1e-12
+
+
+def scalar_mix(
+    weights: Optional[Sequence[float]] = None,
+    gamma: float = 1.0,
+    layer_norm: bool = False,
+    dropout: float = 0.0,
+    l2: float = 0.0,
+    trainable: bool = True,
+) -> Model[InT, OutT]:
+    """`weights` are pre-softmax values (all zero, i.e. the plain mean, when None); their number must
+    match the biLM's L+1 layers, checked on the first batch."""
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+    if l2 < 0:
+        raise ValueError(f"l2 must not be negative, got {l2}")
+    return Model(
+        "elmo-scalar-mix",
+        _forward,
+        init=_init,
+        params={"w": None, "gamma": None},
+        attrs={
+            "initial_weights": None if weights is None else [float(w) for w in weights],
+            "initial_gamma": float(gamma),
+            "layer_norm": layer_norm,
+            "l2": l2,
+            "trainable": trainable,
+            "mix_dropout": dropout,
+        },
+    )
+
+
+def _init(model: Model, X: Optional[InT] = None, Y: Optional[OutT] = None) -> None:
+    if X is not None and len(X):
+        _allocate(model, X[0].shape[0])
+
+
+def _allocate(model: Model, n_layers: int) -> None:
+    initial = model.attrs["initial_weights"]
+    if initial is None:
+        initial = [0.0] * n_layers
+    if len(initial) != n_layers:
+        raise ValueError(f"ScalarMix has {len(initial)} initial weights but the biLM gives {n_layers} layers; "
+                         f"give {n_layers} weights or leave `weights` unset")
+    model.set_param("w", model.ops.asarray1f(initial))
+    model.set_param("gamma", model.ops.asarray1f([model.attrs["initial_gamma"]]))
+
+
+def softmax(w: np.ndarray) -> np.ndarray:
+    e = np.exp(w - w.max())
+    return e / e.sum()
+
+
+def mix_summary(model: Model) -> Dict[str, object]:
+    """The normalised layer weights s_j and gamma, for logs and reports."""
+    if not model.has_param("w"):
+        return {"weights": None, "gamma": None}
+    return {
+        "weights": [float(v) for v in softmax(np.asarray(model.get_param("w")))],
+        "gamma": float(model.get_param("gamma")[0]),
+    }
+
+
+def _normalise(X: np.ndarray, real: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Per-layer normalisation of X `[L+1, N, D]` over the real rows; returns (normalised, 1/std)."""
+    rows = X[:, real]
+    mean = rows.mean(axis=(1, 2), keepdims=True)
+    inv_std = 1.0 / np.sqrt(rows.var(axis=(1, 2), keepdims=True) + LAYER_NORM_EPS)
+    normed = (X - mean) * inv_std
+    normed[:, ~real] = 0.0
+    return normed, inv_std
+
+
+def _forward(model: Model, Xs: InT, is_train: bool) -> Tuple[OutT, Callable]:
+    if not Xs:
+        return [], lambda dYs: []
+    if not model.has_param("w"):
+        _allocate(model, Xs[0].shape[0])
+    lengths = [x.shape[1] for x in Xs]
+    X = np.concatenate(Xs, axis=1) if len(Xs) > 1 else Xs[0]
+    w = np.asarray(model.get_param("w"))
+    gamma = float(model.get_param("gamma")[0])
+    if X.shape[0] != w.shape[0]:
+        raise ValueError(f"ScalarMix has {w.shape[0]} layer weights but got {X.shape[0]} layers")
+    s = softmax(w)
+    real = np.abs(X).sum(axis=(0, 2)) > 0 if model.attrs["layer_norm"] else None
+    H, inv_std = _normalise(X, real) if real is not None else (X, None)
+    mixed = np.tensordot(s, H, axes=1)  # [N, D]
+    rate = model.attrs["mix_dropout"] if is_train else 0.0
+    keep = (np.random.uniform(size=mixed.shape) >= rate) / (1.0 - rate) if rate > 0 else None
+    Y = gamma * mixed if keep is None else gamma * mixed * keep
+    Y = Y.astype(np.float32, copy=False)
+
+    def backprop(dYs: OutT) -> InT:
+        dY = np.concatenate(dYs, axis=0) if len(dYs) > 1 else dYs[0]
+        if keep is not None:
+            dY = dY * keep
+        if model.attrs["trainable"]:
+            ds = gamma * np.tensordot(H, dY, axes=([1, 2], [0, 1]))
+            dw = s * (ds - (s * ds).sum()) + 2.0 * model.attrs["l2"] * w
+            model.inc_grad("w", model.ops.asarray1f(dw))
+            model.inc_grad("gamma", model.ops.asarray1f([float((dY * mixed).sum())]))
+        dH = gamma * s[:, None, None] * dY[None]
+        if real is None:
+            dX = dH
+        else:
+            # Layer-norm backward over the real rows only (the others were set to zero).
+            dH_real, H_real = dH[:, real], H[:, real]
+            mean_dH = dH_real.mean(axis=(1, 2), keepdims=True)
+            mean_dHH = (dH_real * H_real).mean(axis=(1, 2), keepdims=True)
+            dX = np.zeros_like(dH)
+            dX[:, real] = inv_std * (dH_real - mean_dH - H_real * mean_dHH)
+        dX = dX.astype(np.float32, copy=False)
+        return list(np.split(dX, np.cumsum(lengths)[:-1], axis=1))
+
+    return list(np.split(Y, np.cumsum(lengths)[:-1], axis=0)), backprop

@@ -1,0 +1,252 @@
+"""The `elmo` pipeline component: runs the shared biLM, stores its output on the Doc, feeds listeners.
+
+Prediction writes `doc._.elmo` (see doc_data.py), installs the vector hooks (hooks.py) and, only when
+asked, `doc.tensor` (a later `tok2vec` would overwrite it, and an earlier one's listeners would read it).
+
+Training follows spaCy's listener protocol: `update` runs the biLM once per batch and hands every
+listening head the layers plus a gradient callback; all but the last callback accumulate, the last one
+backpropagates into the biLM and updates it. With `frozen = true` (the default, as in the paper) there
+is no gradient to pass on, so the biLM runs without autograd and each training doc's layers are kept in
+a byte-bounded LRU cache: epochs after the first cost only the heads.
+"""
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
+
+import numpy as np
+from spacy.language import Language
+from spacy.pipeline import TrainablePipe
+from spacy.tokens import Doc
+from spacy.training import Example, validate_examples
+from spacy.vocab import Vocab
+from thinc.api import Model, Optimizer
+from thinc.types import Floats3d
+
+from .doc_data import ensure_extension, set_doc_data
+from .hooks import install_hooks
+from .layers import ActivationCache, ElmoListener, load_source, mix_summary
+
+Pooling = Union[str, List[float]]
+
+# No source given: the default bundled model (spaCy merges these keys into a user's model config, so
+# naming a model here would clash with user-given options paths).
+DEFAULT_MODEL_CONFIG = {"@architectures": "spacy-elmo.BiLM.v1"}
+POOLINGS = ("mean", "top")
+MIX_NODE = "elmo-scalar-mix"
+
+
+@Language.factory(
+    "elmo",
+    default_config={
+        "model": DEFAULT_MODEL_CONFIG,
+        "pooling": "mean",
+        "store_layers": True,
+        "frozen": True,
+        "set_tensor": False,
+        "cache_mb": 1024,
+    },
+)
+def make_elmo(
+    nlp: Language,
+    name: str,
+    model: Model[List[Doc], List[Floats3d]],
+    pooling: Pooling,
+    store_layers: bool,
+    frozen: bool,
+    set_tensor: bool,
+    cache_mb: int,
+) -> "ElmoComponent":
+    return ElmoComponent(nlp.vocab, model, name, pooling=pooling, store_layers=store_layers, frozen=frozen,
+                         set_tensor=set_tensor, cache_mb=cache_mb)
+
+
+def _check_pooling(pooling: Pooling) -> None:
+    if isinstance(pooling, str):
+        if pooling not in POOLINGS:
+            raise ValueError(f"pooling {pooling!r} is not one of {', '.join(POOLINGS)} or a list of layer weights")
+    elif not pooling or not all(isinstance(w, (int, float)) for w in pooling):
+        raise ValueError(f"pooling must be 'mean', 'top' or a non-empty list of layer weights, got {pooling!r}")
+
+
+def pooling_weights(pooling: Pooling, n_layers: int) -> np.ndarray:
+    """The fixed weights `[L+1]` that turn a doc's layers into its token vectors."""
+    if pooling == "mean":
+        return np.full(n_layers, 1.0 / n_layers, dtype=np.float32)
+    if pooling == "top":
+        return np.eye(n_layers, dtype=np.float32)[-1]
+    if len(pooling) != n_layers:
+        raise ValueError(f"pooling has {len(pooling)} weights but the biLM has {n_layers} layers; "
+                         f"give one weight per layer (token layer first)")
+    return np.asarray(pooling, dtype=np.float32)
+
+
+def mixes_in(model: Model) -> List[Dict[str, object]]:
+    """The normalised weights and gamma of every ScalarMix inside `model`."""
+    return [mix_summary(node) for node in model.walk() if node.name == MIX_NODE]
+
+
+def _replace_listener_cfg(tok2vec_model_cfg: Dict[str, Any], listener_cfg: Dict[str, Any], frozen: bool) -> Dict[str, Any]:
+    if listener_cfg.get("@architectures") != "spacy-elmo.ElmoListener.v1":
+        raise ValueError(f"replace_listeners expected a spacy-elmo.ElmoListener.v1 config, got {listener_cfg!r}")
+    kept = {k: v for k, v in listener_cfg.items() if k not in ("@architectures", "upstream")}
+    return {"@architectures": "spacy-elmo.ElmoTok2Vec.v1", "bilm": tok2vec_model_cfg, "frozen": frozen, **kept}
+
+
+class ElmoComponent(TrainablePipe):
+    def __init__(
+        self,
+        vocab: Vocab,
+        model: Model[List[Doc], List[Floats3d]],
+        name: str = "elmo",
+        *,
+        pooling: Pooling = "mean",
+        store_layers: bool = True,
+        frozen: bool = True,
+        set_tensor: bool = False,
+        cache_mb: int = 1024,
+    ) -> None:
+        _check_pooling(pooling)
+        ensure_extension()
+        self.vocab = vocab
+        self.model = model
+        self.name = name
+        self.cfg = {"pooling": pooling, "store_layers": store_layers, "frozen": frozen,
+                    "set_tensor": set_tensor, "cache_mb": cache_mb}
+        self.listener_map: Dict[str, List[ElmoListener]] = {}
+        self._heads: Dict[str, Model] = {}
+        self.cache = ActivationCache(int(cache_mb * 2**20))
+        model.attrs["frozen"] = frozen
+        model.attrs["replace_listener_cfg"] = partial(_replace_listener_cfg, frozen=frozen)
+
+    # Listeners ---------------------------------------------------------------------------------
+
+    @property
+    def listeners(self) -> List[ElmoListener]:
+        return [m for c in self.listening_components for m in self.listener_map[c]]
+
+    @property
+    def listening_components(self) -> List[str]:
+        return list(self.listener_map.keys())
+
+    def add_listener(self, listener: ElmoListener, component_name: str) -> None:
+        self.listener_map.setdefault(component_name, [])
+        if listener not in self.listener_map[component_name]:
+            self.listener_map[component_name].append(listener)
+        listener.bind(self)
+
+    def remove_listener(self, listener: ElmoListener, component_name: str) -> bool:
+        if listener in self.listener_map.get(component_name, []):
+            self.listener_map[component_name].remove(listener)
+            if not self.listener_map[component_name]:
+                del self.listener_map[component_name]
+            return True
+        return False
+
+    def find_listeners(self, component: Any) -> None:
+        """Bind the listeners in a later component whose upstream is this one (or "*")."""
+        model = getattr(component, "model", None)
+        if not isinstance(model, Model):
+            return
+        for node in model.walk():
+            if isinstance(node, ElmoListener) and node.upstream_name in ("*", self.name):
+                self.add_listener(node, component.name)
+                self._heads[component.name] = model
+
+    def mix_weights(self) -> Dict[str, List[Dict[str, object]]]:
+        """Per listening component, each of its mixes' softmaxed weights s_j and gamma."""
+        return {name: mixes_in(self._heads[name]) for name in self.listening_components}
+
+    # Prediction --------------------------------------------------------------------------------
+
+    def predict(self, docs: Iterable[Doc]) -> List[Floats3d]:
+        return self.model.predict(list(docs))
+
+    def set_annotations(self, docs: Sequence[Doc], layers: List[Floats3d]) -> None:
+        weights = None
+        for doc, doc_layers in zip(docs, layers):
+            doc_layers = np.asarray(doc_layers, dtype=np.float32)
+            if weights is None:
+                weights = pooling_weights(self.cfg["pooling"], doc_layers.shape[0])
+            vectors = np.tensordot(weights, doc_layers, axes=1)
+            set_doc_data(doc, vectors, doc_layers if self.cfg["store_layers"] else None)
+            install_hooks(doc)
+            if self.cfg["set_tensor"]:
+                doc.tensor = vectors
+
+    # Training ----------------------------------------------------------------------------------
+
+    def update(
+        self,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd: Optional[Optimizer] = None,
+        losses: Optional[Dict[str, float]] = None,
+    ) -> Dict[str, float]:
+        if losses is None:
+            losses = {}
+        validate_examples(examples, "ElmoComponent.update")
+        docs = [eg.predicted for eg in examples]
+        losses.setdefault(self.name, 0.0)
+        if self.cfg["frozen"]:
+            layers = self._frozen_layers(docs)
+            accumulate: Callable = lambda d_layers: []
+            backprop: Callable = accumulate
+        else:
+            layers, bp_layers = self.model.begin_update(docs)
+            d_total = [np.zeros_like(x) for x in layers]
+
+            def accumulate(d_layers: List[Floats3d]) -> List[Doc]:
+                for total, d in zip(d_total, d_layers):
+                    total += d
+                return []
+
+            def backprop(d_layers: List[Floats3d]) -> List[Doc]:
+                accumulate(d_layers)
+                bp_layers(d_total)
+                if sgd is not None:
+                    self.finish_update(sgd)
+                return []
+
+        batch_id = ElmoListener.get_batch_id(docs)
+        for listener in self.listeners[:-1]:
+            listener.receive(batch_id, layers, accumulate)
+        if self.listeners:
+            self.listeners[-1].receive(batch_id, layers, backprop)
+        return losses
+
+    def _frozen_layers(self, docs: List[Doc]) -> List[Floats3d]:
+        """Layers from the cache where possible; a stateful biLM's output depends on history, so never."""
+        if self.model.attrs["stateful"] or self.cache.max_bytes == 0:
+            return self.model.predict(docs)
+        keys = [tuple(token.text for token in doc) for doc in docs]
+        layers = [self.cache.get(key) for key in keys]
+        missing = [i for i, value in enumerate(layers) if value is None]
+        if missing:
+            for i, value in zip(missing, self.model.predict([docs[i] for i in missing])):
+                layers[i] = value
+                self.cache.put(keys[i], value)
+        return layers  # type: ignore[return-value]
+
+    def get_loss(self, examples: Iterable[Example], scores: Any) -> None:
+        """The component has no loss of its own: its gradients come from the listening heads."""
+
+    def initialize(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp: Optional[Language] = None,
+        options: Optional[str] = None,
+        weights: Optional[str] = None,
+    ) -> None:
+        """Load the biLM: `options`/`weights` from [initialize.components.<name>] win over the model config.
+        The examples are not needed: nothing about the biLM depends on the training data."""
+        if weights is not None and options is None:
+            raise ValueError(f"[initialize.components.{self.name}] gives weights {weights} without options")
+        load_source(self.model, options, weights)
+        self.model.initialize()
+        self.cache.clear()
+
+    def add_label(self, label: str) -> int:
+        raise NotImplementedError(f"the {self.name!r} component has no labels")

@@ -1,0 +1,47 @@
+"""`spacy-elmo.MixLogger.v1`: spaCy's console logger plus, at each evaluation, every head's layer mix.
+
+The learned s_j (softmaxed) and gamma are the paper's per-task answer to "which biLM layers matter";
+printing them next to the scores makes their movement visible during `spacy train`.
+"""
+from __future__ import annotations
+
+import sys
+from typing import IO, Any, Callable, Dict, Optional, Tuple
+
+from spacy.language import Language
+from spacy.util import registry
+
+from .pipeline import mixes_in
+
+
+def format_mixes(nlp: Language) -> str:
+    lines = []
+    for name, component in nlp.pipeline:
+        model = getattr(component, "model", None)
+        for i, mix in enumerate(mixes_in(model) if model is not None else []):
+            if mix["weights"] is None:
+                continue
+            weights = " ".join(f"{w:.4f}" for w in mix["weights"])
+            label = name if i == 0 else f"{name}#{i}"
+            lines.append(f"elmo mix {label}: s = [{weights}] gamma = {mix['gamma']:.4f}")
+    return "\n".join(lines)
+
+
+@registry.loggers("spacy-elmo.MixLogger.v1")
+def mix_logger(progress_bar: Optional[str] = None) -> Callable:
+    """`progress_bar` as in spacy.ConsoleLogger.v3: null, "train" or "eval"."""
+    console = registry.loggers.get("spacy.ConsoleLogger.v3")(progress_bar=progress_bar)
+
+    def setup(nlp: Language, stdout: IO = sys.stdout, stderr: IO = sys.stderr) -> Tuple[Callable, Callable]:
+        log_step, finalize = console(nlp, stdout, stderr)
+
+        def log_step_with_mixes(info: Optional[Dict[str, Any]]) -> None:
+            log_step(info)
+            if info is not None:
+                text = format_mixes(nlp)
+                if text:
+                    stdout.write(text + "\n")
+
+        return log_step_with_mixes, finalize
+
+    return setup

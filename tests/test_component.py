@@ -1,0 +1,206 @@
+"""The `elmo` component: vectors through spaCy's API, equal to the biLM's pooled layers, kept through
+serialization; the biLM layer's batching; the activation cache; clear errors."""
+import h5py
+import numpy as np
+import pytest
+import spacy
+from spacy.tokens import Doc, DocBin
+
+from spacy_elmo import restore_vectors
+from spacy_elmo.layers import ActivationCache
+from spacy_elmo.layers.bilm import plan_batches
+from spacy_elmo.weights import WeightsError
+
+MONEY = "She went to the bank to withdraw money ."
+RIVER = "They sat on the bank of the river ."
+TEXTS = [MONEY, RIVER, "He deposited the cheque at the bank .", "Banks lend money .", "Yes"]
+
+
+def _nlp(fixture_paths, **config):
+    options, weights = fixture_paths
+    nlp = spacy.blank("en")
+    model = {"@architectures": "spacy-elmo.BiLM.v1", "options": str(options), "weights": str(weights)}
+    model.update(config.pop("model", {}))
+    nlp.add_pipe("elmo", config={"model": model, **config})
+    return nlp
+
+
+@pytest.fixture(scope="module")
+def nlp(fixture_paths):
+    return _nlp(fixture_paths)
+
+
+def _vectors(docs):
+    return [np.stack([t.vector for t in doc]) for doc in docs]
+
+
+@pytest.mark.parametrize("pooling", ["mean", "top", [0.5, 0.25, 0.25]])
+def test_token_vector_is_the_configured_pooling_of_the_bilm_layers(fixture_paths, fixture_bilm, pooling):
+    nlp = _nlp(fixture_paths, pooling=pooling)
+    doc = nlp(MONEY)
+    layers = fixture_bilm.embed([MONEY.split()])[0]
+    expected = {"mean": layers.mean(axis=0), "top": layers[-1]}.get(
+        pooling if isinstance(pooling, str) else "", None)
+    if expected is None:
+        expected = np.tensordot(np.array(pooling), layers, axes=1)
+    for token in doc:
+        np.testing.assert_allclose(token.vector, expected[token.i], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(doc._.elmo["layers"], layers, rtol=1e-5, atol=1e-6)
+
+
+def test_bank_depends_on_context_and_similarity_works(nlp):
+    money, river = nlp(MONEY), nlp(RIVER)
+    bank_money, bank_river = money[4], river[4]
+    assert bank_money.has_vector and bank_money.vector_norm > 0
+    assert not np.allclose(bank_money.vector, bank_river.vector)
+    assert bank_money.similarity(bank_money) == pytest.approx(1.0)
+    assert -1.0 <= bank_money.similarity(bank_river) < 0.9999
+    span = money[3:5]
+    np.testing.assert_allclose(span.vector, (money[3].vector + money[4].vector) / 2, rtol=1e-6)
+    np.testing.assert_allclose(money.vector, _vectors([money])[0].mean(axis=0), rtol=1e-5)
+    assert money.vector_norm == pytest.approx(float(np.linalg.norm(money.vector)))
+    assert 0 < money.similarity(river) < 1
+    assert span.similarity(river[3:5]) == pytest.approx(
+        float(span.vector @ river[3:5].vector / (span.vector_norm * river[3:5].vector_norm)), rel=1e-5)
+    assert bank_money.similarity(money[4:5]) == pytest.approx(1.0, rel=1e-5)
+
+
+def test_empty_docs_and_whitespace_tokens(nlp, fixture_bilm):
+    empty = nlp("")
+    assert empty._.elmo["vectors"].shape == (0, fixture_bilm.output_dim)
+    assert not empty.has_vector and empty.similarity(nlp(MONEY)) == 0.0
+    spaced = nlp("Hello \n\n world")
+    assert [t.is_space for t in spaced] == [False, True, False]
+    assert not spaced[1].has_vector and not spaced[1].vector.any()
+    assert spaced[1].similarity(spaced[0]) == 0.0
+    plain = nlp("Hello world")
+    # The biLM never saw the whitespace: the words get exactly the vectors they get without it.
+    np.testing.assert_allclose(spaced[2].vector, plain[1].vector, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(spaced.vector, plain.vector, rtol=1e-5, atol=1e-6)
+    only_space = nlp("\n\n")
+    assert not only_space.has_vector and not only_space.vector.any()
+
+
+def test_batch_size_and_token_budget_do_not_change_vectors(fixture_paths, nlp):
+    one = _vectors(nlp.pipe(TEXTS, batch_size=1))
+    many = _vectors(nlp.pipe(TEXTS, batch_size=64))
+    tight = _vectors(_nlp(fixture_paths, model={"max_batch_tokens": 1}).pipe(TEXTS))
+    for a, b, c in zip(one, many, tight):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(a, c, rtol=1e-5, atol=1e-6)
+
+
+def test_plan_batches_sorts_by_length_and_respects_the_budget():
+    lengths = [3, 10, 0, 7, 2]
+    batches = plan_batches(lengths, max_batch_tokens=20, stateful=False)
+    assert batches == [[1, 3], [0, 4]]  # empty docs skip the biLM
+    assert all(lengths[b[0]] * len(b) <= 20 for b in batches)
+    assert plan_batches(lengths, max_batch_tokens=5, stateful=False) == [[1], [3], [0], [4]]
+    assert plan_batches(lengths, 1, stateful=True, batch_size=2) == [[0, 1], [2, 3], [4]]
+
+
+def test_stateful_mode_is_explicit_and_carries_state(fixture_paths):
+    stateless = _nlp(fixture_paths)
+    stateful = _nlp(fixture_paths, model={"stateful": True})
+    first = stateful(MONEY)[4].vector
+    again = stateful(MONEY)[4].vector
+    assert not np.allclose(first, again)
+    np.testing.assert_allclose(stateless(MONEY)[4].vector, stateless(MONEY)[4].vector)
+
+
+def test_to_disk_and_load_needs_no_outside_file(nlp, tmp_path):
+    nlp.to_disk(tmp_path / "pipeline")
+    loaded = spacy.load(tmp_path / "pipeline")
+    # Prove the loaded pipeline took its weights from its own directory, not the config's paths.
+    assert loaded.get_pipe("elmo").model.attrs["options"] is not None
+    loaded.get_pipe("elmo").model.attrs.update(options="/nonexistent/options.json", weights="/nonexistent.hdf5")
+    for a, b in zip(_vectors(nlp.pipe(TEXTS)), _vectors(loaded.pipe(TEXTS))):
+        np.testing.assert_array_equal(a, b)
+    from_bytes = spacy.load(tmp_path / "pipeline")
+    from_bytes.from_bytes(nlp.to_bytes())
+    np.testing.assert_array_equal(from_bytes(MONEY)[4].vector, nlp(MONEY)[4].vector)
+
+
+def test_docbin_round_trip_keeps_data_and_restore_vectors_brings_back_the_hooks(nlp):
+    docs = list(nlp.pipe(TEXTS))
+    expected = _vectors(docs)
+    docbin = DocBin(store_user_data=True, docs=docs)
+    restored = list(DocBin().from_bytes(docbin.to_bytes()).get_docs(nlp.vocab))
+    assert restore_vectors(restored) == len(TEXTS)
+    for doc, vectors, original in zip(restored, _vectors(restored), docs):
+        np.testing.assert_array_equal(vectors, expected[docs.index(original)])
+        assert doc[0].similarity(original[0]) == pytest.approx(1.0)
+
+
+def test_doc_to_bytes_keeps_vectors_automatically_with_set_tensor(fixture_paths):
+    nlp = _nlp(fixture_paths, set_tensor=True)
+    doc = nlp(MONEY)
+    with pytest.warns(UserWarning, match="W109"):
+        data = doc.to_bytes()
+    plain = Doc(nlp.vocab).from_bytes(data)
+    assert not plain.user_token_hooks  # hooks are gone, spaCy falls back to doc.tensor
+    np.testing.assert_array_equal(plain[4].vector, doc[4].vector)
+    np.testing.assert_allclose(plain.vector, doc.vector, rtol=1e-6)
+    assert plain[4].similarity(doc[4]) == pytest.approx(1.0)
+
+
+def test_tensor_is_opt_in(nlp):
+    assert nlp(MONEY).tensor.size == 0
+
+
+def test_store_layers_false_keeps_only_vectors(fixture_paths):
+    doc = _nlp(fixture_paths, store_layers=False)(MONEY)
+    assert "layers" not in doc._.elmo and doc[0].has_vector
+
+
+def test_bad_pooling_is_named(fixture_paths):
+    with pytest.raises(ValueError, match="pooling 'max'"):
+        _nlp(fixture_paths, pooling="max")
+    with pytest.raises(ValueError, match="pooling has 2 weights but the biLM has 3 layers"):
+        _nlp(fixture_paths, pooling=[0.5, 0.5])(MONEY)
+
+
+def test_weights_that_do_not_fit_the_options_fail_clearly(fixture_paths, tmp_path):
+    options, weights = fixture_paths
+    broken = tmp_path / "broken.hdf5"
+    with h5py.File(weights, "r") as src, h5py.File(broken, "w") as dst:
+        for name in ("char_embed",):
+            dst.create_dataset(name, data=src[name][()][:, :2])
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v1", "options": str(options),
+                                           "weights": str(broken)}})
+    with pytest.raises(WeightsError, match="char_embed"):
+        nlp.initialize()
+
+
+def test_initialize_paths_override_the_model_config(fixture_paths, fixture_bilm):
+    options, weights = fixture_paths
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo")  # the bundled default
+    nlp.get_pipe("elmo").initialize(lambda: [], nlp=nlp, options=str(options), weights=str(weights))
+    np.testing.assert_allclose(nlp(MONEY)._.elmo["layers"], fixture_bilm.embed([MONEY.split()])[0],
+                               rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="without options"):
+        nlp.get_pipe("elmo").initialize(lambda: [], nlp=nlp, weights=str(weights))
+
+
+def test_activation_cache_is_an_lru_bounded_in_bytes():
+    cache = ActivationCache(max_bytes=3 * 400)
+    arrays = {k: np.zeros(100, dtype=np.float32) for k in "abcd"}
+    for key in "abc":
+        cache.put(key, arrays[key])
+    assert cache.get("a") is arrays["a"]  # "a" is now the most recent
+    cache.put("d", arrays["d"])
+    assert cache.get("b") is None and len(cache) == 3 and cache.n_bytes == 1200
+    cache.put("huge", np.zeros(1000, dtype=np.float32))
+    assert cache.get("huge") is None
+
+
+@pytest.mark.slow
+def test_nlp_pipe_with_two_processes(nlp):
+    expected = _vectors(nlp.pipe(TEXTS))
+    docs = list(nlp.pipe(TEXTS, n_process=2, batch_size=2))
+    assert all(doc._.elmo is not None for doc in docs)
+    assert restore_vectors(docs) == len(TEXTS)
+    for a, b in zip(expected, _vectors(docs)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

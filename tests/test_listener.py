@@ -1,0 +1,148 @@
+"""ElmoListener: fed by the upstream component in training, reading the Doc at prediction; gradient
+accumulation across listeners; frozen vs fine-tuned biLM; replace_listeners; clear errors."""
+import numpy as np
+import pytest
+import spacy
+import torch
+from spacy.training import Example
+from thinc.api import Adam
+
+from spacy_elmo.layers import ElmoListener, get_bilm
+
+TRAIN = [
+    ("Alice went to the bank .", {"tags": ["NNP", "VBD", "TO", "DT", "NN", "."]}),
+    ("Bob sat on the bank .", {"tags": ["NNP", "VBD", "IN", "DT", "NN", "."]}),
+]
+
+
+def _pipeline(fixture_paths, frozen=True, heads=("tagger",), upstream="elmo", with_elmo=True):
+    options, weights = fixture_paths
+    nlp = spacy.blank("en")
+    if with_elmo:
+        nlp.add_pipe("elmo", config={"frozen": frozen, "model": {
+            "@architectures": "spacy-elmo.BiLM.v1", "options": str(options), "weights": str(weights)}})
+    for head in heads:
+        nlp.add_pipe("tagger", name=head, config={"model": {
+            "@architectures": "spacy.Tagger.v2",
+            "tok2vec": {"@architectures": "spacy-elmo.ElmoListener.v1", "upstream": upstream,
+                        "mix": {"@layers": "spacy-elmo.ScalarMix.v1"}}}})
+    return nlp
+
+
+def _examples(nlp):
+    return [Example.from_dict(nlp.make_doc(text), annots) for text, annots in TRAIN]
+
+
+def _train_step(nlp, optimizer):
+    """As `spacy train` does it: all updates first, then every component's finish_update (nlp.update
+    with an optimizer would finish the upstream before the heads have sent their gradients)."""
+    nlp.update(_examples(nlp), sgd=False)
+    for _, proc in nlp.pipeline:
+        proc.finish_update(optimizer)
+
+
+def _bilm_params(nlp):
+    return [p.detach().clone() for p in get_bilm(nlp.get_pipe("elmo").model).parameters()]
+
+
+def test_listeners_are_bound_and_prediction_reads_the_doc(fixture_paths):
+    nlp = _pipeline(fixture_paths, heads=("tagger", "tagger2"))
+    elmo = nlp.get_pipe("elmo")
+    assert elmo.listening_components == ["tagger", "tagger2"]
+    nlp.initialize(lambda: _examples(nlp))
+    doc = nlp("Alice went to the bank .")
+    assert doc._.elmo["layers"].shape[:2] == (3, 6)
+    listener = elmo.listener_map["tagger"][0]
+    np.testing.assert_array_equal(listener.predict([doc])[0], doc._.elmo["layers"])
+    assert len(doc[0].tag_) > 0
+
+
+def test_frozen_training_leaves_the_bilm_alone_and_moves_each_mix(fixture_paths):
+    nlp = _pipeline(fixture_paths, heads=("tagger", "tagger2"))
+    nlp.initialize(lambda: _examples(nlp))
+    before = _bilm_params(nlp)
+    optimizer = Adam(0.01)
+    for _ in range(3):
+        _train_step(nlp, optimizer)
+    for a, b in zip(before, _bilm_params(nlp)):
+        assert torch.equal(a, b)
+    mixes = nlp.get_pipe("elmo").mix_weights()
+    for name in ("tagger", "tagger2"):
+        (mix,) = mixes[name]
+        assert not np.allclose(mix["weights"], 1 / 3) and mix["gamma"] != 1.0
+    cache = nlp.get_pipe("elmo").cache
+    assert len(cache) == 2 and cache.hits == 4  # the biLM ran once per distinct doc
+
+
+def test_fine_tuning_accumulates_gradients_from_all_listeners(fixture_paths):
+    nlp = _pipeline(fixture_paths, frozen=False, heads=("tagger", "tagger2"))
+    nlp.initialize(lambda: _examples(nlp))
+    elmo = nlp.get_pipe("elmo")
+    seen = []
+    forward = elmo.model._func
+
+    def spy(model, docs, is_train):
+        outputs, backprop = forward(model, docs, is_train)
+
+        def recording_backprop(d_outputs):
+            seen.append([d.copy() for d in d_outputs])
+            return backprop(d_outputs)
+
+        return outputs, recording_backprop
+
+    elmo.model._func = spy
+    before = _bilm_params(nlp)
+    grads = {}
+    for listener in elmo.listeners:
+        original = listener.receive
+
+        def receive(batch_id, outputs, callback, listener=listener, original=original):
+            def wrapped(d_layers):
+                grads.setdefault(id(listener), []).append([d.copy() for d in d_layers])
+                return callback(d_layers)
+            original(batch_id, outputs, wrapped)
+
+        listener.receive = receive
+    optimizer = Adam(0.01)
+    for _ in range(2):  # the heads' output layers start at zero: the first step sends no gradient down
+        _train_step(nlp, optimizer)
+    assert len(seen) == 2 and len(grads) == 2  # one backprop per step into the biLM, carrying both heads'
+    (_, first), (_, second) = grads.values()
+    assert np.abs(first[0]).sum() > 0 and np.abs(second[0]).sum() > 0
+    for total, a, b in zip(seen[1], first, second):
+        np.testing.assert_allclose(total, a + b, rtol=1e-6, atol=1e-7)
+    assert any(not torch.equal(a, b) for a, b in zip(before, _bilm_params(nlp)))
+
+
+def test_batch_mismatch_is_an_error(fixture_paths):
+    listener = ElmoListener("elmo")
+    nlp = spacy.blank("en")
+    listener.receive(12345, [], lambda d: [])
+    with pytest.raises(ValueError, match="differs from the one its upstream"):
+        listener.begin_update([nlp("something else")])
+
+
+def test_missing_upstream_component_is_named(fixture_paths):
+    nlp = _pipeline(fixture_paths, with_elmo=False)
+    with pytest.raises(ValueError, match="no such component before it"):
+        nlp.initialize(lambda: _examples(nlp))
+    nlp = _pipeline(fixture_paths, upstream="elmo_other")
+    with pytest.raises(ValueError, match="'elmo_other'"):
+        nlp.initialize(lambda: _examples(nlp))
+
+
+def test_replace_listeners_gives_a_standalone_head(fixture_paths, tmp_path):
+    nlp = _pipeline(fixture_paths)
+    nlp.initialize(lambda: _examples(nlp))
+    nlp.update(_examples(nlp), sgd=Adam(0.01))
+    text = "Alice went to the bank ."
+    expected = nlp(text)
+    nlp.replace_listeners("elmo", "tagger", ["model.tok2vec"])
+    assert nlp.get_pipe_config("tagger")["model"]["tok2vec"]["@architectures"] == "spacy-elmo.ElmoTok2Vec.v1"
+    assert not nlp.get_pipe("elmo").listeners
+    nlp.remove_pipe("elmo")
+    doc = nlp(text)
+    assert [t.tag_ for t in doc] == [t.tag_ for t in expected]
+    nlp.to_disk(tmp_path / "standalone")
+    loaded = spacy.load(tmp_path / "standalone")
+    assert [t.tag_ for t in loaded(text)] == [t.tag_ for t in expected]

@@ -1,0 +1,74 @@
+"""End to end: `python -m spacy train` on the shipped tagger+NER config, on a tiny corpus written here."""
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import spacy
+from spacy.tokens import Doc, DocBin
+
+from spacy_elmo import load_bilm
+from spacy_elmo.layers import get_bilm
+
+CONFIG = Path(__file__).parent.parent / "configs" / "tagger_ner_elmo.cfg"
+SENTENCES = [
+    ("Alice went to the bank in Paris .", ["NNP", "VBD", "TO", "DT", "NN", "IN", "NNP", "."], [(0, 1, "PER"), (6, 7, "LOC")]),
+    ("Bob sat on the bank of the river .", ["NNP", "VBD", "IN", "DT", "NN", "IN", "DT", "NN", "."], [(0, 1, "PER")]),
+    ("Carol lives in London .", ["NNP", "VBZ", "IN", "NNP", "."], [(0, 1, "PER"), (3, 4, "LOC")]),
+    ("The money is in the bank .", ["DT", "NN", "VBZ", "IN", "DT", "NN", "."], []),
+]
+
+
+def _corpus(path, copies):
+    vocab = spacy.blank("en").vocab
+    docbin = DocBin()
+    for words, tags, ents in [(s.split(), t, e) for s, t, e in SENTENCES] * copies:
+        doc = Doc(vocab, words=words, tags=tags)
+        doc.ents = [doc[start:end].char_span(0, len(doc[start:end].text), label=label) for start, end, label in ents]
+        docbin.add(doc)
+    docbin.to_disk(path)
+    return path
+
+
+def _train(tmp_path, fixture_paths, *overrides):
+    options, weights = fixture_paths
+    train, dev = _corpus(tmp_path / "train.spacy", 4), _corpus(tmp_path / "dev.spacy", 1)
+    out = tmp_path / "out"
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy", "train", str(CONFIG), "--output", str(out),
+         "--paths.train", str(train), "--paths.dev", str(dev),
+         "--paths.elmo_options", str(options), "--paths.elmo_weights", str(weights),
+         "--training.eval_frequency", "4", *overrides],
+        capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:] + result.stdout[-3000:]
+    return out / "model-last", result.stdout
+
+
+def _max_change(nlp, fixture_paths):
+    reference = load_bilm(*fixture_paths)
+    trained = get_bilm(nlp.get_pipe("elmo").model)
+    return max(float((a.detach() - b.detach()).abs().max()) for a, b in zip(trained.parameters(), reference.parameters()))
+
+
+@pytest.mark.slow
+def test_frozen_training_learns_one_mix_per_head(tmp_path, fixture_paths):
+    model_dir, stdout = _train(tmp_path, fixture_paths, "--training.max_steps", "12")
+    assert "elmo mix tagger: s = [" in stdout and "elmo mix ner: s = [" in stdout
+    nlp = spacy.load(model_dir)
+    mixes = nlp.get_pipe("elmo").mix_weights()
+    (tagger,), (ner,) = mixes["tagger"], mixes["ner"]
+    for mix in (tagger, ner):
+        assert not np.allclose(mix["weights"], 1 / 3, atol=1e-4) and mix["gamma"] != pytest.approx(1.0, abs=1e-4)
+    assert not np.allclose(tagger["weights"], ner["weights"], atol=1e-4)
+    assert _max_change(nlp, fixture_paths) == 0.0
+    doc = nlp("Alice went to the bank in Paris .")
+    assert all(token.tag_ for token in doc) and doc[4].has_vector
+
+
+@pytest.mark.slow
+def test_fine_tuning_changes_the_bilm(tmp_path, fixture_paths):
+    model_dir, _ = _train(tmp_path, fixture_paths, "--training.max_steps", "4", "--components.elmo.frozen", "false")
+    nlp = spacy.load(model_dir)
+    assert _max_change(nlp, fixture_paths) > 0.0
+    assert all(token.tag_ for token in nlp("Bob sat on the bank ."))
