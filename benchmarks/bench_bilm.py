@@ -44,9 +44,10 @@ def roofline_seconds(options, sentences: List[List[str]], batch_size: int) -> fl
     convs = [torch.nn.Conv1d(cnn.embedding_dim, n, w) for w, n in cnn.filters]
     w_hw = torch.randn(n_filters, n_filters)
     w_proj = torch.randn(n_filters, proj)
-    w_in = torch.randn(proj, 4 * cell)
-    w_rec = torch.randn(proj, 4 * cell)
-    w_p = torch.randn(cell, proj)
+    # Both directions side by side, as the model computes them (nn/lstm.py).
+    w_in = torch.randn(2, proj, 4 * cell)
+    w_rec = torch.randn(2, proj, 4 * cell)
+    w_p = torch.randn(2, cell, proj)
     total = 0.0
     with torch.inference_mode():
         for start in range(0, len(lengths), batch_size):
@@ -58,15 +59,15 @@ def roofline_seconds(options, sentences: List[List[str]], batch_size: int) -> fl
             total += 2 * cnn.n_highway * _timed(lambda: x @ w_hw)
             if n_filters != proj:
                 total += _timed(lambda: x @ w_proj)
-            xp = torch.randn(n_tok, proj)
-            total += 2 * lstm.n_layers * _timed(lambda: xp @ w_in)
+            xp = torch.randn(2, n_tok, proj)
+            total += lstm.n_layers * _timed(lambda: torch.bmm(xp, w_in))
             step_time = 0.0
             for t in range(batch[0]):
                 n = sum(1 for length in batch if length > t)
-                h = torch.randn(n, proj)
-                m = torch.randn(n, cell)
-                step_time += _timed(lambda: h @ w_rec) + _timed(lambda: m @ w_p)
-            total += 2 * lstm.n_layers * step_time
+                h = torch.randn(2, n, proj)
+                m = torch.randn(2, n, cell)
+                step_time += _timed(lambda: torch.bmm(h, w_rec)) + _timed(lambda: torch.bmm(m, w_p))
+            total += lstm.n_layers * step_time
     return total
 
 

@@ -64,3 +64,12 @@ def matmul_gflops(size: int = 2048, repeat: int = 10) -> float:
 def peak_rss_mb() -> float:
     """Peak resident memory of this process so far (MB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def current_rss_mb() -> float:
+    """Resident memory of this process now (MB), from /proc (Linux)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS in /proc/self/status")

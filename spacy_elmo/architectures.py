@@ -18,10 +18,15 @@ def BiLM_v1(
     name: Optional[str] = None,
     stateful: bool = False,
     max_batch_tokens: int = 4096,
+    split_sentences: bool = True,
+    max_length: int = 256,
+    overlap: int = 32,
 ) -> Model[List[Doc], List[Floats3d]]:
     """The biLM's layers per doc: a bundled model by `name`, or `options` + `weights` paths (read at
-    initialization or first use, never when the config is built)."""
-    return bilm_layer(options, weights, name, stateful=stateful, max_batch_tokens=max_batch_tokens)
+    initialization or first use, never when the config is built). Docs go in per sentence when they
+    have sentence boundaries, pieces longer than `max_length` tokens in windows overlapping by `overlap`."""
+    return bilm_layer(options, weights, name, stateful=stateful, max_batch_tokens=max_batch_tokens,
+                      split_sentences=split_sentences, max_length=max_length, overlap=overlap)
 
 
 @registry.layers("spacy-elmo.ScalarMix.v1")

@@ -220,7 +220,10 @@ class ElmoComponent(TrainablePipe):
         """Layers from the cache where possible; a stateful biLM's output depends on history, so never."""
         if self.model.attrs["stateful"] or self.cache.max_bytes == 0:
             return self.model.predict(docs)
-        keys = [tuple(token.text for token in doc) for doc in docs]
+        # The layers depend on the tokens and, when the doc is split per sentence, on where they start.
+        keys = [(tuple(token.text for token in doc),
+                 tuple(sent.start for sent in doc.sents) if doc.has_annotation("SENT_START") else None)
+                for doc in docs]
         layers = [self.cache.get(key) for key in keys]
         missing = [i for i, value in enumerate(layers) if value is None]
         if missing:

@@ -56,17 +56,18 @@ def _entries(bilm: BiLM) -> Iterator[_Entry]:
         proj = options.projection_dim
         yield ("CNN_proj/W_proj", (n_filters, proj), _transpose, _transpose, encoder.projection.weight)
         yield ("CNN_proj/b_proj", (proj,), _same, _same, encoder.projection.bias)
-    for d, stack in enumerate((bilm.forward_stack, bilm.backward_stack)):
-        for l, layer in enumerate(stack.layers):
+    for l, layer in enumerate(bilm.lstm.layers):
+        for d in range(2):
             prefix = f"RNN_{d}/RNN/MultiRNNCell/Cell{l}/LSTMCell"
             n_in, n_proj, n_gates = layer.input_dim, layer.projection_dim, 4 * layer.cell_dim
-            # TF multiplies [x, h_prev] by one kernel: input rows first, then recurrent rows.
-            yield (f"{prefix}/W_0", (n_in + n_proj, n_gates), lambda a, n=n_in: a[:n].T,
-                   None, layer.input_linear.weight)  # type: ignore[misc]
-            yield (f"{prefix}/W_0", (n_in + n_proj, n_gates), lambda a, n=n_in: a[n:].T,
-                   None, layer.state_linear.weight)  # type: ignore[misc]
-            yield (f"{prefix}/B", (n_gates,), _same, _same, layer.input_linear.bias)
-            yield (f"{prefix}/W_P_0", (layer.cell_dim, n_proj), _transpose, _transpose, layer.projection.weight)
+            # TF multiplies [x, h_prev] by one kernel: input rows first, then recurrent rows. Our
+            # layout is TF's ([in, out]), so the two halves are plain row slices.
+            yield (f"{prefix}/W_0", (n_in + n_proj, n_gates), lambda a, n=n_in: a[:n],
+                   None, layer.input_weight[d])  # type: ignore[misc]
+            yield (f"{prefix}/W_0", (n_in + n_proj, n_gates), lambda a, n=n_in: a[n:],
+                   None, layer.state_weight[d])  # type: ignore[misc]
+            yield (f"{prefix}/B", (n_gates,), _same, _same, layer.input_bias[d])
+            yield (f"{prefix}/W_P_0", (layer.cell_dim, n_proj), _same, _same, layer.projection_weight[d])
 
 
 def _open(path: Union[str, Path], mode: str) -> h5py.File:
@@ -112,6 +113,7 @@ def load_weights(bilm: BiLM, path: Union[str, Path]) -> None:
         for index, (_, _, _, _, target) in enumerate(entries):
             target.copy_(torch.from_numpy(arrays[index]))
         bilm.char_encoder.char_embed.weight[0].zero_()
+    bilm.clear_caches()
 
 
 def save_weights(bilm: BiLM, path: Union[str, Path]) -> None:
@@ -122,7 +124,7 @@ def save_weights(bilm: BiLM, path: Union[str, Path]) -> None:
     for name, _, _, to_stored, param in _entries(bilm):
         value = param.detach().cpu().numpy().astype(np.float32)
         if to_stored is None:  # the two halves of an LSTM kernel
-            kernels.setdefault(name, []).append(value.T)
+            kernels.setdefault(name, []).append(value)
             continue
         combined[name] = np.ascontiguousarray(to_stored(value))
     for name, parts in kernels.items():

@@ -78,7 +78,7 @@ def test_stateful_states_are_detached(fixture_bilm):
     ids = torch.from_numpy(fixture_bilm.char_mapper.batch_ids([SENTENCE]))
     out = fixture_bilm(ids, stateful=True)
     assert out.layers.requires_grad
-    h, c = fixture_bilm._states[0][0]
+    h, c = fixture_bilm._states[0]
     assert not h.requires_grad and not c.requires_grad
     fixture_bilm.reset_states()
 
@@ -105,3 +105,44 @@ def test_projection_skipped_when_sizes_match():
 def test_bad_batch_size(fixture_bilm, batch_size):
     with pytest.raises(ValueError, match="batch_size"):
         fixture_bilm.embed([SENTENCE], batch_size=batch_size)
+
+
+def test_token_cache_gives_the_same_numbers_and_is_bounded(fixture_paths):
+    from spacy_elmo import load_bilm
+
+    bilm = load_bilm(*fixture_paths)
+    bilm.token_cache.capacity = 5
+    sentences = [SENTENCE, OTHERS[0]]
+    cold = bilm.embed(sentences)
+    assert len(bilm.token_cache) == 5
+    warm = bilm.embed(sentences)
+    ids = torch.from_numpy(bilm.char_mapper.batch_ids(sentences))
+    with torch.inference_mode():
+        direct = bilm(ids).layers.numpy()
+    for i, s in enumerate(sentences):
+        np.testing.assert_array_equal(cold[i], warm[i])
+        np.testing.assert_allclose(cold[i], direct[:, i, : len(s)], atol=1e-6, rtol=0)
+
+
+def test_token_cache_is_cleared_when_weights_change(fixture_paths):
+    from spacy_elmo import load_bilm, load_weights
+
+    bilm = load_bilm(*fixture_paths)
+    bilm.embed([SENTENCE])
+    assert len(bilm.token_cache) > 0
+    load_weights(bilm, fixture_paths[1])
+    assert len(bilm.token_cache) == 0
+    bilm.embed([SENTENCE])
+    bilm.train()
+    assert len(bilm.token_cache) == 0
+    bilm.eval()
+
+
+def test_no_cache_when_gradients_are_wanted(fixture_paths):
+    from spacy_elmo import load_bilm
+
+    bilm = load_bilm(*fixture_paths)
+    out = bilm.forward_sentences([SENTENCE])
+    assert len(bilm.token_cache) == 0
+    out.layers.sum().backward()
+    assert bilm.char_encoder.char_embed.weight.grad is not None

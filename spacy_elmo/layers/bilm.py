@@ -6,8 +6,11 @@ paths, a bundled model's name, or else the default bundled model) and loads them
 those paths any more, also when the layer sits inside another model (after `replace_listeners`).
 
 Whitespace tokens (`token.is_space`) never reach the biLM, which saw none in training; their rows are
-zeros. Stateless batches are sorted by length and cut by a padded-token budget (padding only costs);
-stateful batches keep the docs' order, because the carried states follow batch rows.
+zeros. A doc goes in sentence by sentence when it has sentence boundaries (and `split_sentences`), and
+anything longer than `max_length` tokens in overlapping windows (see segment.py), so memory stays
+bounded however long the doc. Stateless batches of these pieces are sorted by length and cut by a
+padded-token budget (padding only costs); stateful batches keep the docs' order, because the carried
+states follow batch rows.
 
 A process forked after torch ran a parallel op (`nlp.pipe(n_process=2)` on Linux) deadlocks in its
 first parallel op; so once a biLM is loaded, forked children run torch single-threaded, which is also
@@ -31,6 +34,7 @@ from torch import nn
 from ..models import bundled_model_paths
 from ..nn.bilm import BiLM
 from ..options import ElmoOptions
+from ..segment import Segment, segment, windows
 from ..weights import load_bilm
 
 InT = List[Doc]
@@ -45,10 +49,10 @@ class BiLMHolder(nn.Module):
         super().__init__()
         self.bilm: Optional[BiLM] = None
 
-    def forward(self, char_ids: torch.Tensor, stateful: bool) -> torch.Tensor:
-        """char_ids `[batch, n + 2, max_chars]` -> layers `[L+1, batch, n, 2P]`."""
+    def forward(self, sentences: List[List[str]], stateful: bool) -> torch.Tensor:
+        """Token strings -> layers `[L+1, batch, n, 2P]` (boundaries added and removed inside)."""
         assert self.bilm is not None
-        return self.bilm(char_ids, stateful=stateful).layers
+        return self.bilm.forward_sentences(sentences, stateful=stateful).layers
 
 
 def _serialize_holder(holder: BiLMHolder) -> bytes:
@@ -68,9 +72,9 @@ def _deserialize_holder(holder: BiLMHolder, data: bytes, device: torch.device) -
     return holder.to(device)
 
 
-def _convert_inputs(model: Model, X: Tuple[np.ndarray, bool], is_train: bool) -> Tuple[ArgsKwargs, Callable]:
-    char_ids, stateful = X
-    return ArgsKwargs(args=(torch.from_numpy(char_ids),), kwargs={"stateful": stateful}), lambda d: None
+def _convert_inputs(model: Model, X: Tuple[List[List[str]], bool], is_train: bool) -> Tuple[ArgsKwargs, Callable]:
+    sentences, stateful = X
+    return ArgsKwargs(args=(sentences,), kwargs={"stateful": stateful}), lambda d: None
 
 
 def _convert_outputs(model: Model, inputs_outputs: Any, is_train: bool) -> Tuple[np.ndarray, Callable]:
@@ -97,11 +101,15 @@ def bilm_layer(
     stateful: bool = False,
     max_batch_tokens: int = 4096,
     frozen: bool = True,
+    split_sentences: bool = True,
+    max_length: int = 256,
+    overlap: int = 32,
 ) -> Model[InT, OutT]:
     """Build the layer; see the module docstring for when weights are read."""
     check_source(options, weights, name)
     if max_batch_tokens < 1:
         raise ValueError(f"max_batch_tokens must be at least 1, got {max_batch_tokens}")
+    windows(0, 0, max_length, overlap)  # checks the window settings now, not at the first long doc
     wrapper = PyTorchWrapper_v3(
         BiLMHolder(),
         convert_inputs=_convert_inputs,
@@ -122,6 +130,9 @@ def bilm_layer(
             "stateful": stateful,
             "max_batch_tokens": max_batch_tokens,
             "frozen": frozen,
+            "split_sentences": split_sentences,
+            "max_length": max_length,
+            "overlap": overlap,
         },
     )
 
@@ -191,31 +202,47 @@ def plan_batches(lengths: Sequence[int], max_batch_tokens: int, stateful: bool, 
     return batches
 
 
+def doc_segments(model: Model, doc: Doc, keep: np.ndarray) -> List[Segment]:
+    """The pieces the biLM sees of `doc`, in the index space of its kept (non-space) tokens."""
+    starts = None
+    if model.attrs["split_sentences"] and len(keep) and doc.has_annotation("SENT_START"):
+        firsts = np.searchsorted(keep, [sent.start for sent in doc.sents])
+        starts = sorted({0, *(int(i) for i in firsts if i < len(keep))})
+    return segment(len(keep), starts, model.attrs["max_length"], model.attrs["overlap"])
+
+
 def _forward(model: Model, docs: InT, is_train: bool) -> Tuple[OutT, Callable]:
     bilm = _ensure_loaded(model)
     wrapper = model.layers[0]
     stateful = model.attrs["stateful"]
     keep = [np.array([i for i, token in enumerate(doc) if not token.is_space], dtype=np.int64) for doc in docs]
     words = [[doc[int(i)].text for i in rows] for doc, rows in zip(docs, keep)]
+    # One unit per piece: (doc index, segment).
+    units = [(d, seg) for d, (doc, rows) in enumerate(zip(docs, keep)) for seg in doc_segments(model, doc, rows)]
     outputs = [np.zeros((bilm.n_layers, len(doc), bilm.output_dim), dtype=np.float32) for doc in docs]
     trainable = is_train and not model.attrs["frozen"]
     callbacks = []
-    for batch in plan_batches([len(w) for w in words], model.attrs["max_batch_tokens"], stateful):
-        char_ids = bilm.char_mapper.batch_ids([words[i] for i in batch])
+    lengths = [seg.end - seg.start for _, seg in units]
+    for batch in plan_batches(lengths, model.attrs["max_batch_tokens"], stateful):
+        sentences = [words[units[u][0]][units[u][1].start : units[u][1].end] for u in batch]
         if trainable:
-            layers, backprop = wrapper.begin_update((char_ids, stateful))
+            layers, backprop = wrapper.begin_update((sentences, stateful))
             callbacks.append((batch, layers.shape, backprop))
         else:
             with torch.inference_mode():
-                layers = wrapper.predict((char_ids, stateful))
-        for row, i in enumerate(batch):
-            outputs[i][:, keep[i]] = layers[:, row, : len(keep[i])]
+                layers = wrapper.predict((sentences, stateful))
+        for row, u in enumerate(batch):
+            d, seg = units[u]
+            outputs[d][:, keep[d][seg.keep_start : seg.keep_end]] = \
+                layers[:, row, seg.keep_start - seg.start : seg.keep_end - seg.start]
 
     def backprop(d_outputs: OutT) -> InT:
         for batch, shape, batch_backprop in callbacks:
             d_layers = np.zeros(shape, dtype=np.float32)
-            for row, i in enumerate(batch):
-                d_layers[:, row, : len(keep[i])] = d_outputs[i][:, keep[i]]
+            for row, u in enumerate(batch):
+                d, seg = units[u]
+                d_layers[:, row, seg.keep_start - seg.start : seg.keep_end - seg.start] = \
+                    d_outputs[d][:, keep[d][seg.keep_start : seg.keep_end]]
             batch_backprop(d_layers)
         return []
 

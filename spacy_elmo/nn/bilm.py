@@ -8,16 +8,17 @@ or empty in this one keep theirs, and states are detached between calls.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
 from torch import nn
 
-from ..chars import CharacterMapper
+from ..chars import BOS_TOKEN, EOS_TOKEN, CharacterMapper
 from ..options import ElmoOptions
 from .char_encoder import CharEncoder
-from .lstm import LSTMStack, State
+from .lstm import BiLSTMStack, State
+from .token_cache import TokenEmbeddingCache
 
 
 @dataclass
@@ -45,14 +46,11 @@ class BiLM(nn.Module):
         self.options = options
         lstm = options.lstm
         self.char_encoder = CharEncoder(options.char_cnn, lstm.projection_dim)
-        stacks = [
-            LSTMStack(lstm.n_layers, lstm.projection_dim, lstm.dim, lstm.projection_dim, lstm.cell_clip,
-                      lstm.proj_clip, lstm.use_skip_connections, dropout)
-            for _ in range(2)
-        ]
-        self.forward_stack, self.backward_stack = stacks
+        self.lstm = BiLSTMStack(lstm.n_layers, lstm.projection_dim, lstm.dim, lstm.projection_dim,
+                                lstm.cell_clip, lstm.proj_clip, lstm.use_skip_connections, dropout)
         self.char_mapper = CharacterMapper(options.char_cnn.max_characters_per_token)
-        self._states: Optional[List[List[State]]] = None  # per direction, per layer, [rows, dim]
+        self.token_cache = TokenEmbeddingCache()
+        self._states: Optional[List[State]] = None  # per layer, [2, rows, dim]
 
     @property
     def output_dim(self) -> int:
@@ -67,15 +65,51 @@ class BiLM(nn.Module):
         """Forget the states carried by stateful calls; the next batch starts cold."""
         self._states = None
 
+    def clear_caches(self) -> None:
+        """Drop cached token embeddings; needed whenever the char-CNN weights change."""
+        self.token_cache.clear()
+
+    def train(self, mode: bool = True) -> "BiLM":
+        self.clear_caches()
+        return super().train(mode)
+
     def forward(self, char_ids: torch.Tensor, stateful: bool = False) -> BiLMOutput:
         """char_ids `[batch, n_tokens + 2, max_chars]` with `<S>`/`</S>` included (see chars.py);
         all-zero rows are padding."""
-        batch, time, _ = char_ids.shape
         lengths = (char_ids > 0).any(dim=-1).sum(dim=1)  # [batch], boundaries included
-        embedded = self.char_encoder(char_ids)
+        return self._contextualize(self.char_encoder(char_ids), lengths, stateful)
+
+    def forward_sentences(self, sentences: Sequence[Sequence[str]], stateful: bool = False) -> BiLMOutput:
+        """The same as `forward` on the sentences' char ids, from token strings: each distinct string is
+        encoded once per batch, and at inference taken from the token cache when it was seen before."""
+        embedded, lengths = self._embed_sentences(sentences)
+        return self._contextualize(embedded, lengths, stateful)
+
+    def _embed_sentences(self, sentences: Sequence[Sequence[str]]) -> Tuple[torch.Tensor, torch.Tensor]:
+        """Token embeddings `[batch, max_len + 2, P]` with boundaries, and lengths with boundaries."""
+        positions: dict = {}
+        width = max((len(s) for s in sentences), default=0) + 2
+        index = np.zeros((len(sentences), width), dtype=np.int64)
+        lengths = np.zeros(len(sentences), dtype=np.int64)
+        for i, sentence in enumerate(sentences):
+            row = [BOS_TOKEN, *sentence, EOS_TOKEN]
+            index[i, : len(row)] = [positions.setdefault(t, len(positions)) for t in row]
+            lengths[i] = len(row)
+        tokens = list(positions)
+        # Cached rows carry no gradient, so the cache serves only when no gradient is wanted.
+        wants_grad = torch.is_grad_enabled() and any(p.requires_grad for p in self.char_encoder.parameters())
+        table = self._encode_strings(tokens) if wants_grad else self.token_cache.lookup(tokens, self._encode_strings)
+        return table[torch.from_numpy(index)], torch.from_numpy(lengths)
+
+    def _encode_strings(self, tokens: List[str]) -> torch.Tensor:
+        ids = np.stack([self.char_mapper.token_ids(t) for t in tokens])
+        return self.char_encoder.encode_rows(torch.from_numpy(ids))
+
+    def _contextualize(self, embedded: torch.Tensor, lengths: torch.Tensor, stateful: bool) -> BiLMOutput:
+        batch, time, _ = embedded.shape
         layers = self._run_directions(embedded, lengths, stateful)
         # Drop <S> and </S>: keep positions 1..n of each row.
-        inner_mask = torch.arange(max(time - 2, 0), device=char_ids.device).unsqueeze(0) < (lengths - 2).unsqueeze(1)
+        inner_mask = torch.arange(max(time - 2, 0), device=embedded.device).unsqueeze(0) < (lengths - 2).unsqueeze(1)
         stacked = torch.stack(layers)[:, :, 1 : time - 1] if time >= 2 else embedded.new_zeros(
             len(layers), batch, 0, self.output_dim)
         stacked = stacked * inner_mask.unsqueeze(0).unsqueeze(-1).to(stacked.dtype)
@@ -83,60 +117,45 @@ class BiLM(nn.Module):
 
     def _run_directions(self, embedded: torch.Tensor, lengths: torch.Tensor, stateful: bool) -> List[torch.Tensor]:
         """All L+1 activations `[batch, time, 2P]` over the full sequence, boundaries included."""
-        batch = embedded.shape[0]
         order = torch.argsort(lengths, descending=True, stable=True)
         unsort = torch.argsort(order)
         sorted_lengths = lengths[order]
-        length_list = sorted_lengths.tolist()
         x_fwd = embedded[order]
-        x_bwd = reverse_within_lengths(x_fwd, sorted_lengths)
-        initial = self._initial_states(batch, embedded, order) if stateful else [None, None]
-        fwd_out, fwd_final = self.forward_stack(x_fwd, length_list, initial[0])
-        bwd_out, bwd_final = self.backward_stack(x_bwd, length_list, initial[1])
+        x = torch.stack([x_fwd, reverse_within_lengths(x_fwd, sorted_lengths)])
+        initial = self._initial_states(embedded.shape[0], embedded, order) if stateful else None
+        outputs, finals = self.lstm(x, sorted_lengths.tolist(), initial)
         if stateful:
-            self._store_states([fwd_final, bwd_final], unsort, lengths)
-        token_layer = embedded
-        layers = [torch.cat([token_layer, token_layer], dim=-1)]
-        for f, b in zip(fwd_out, bwd_out):
-            b = reverse_within_lengths(b, sorted_lengths)
-            layers.append(torch.cat([f, b], dim=-1)[unsort])
+            self._store_states(finals, unsort, lengths)
+        layers = [torch.cat([embedded, embedded], dim=-1)]
+        for out in outputs:
+            backward = reverse_within_lengths(out[1], sorted_lengths)
+            layers.append(torch.cat([out[0], backward], dim=-1)[unsort])
         return layers
 
-    def _initial_states(self, batch: int, like: torch.Tensor, order: torch.Tensor) -> List[List[State]]:
-        stacks = (self.forward_stack, self.backward_stack)
+    def _initial_states(self, batch: int, like: torch.Tensor, order: torch.Tensor) -> List[State]:
+        states = self.lstm.zero_states(batch, like)
         if self._states is None:
-            return [stack.zero_states(batch, like) for stack in stacks]
-        result = []
-        for stack, stored in zip(stacks, self._states):
-            per_layer = []
-            for layer, (h, c) in zip(stack.layers, stored):
-                zero_h, zero_c = layer.zero_state(batch, like)
-                kept = min(batch, h.shape[0])
-                zero_h[:kept], zero_c[:kept] = h[:kept], c[:kept]
-                per_layer.append((zero_h[order], zero_c[order]))
-            result.append(per_layer)
-        return result
+            return states
+        for (zero_h, zero_c), (h, c) in zip(states, self._states):
+            kept = min(batch, h.shape[1])
+            zero_h[:, :kept], zero_c[:, :kept] = h[:, :kept], c[:, :kept]
+        return [(h[:, order], c[:, order]) for h, c in states]
 
-    def _store_states(self, finals: List[List[State]], unsort: torch.Tensor, lengths: torch.Tensor) -> None:
+    def _store_states(self, finals: List[State], unsort: torch.Tensor, lengths: torch.Tensor) -> None:
+        """Row i keeps its final state if it held a sequence; rows beyond this batch keep theirs."""
         batch = lengths.shape[0]
-        present = (lengths > 0).unsqueeze(1)
-        stacks = (self.forward_stack, self.backward_stack)
-        if self._states is None:
-            like = finals[0][0][0]
-            self._states = [stack.zero_states(batch, like) for stack in stacks]
-        new_states: List[List[State]] = []
-        for stored, final in zip(self._states, finals):
-            per_layer = []
-            for (old_h, old_c), (h, c) in zip(stored, final):
-                h, c = h.detach()[unsort], c.detach()[unsort]
-                rows = max(old_h.shape[0], batch)
-                new_h = old_h.new_zeros(rows, old_h.shape[1])
-                new_c = old_c.new_zeros(rows, old_c.shape[1])
-                new_h[: old_h.shape[0]], new_c[: old_c.shape[0]] = old_h, old_c
-                new_h[:batch] = torch.where(present, h, new_h[:batch])
-                new_c[:batch] = torch.where(present, c, new_c[:batch])
-                per_layer.append((new_h, new_c))
-            new_states.append(per_layer)
+        present = (lengths > 0).view(1, batch, 1)
+        stored = self._states or self.lstm.zero_states(batch, finals[0][0])
+        new_states: List[State] = []
+        for (old_h, old_c), (h, c) in zip(stored, finals):
+            rows = max(old_h.shape[1], batch)
+            merged = []
+            for old, new in ((old_h, h), (old_c, c)):
+                value = old.new_zeros(old.shape[0], rows, old.shape[2])
+                value[:, : old.shape[1]] = old
+                value[:, :batch] = torch.where(present, new.detach()[:, unsort], value[:, :batch])
+                merged.append(value)
+            new_states.append((merged[0], merged[1]))
         self._states = new_states
 
     def token_embeddings(self, char_ids: torch.Tensor) -> torch.Tensor:
@@ -164,8 +183,7 @@ class BiLM(nn.Module):
         with torch.inference_mode():
             for start in range(0, len(order), batch_size):
                 chunk = order[start : start + batch_size]
-                ids = self.char_mapper.batch_ids([sentences[i] for i in chunk])
-                out = self(torch.from_numpy(ids), stateful=stateful)
+                out = self.forward_sentences([sentences[i] for i in chunk], stateful=stateful)
                 layers = out.layers.numpy()
                 for row, i in enumerate(chunk):
                     results[i] = np.ascontiguousarray(layers[:, row, : len(sentences[i])], dtype=np.float32)

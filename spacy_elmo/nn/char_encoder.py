@@ -54,13 +54,16 @@ class CharEncoder(nn.Module):
         flat = char_ids.reshape(-1, n_chars)
         # A token repeated in the batch (and the all-zero padding rows) is encoded once.
         unique, inverse = torch.unique(flat, dim=0, return_inverse=True)
-        encoded = torch.cat([self.encode_unique(unique[i : i + self.chunk_size])
-                             for i in range(0, unique.shape[0], self.chunk_size)]) if unique.shape[0] else \
-            unique.new_zeros(0, self.output_dim, dtype=self.char_embed.weight.dtype)
-        return encoded[inverse].reshape(batch, n_tokens, self.output_dim)
+        return self.encode_rows(unique)[inverse].reshape(batch, n_tokens, self.output_dim)
 
-    def encode_unique(self, char_ids: torch.Tensor) -> torch.Tensor:
-        """`[n, max_chars]` -> `[n, output_dim]`."""
+    def encode_rows(self, char_ids: torch.Tensor) -> torch.Tensor:
+        """`[n, max_chars]` -> `[n, output_dim]`, `chunk_size` tokens at a time."""
+        if char_ids.shape[0] == 0:
+            return self.char_embed.weight.new_zeros(0, self.output_dim)
+        return torch.cat([self._encode(char_ids[i : i + self.chunk_size])
+                          for i in range(0, char_ids.shape[0], self.chunk_size)])
+
+    def _encode(self, char_ids: torch.Tensor) -> torch.Tensor:
         # [n, embedding_dim, max_chars]: Conv1d wants channels before positions.
         chars = self.char_embed(char_ids).transpose(1, 2)
         pooled: List[torch.Tensor] = []
