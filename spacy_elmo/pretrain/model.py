@@ -20,13 +20,13 @@ from torch import nn
 
 from ..chars import CharacterMapper
 from ..nn.bilm import BiLM
-from ..nn.lstm import LSTMStack, State
+from ..nn.lstm import BiLSTMStack, State
 from ..nn.softmax import LogUniformSampler, Softmax
 from ..options import ElmoOptions
 from .batching import PAD_TARGET, Batch
 
-# Per direction (forward, backward), per layer.
-States = List[List[State]]
+# Per layer: h `[2, batch, P]` and c `[2, batch, cell]`, direction 0 forward, 1 backward.
+States = List[State]
 
 
 @dataclass
@@ -67,17 +67,26 @@ class LMOutput:
     states: States
 
 
-def run_stack(
-    stack: LSTMStack, x: torch.Tensor, lengths: torch.Tensor, states: List[State]
-) -> Tuple[torch.Tensor, List[State]]:
-    """The top layer's activations `[batch, T, P]` and final states of rows in any length order."""
-    if bool((lengths == lengths[0]).all()):
-        outputs, finals = stack(x, lengths.tolist(), states)
-        return outputs[-1], finals
-    order = torch.argsort(lengths, descending=True, stable=True)
-    unsort = torch.argsort(order)
-    outputs, finals = stack(x[order], lengths[order].tolist(), [(h[order], c[order]) for h, c in states])
-    return outputs[-1][unsort], [(h[unsort], c[unsort]) for h, c in finals]
+def run_lstms(
+    lstm: BiLSTMStack, x: Tuple[torch.Tensor, torch.Tensor], lengths: Tuple[torch.Tensor, torch.Tensor],
+    states: List[State],
+) -> Tuple[List[torch.Tensor], List[State]]:
+    """Each direction's top-layer activations `[batch, T, P]` and the final states (per layer,
+    `[2, batch, dim]`), rows in any length order. When every row of both streams has the same length
+    (nearly every batch) the directions run in lockstep; otherwise each runs on its own rows."""
+    if bool((lengths[0] == lengths[0][0]).all()) and bool((lengths[1] == lengths[0][0]).all()):
+        outputs, finals = lstm(torch.stack(x), lengths[0].tolist(), states)
+        return [outputs[-1][0], outputs[-1][1]], finals
+    tops, per_direction = [], []
+    for d in range(2):
+        order = torch.argsort(lengths[d], descending=True, stable=True)
+        unsort = torch.argsort(order)
+        outputs, finals = lstm(x[d][order].unsqueeze(0), lengths[d][order].tolist(),
+                               [(h[d : d + 1, order], c[d : d + 1, order]) for h, c in states], slice(d, d + 1))
+        tops.append(outputs[-1][0][unsort])
+        per_direction.append([(h[:, unsort], c[:, unsort]) for h, c in finals])
+    finals = [(torch.cat([f[0], b[0]]), torch.cat([f[1], b[1]])) for f, b in zip(*per_direction)]
+    return tops, finals
 
 
 class LanguageModel(nn.Module):
@@ -92,9 +101,7 @@ class LanguageModel(nn.Module):
         return self.bilm.options
 
     def zero_states(self, batch_size: int) -> States:
-        like = self.softmax.weight
-        return [self.bilm.forward_stack.zero_states(batch_size, like),
-                self.bilm.backward_stack.zero_states(batch_size, like)]
+        return self.bilm.lstm.zero_states(batch_size, self.softmax.weight)
 
     def forward(
         self,
@@ -105,13 +112,11 @@ class LanguageModel(nn.Module):
         n_tries: int = 0,
     ) -> LMOutput:
         """Losses of both directions; the full softmax unless a sampler and its negatives are given."""
-        embedded = self.bilm.char_encoder(batch.char_ids.unsqueeze(0))[0]  # [U, P]
-        sums, counts, finals = [], [], []
-        stacks = (self.bilm.forward_stack, self.bilm.backward_stack)
-        for d, stack in enumerate(stacks):
-            x = embedded[batch.index[d]]  # [batch, T, P]
-            top, final = run_stack(stack, x, batch.lengths[d], states[d])
-            finals.append([(h.detach(), c.detach()) for h, c in final])
+        embedded = self.bilm.char_encoder.encode_rows(batch.char_ids)  # [U, P]
+        x = (embedded[batch.index[0]], embedded[batch.index[1]])  # [batch, T, P] each
+        tops, finals = run_lstms(self.bilm.lstm, x, batch.lengths, states)
+        sums, counts = [], []
+        for d, top in enumerate(tops):
             if self.dropout and self.training:
                 top = F.dropout(top, self.dropout, training=True)
             targets = batch.targets[d].reshape(-1)
@@ -124,7 +129,8 @@ class LanguageModel(nn.Module):
                 losses = self.softmax.full_loss(hidden, targets)
             sums.append(losses.sum())
             counts.append(targets.shape[0])
-        return LMOutput(torch.stack(sums), torch.tensor(counts, dtype=torch.float64), finals)
+        detached = [(h.detach(), c.detach()) for h, c in finals]
+        return LMOutput(torch.stack(sums), torch.tensor(counts, dtype=torch.float64), detached)
 
 
 def initialize_weights(model: LanguageModel) -> None:
@@ -148,11 +154,10 @@ def initialize_weights(model: LanguageModel) -> None:
         if encoder.projection is not None:
             nn.init.normal_(encoder.projection.weight, std=math.sqrt(1.0 / n_filters))
             nn.init.zeros_(encoder.projection.bias)
-        for stack in (model.bilm.forward_stack, model.bilm.backward_stack):
-            for layer in stack.layers:
-                for param in (layer.input_linear.weight, layer.state_linear.weight, layer.projection.weight):
-                    nn.init.uniform_(param, -0.05, 0.05)
-                nn.init.zeros_(layer.input_linear.bias)
+        for layer in model.bilm.lstm.layers:
+            for param in (layer.input_weight, layer.state_weight, layer.projection_weight):
+                nn.init.uniform_(param, -0.05, 0.05)
+            nn.init.zeros_(layer.input_bias)
 
 
 def parameters_digest(model: nn.Module) -> str:

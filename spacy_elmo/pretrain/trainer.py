@@ -268,7 +268,7 @@ class Trainer:
         mine = payload["ranks"][ctx.rank]
         torch.set_rng_state(mine["torch_rng"])
         generator.set_state(mine["sampler_rng"])
-        states = [[(h.to(ctx.device), c.to(ctx.device)) for h, c in direction] for direction in mine["states"]]
+        states = [(h.to(ctx.device), c.to(ctx.device)) for h, c in mine["states"]]
         if ctx.is_main:
             self.log.truncate(payload["step"])
         logger.info("resumed from step %d (%d tokens)", payload["step"], payload["tokens"])
@@ -277,7 +277,7 @@ class Trainer:
     def _checkpoint(self, model: LanguageModel, optimizer: torch.optim.Optimizer, generator: torch.Generator,
                     states: States, step: int, tokens: int, vocab: Vocabulary, options: ElmoOptions) -> None:
         ranks = distributed.gather(self.context, {
-            "states": [[(h.cpu(), c.cpu()) for h, c in direction] for direction in states],
+            "states": [(h.cpu(), c.cpu()) for h, c in states],
             "torch_rng": torch.get_rng_state(),
             "sampler_rng": generator.get_state(),
         })
