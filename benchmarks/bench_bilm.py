@@ -1,6 +1,6 @@
 """Speed and memory of `BiLM.embed` at the published sizes, against this machine's own limit.
 
-    python benchmarks/bench_bilm.py                       # small, medium, original at batch 1, 8, 32, 128
+    python benchmarks/bench_bilm.py                       # small, medium, original at batch 1, 8, 32, 64, 128
     python benchmarks/bench_bilm.py --sizes original --batch-sizes 32 --tokens 3000
 
 Random weights at the published sizes (the speed does not depend on the values). Each (size, batch)
@@ -86,7 +86,7 @@ def run_single(size: str, batch_size: int, n_tokens: int, text: Path) -> Dict[st
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", nargs="+", default=["small", "medium", "original"])
-    parser.add_argument("--batch-sizes", nargs="+", type=int, default=[1, 8, 32, 128])
+    parser.add_argument("--batch-sizes", nargs="+", type=int, default=[1, 8, 32, 64, 128])
     parser.add_argument("--tokens", type=int, default=2000, help="tokens per measurement (batch 1 uses a quarter)")
     parser.add_argument("--text", type=Path, default=DEFAULT_TEXT)
     parser.add_argument("--single", nargs=2, metavar=("SIZE", "BATCH"), help=argparse.SUPPRESS)
