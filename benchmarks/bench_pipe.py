@@ -1,13 +1,14 @@
-"""`nlp.pipe` with the `elmo` component against the raw biLM on the same text, and a long document.
+"""`nlp.pipe` with the `elmo` component against the raw biLM on the same text, and one long document.
 
-    python benchmarks/bench_pipe.py                      # original size, 3000 tokens of real English
-    python benchmarks/bench_pipe.py --size small --tokens 5000
+    python benchmarks/bench_pipe.py                       # small, medium, original at batch 1, 8, 32, 128
+    python benchmarks/bench_pipe.py --sizes original --batch-sizes 32 --tokens 3000
 
-Random weights at a published size, written once to a temporary directory. Docs come in arbitrary
-(shuffled) order; `nlp.pipe` runs with its default batch size. The raw figure is `BiLM.embed` on the same
-sentences at batch 64 (each run starts with an empty token cache). The long-document figure embeds one
-doc of `--long-tokens` tokens without sentence boundaries in a fresh subprocess and prints its peak memory
-above the loaded pipeline. Prints figures; asserts nothing.
+Random weights at the published sizes, written once per size to a temporary directory. Docs come in
+arbitrary (shuffled) order. For each batch size, `BiLM.embed(batch_size=B)` and `nlp.pipe(batch_size=B)`
+each run in a fresh subprocess (so that the peak memory is its own), after a short warm-up on other
+sentences, with an empty token cache. The long-document figure embeds one doc of `--long-tokens` tokens
+without sentence boundaries (the largest size asked for) and prints its peak memory above the loaded
+pipeline. Prints figures; asserts nothing.
 """
 from __future__ import annotations
 
@@ -45,7 +46,31 @@ def make_nlp(directory: Path):
     return nlp
 
 
-def long_doc(directory: Path, n_tokens: int, text: Path) -> None:
+def measure(directory: Path, what: str, batch_size: int, n_tokens: int, text: Path) -> dict:
+    """Child process: tokens/s and peak memory of one way of embedding the text."""
+    from spacy.tokens import Doc
+
+    from spacy_elmo.layers import get_bilm
+
+    nlp = make_nlp(directory)
+    bilm = get_bilm(nlp.get_pipe("elmo").model)
+    sentences = load_sentences(text, n_tokens, seed=2)
+    warm = load_sentences(text, 200, seed=3)
+    if what == "pipe":
+        list(nlp.pipe([Doc(nlp.vocab, words=s) for s in warm], batch_size=batch_size))
+        docs = [Doc(nlp.vocab, words=s) for s in sentences]
+        run = lambda: list(nlp.pipe(docs, batch_size=batch_size))  # noqa: E731
+    else:
+        bilm.embed(warm, batch_size=batch_size)
+        run = lambda: bilm.embed(sentences, batch_size=batch_size)  # noqa: E731
+    bilm.clear_caches()
+    start = time.perf_counter()
+    run()
+    seconds = time.perf_counter() - start
+    return {"tokens_per_s": sum(len(s) for s in sentences) / seconds, "peak_mb": peak_rss_mb()}
+
+
+def long_doc(directory: Path, n_tokens: int, text: Path) -> dict:
     """Child process: peak memory of one long doc, above the loaded pipeline."""
     from spacy.tokens import Doc
 
@@ -56,53 +81,49 @@ def long_doc(directory: Path, n_tokens: int, text: Path) -> None:
     start = time.perf_counter()
     doc = nlp(Doc(nlp.vocab, words=words))
     seconds = time.perf_counter() - start
-    print(json.dumps({"tokens": len(doc), "seconds": seconds, "base_mb": base, "peak_mb": peak_rss_mb()}))
+    return {"tokens": len(doc), "seconds": seconds, "base_mb": base, "peak_mb": peak_rss_mb()}
+
+
+def child(*args: str) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child", *args], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--size", default="original", choices=["small", "medium", "original"])
-    parser.add_argument("--tokens", type=int, default=3000)
+    parser.add_argument("--sizes", nargs="+", default=["small", "medium", "original"])
+    parser.add_argument("--batch-sizes", nargs="+", type=int, default=[1, 8, 32, 128])
+    parser.add_argument("--tokens", type=int, default=2000, help="tokens per measurement (batch 1 uses a quarter)")
     parser.add_argument("--long-tokens", type=int, default=20000)
     parser.add_argument("--text", type=Path, default=DEFAULT_TEXT)
-    parser.add_argument("--long-doc", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.long_doc:
-        long_doc(args.long_doc, args.long_tokens, args.text)
+    if args.child:
+        directory, what = Path(args.child[0]), args.child[1]
+        if what == "long":
+            print(json.dumps(long_doc(directory, args.long_tokens, args.text)))
+        else:
+            batch = int(args.child[2])
+            tokens = args.tokens // 4 if batch == 1 else args.tokens
+            print(json.dumps(measure(directory, what, batch, tokens, args.text)))
         return
-    from spacy.tokens import Doc
-
+    common_args = ["--tokens", str(args.tokens), "--long-tokens", str(args.long_tokens), "--text", str(args.text)]
     with tempfile.TemporaryDirectory() as tmp:
-        directory = Path(tmp)
-        write_model(args.size, directory)
-        sentences = load_sentences(args.text, args.tokens, seed=2)
-        n = sum(len(s) for s in sentences)
-        nlp = make_nlp(directory)
-        bilm = nlp.get_pipe("elmo").model.layers[0].shims[0]._model.bilm
-        warm = load_sentences(args.text, 200, seed=3)
-        bilm.embed(warm)
-        list(nlp.pipe([Doc(nlp.vocab, words=s) for s in warm]))
-
-        bilm.clear_caches()
-        start = time.perf_counter()
-        bilm.embed(sentences, batch_size=64)
-        raw = n / (time.perf_counter() - start)
-
-        docs = [Doc(nlp.vocab, words=s) for s in sentences]
-        bilm.clear_caches()
-        start = time.perf_counter()
-        for _ in nlp.pipe(docs):
-            pass
-        piped = n / (time.perf_counter() - start)
-        print(f"{args.size}: {n} tokens in {len(sentences)} sentences, shuffled order")
-        print(f"  BiLM.embed, batch 64:           {raw:8.1f} tokens/s")
-        print(f"  nlp.pipe with the elmo component: {piped:6.1f} tokens/s ({piped / raw - 1:+.0%} vs raw)")
-
-        out = subprocess.run([sys.executable, __file__, "--long-doc", str(directory), "--long-tokens",
-                              str(args.long_tokens), "--text", str(args.text)],
-                             capture_output=True, text=True, check=True)
-        r = json.loads(out.stdout.strip().splitlines()[-1])
-        print(f"  one doc of {r['tokens']} tokens, no sentence boundaries: {r['seconds']:.1f} s, "
+        for size in args.sizes:
+            directory = Path(tmp) / size
+            directory.mkdir()
+            write_model(size, directory)
+            print(f"\n{size}: shuffled sentences of real English")
+            print(f"{'batch':>6} {'embed tok/s':>12} {'pipe tok/s':>11} {'pipe vs embed':>14} "
+                  f"{'embed peak MB':>14} {'pipe peak MB':>13}")
+            for batch in args.batch_sizes:
+                raw = child(str(directory), "raw", str(batch), *common_args)
+                piped = child(str(directory), "pipe", str(batch), *common_args)
+                print(f"{batch:>6} {raw['tokens_per_s']:>12.1f} {piped['tokens_per_s']:>11.1f} "
+                      f"{piped['tokens_per_s'] / raw['tokens_per_s'] - 1:>+14.0%} {raw['peak_mb']:>14.0f} "
+                      f"{piped['peak_mb']:>13.0f}", flush=True)
+        r = child(str(directory), "long", *common_args)
+        print(f"\n{args.sizes[-1]}: one doc of {r['tokens']} tokens, no sentence boundaries: {r['seconds']:.1f} s, "
               f"peak {r['peak_mb'] - r['base_mb']:.0f} MB above the loaded pipeline ({r['peak_mb']:.0f} MB in all)")
 
 
