@@ -21,12 +21,15 @@ def BiLM_v1(
     split_sentences: bool = True,
     max_length: int = 256,
     overlap: int = 32,
+    warm_start: bool = False,
 ) -> Model[List[Doc], List[Floats3d]]:
     """The biLM's layers per doc: a bundled model by `name`, or `options` + `weights` paths (read at
     initialization or first use, never when the config is built). Docs go in per sentence when they
-    have sentence boundaries, pieces longer than `max_length` tokens in windows overlapping by `overlap`."""
+    have sentence boundaries, pieces longer than `max_length` tokens in windows overlapping by `overlap`.
+    `warm_start`: every piece starts from a fixed warm LSTM state instead of zeros (BiLM.set_warm_start)."""
     return bilm_layer(options, weights, name, stateful=stateful, max_batch_tokens=max_batch_tokens,
-                      split_sentences=split_sentences, max_length=max_length, overlap=overlap)
+                      split_sentences=split_sentences, max_length=max_length, overlap=overlap,
+                      warm_start=warm_start)
 
 
 @registry.layers("spacy-elmo.ScalarMix.v1")

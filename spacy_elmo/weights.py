@@ -134,13 +134,17 @@ def save_weights(bilm: BiLM, path: Union[str, Path]) -> None:
             f.create_dataset(name, data=value)
 
 
-def load_bilm(options: Union[str, Path, ElmoOptions], weights: Union[str, Path, None] = None) -> BiLM:
+def load_bilm(
+    options: Union[str, Path, ElmoOptions], weights: Union[str, Path, None] = None, warm_start: bool = False
+) -> BiLM:
     """A BiLM built from `options` (a path to options.json or ElmoOptions), with `weights` loaded
-    (random initialisation when `weights` is None), in eval mode."""
+    (random initialisation when `weights` is None), in eval mode. `warm_start`: see BiLM.set_warm_start."""
     if not isinstance(options, ElmoOptions):
         options = ElmoOptions.from_file(options)
     bilm = BiLM(options)
     if weights is not None:
         load_weights(bilm, weights)
     bilm.eval()
+    if warm_start:
+        bilm.set_warm_start()
     return bilm

@@ -146,3 +146,41 @@ def test_no_cache_when_gradients_are_wanted(fixture_paths):
     assert len(bilm.token_cache) == 0
     out.layers.sum().backward()
     assert bilm.char_encoder.char_embed.weight.grad is not None
+
+
+def test_warm_start_is_deterministic_batch_independent_and_reversible(fixture_paths):
+    from spacy_elmo import load_bilm
+
+    bilm = load_bilm(*fixture_paths)
+    zero = bilm.embed([SENTENCE])[0]
+    bilm.set_warm_start()
+    assert bilm.warm_start
+    alone = bilm.embed([SENTENCE])[0]
+    mixed = bilm.embed([OTHERS[0], SENTENCE, OTHERS[1]], batch_size=2)[1]
+    np.testing.assert_allclose(mixed, alone, atol=1e-6, rtol=0)
+    np.testing.assert_array_equal(alone[0], zero[0])  # the token layer has no state
+    assert np.abs(alone[1:] - zero[1:]).max() > 1e-3
+    again = load_bilm(*fixture_paths, warm_start=True)
+    np.testing.assert_array_equal(again.embed([SENTENCE])[0], alone)
+    bilm.clear_warm_start()
+    np.testing.assert_array_equal(bilm.embed([SENTENCE])[0], zero)
+
+
+def test_warm_state_is_the_state_after_the_warm_up_text(fixture_paths):
+    """Warm-starting from text T equals running the stateful model over T first, as one stream."""
+    from spacy_elmo import load_bilm
+
+    bilm = load_bilm(*fixture_paths)
+    warm_text = [["a", "few", "words"], ["more", "words", "here"]]
+    bilm.set_warm_start(warm_text)
+    ids = torch.from_numpy(bilm.char_mapper.batch_ids([SENTENCE]))
+    with torch.inference_mode():
+        warm = bilm(ids).layers.numpy()
+    stream = ["<S>", "a", "few", "words", "<S>", "more", "words", "here"]
+    h_f, c_f = [], []
+    with torch.inference_mode():
+        emb = bilm.char_encoder(torch.from_numpy(bilm.char_mapper.batch_ids([stream], add_boundaries=False)))
+        _, finals = bilm.lstm(emb.unsqueeze(0).expand(2, -1, -1, -1).contiguous(), [len(stream)])
+    for i, (h, c) in enumerate(finals):
+        np.testing.assert_allclose(getattr(bilm, f"initial_h_{i}")[0].numpy(), h[0].numpy(), atol=1e-6)
+    assert warm.shape == (3, 1, len(SENTENCE), 32)

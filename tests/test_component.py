@@ -204,3 +204,15 @@ def test_nlp_pipe_with_two_processes(nlp):
     assert restore_vectors(docs) == len(TEXTS)
     for a, b in zip(expected, _vectors(docs)):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_warm_start_config_and_it_survives_to_disk(fixture_paths, tmp_path):
+    from spacy_elmo import load_bilm
+
+    nlp = _nlp(fixture_paths, model={"warm_start": True})
+    doc = nlp(MONEY)
+    expected = load_bilm(*fixture_paths, warm_start=True).embed([MONEY.split()])[0]
+    np.testing.assert_allclose(doc._.elmo["layers"], expected, atol=1e-6)
+    nlp.to_disk(tmp_path / "pipeline")
+    again = spacy.load(tmp_path / "pipeline")(MONEY)
+    np.testing.assert_array_equal(again._.elmo["layers"], doc._.elmo["layers"])

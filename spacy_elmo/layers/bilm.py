@@ -104,6 +104,7 @@ def bilm_layer(
     split_sentences: bool = True,
     max_length: int = 256,
     overlap: int = 32,
+    warm_start: bool = False,
 ) -> Model[InT, OutT]:
     """Build the layer; see the module docstring for when weights are read."""
     check_source(options, weights, name)
@@ -133,6 +134,7 @@ def bilm_layer(
             "split_sentences": split_sentences,
             "max_length": max_length,
             "overlap": overlap,
+            "warm_start": warm_start,
         },
     )
 
@@ -166,7 +168,7 @@ def load_source(model: Model, options: Optional[PathLike] = None, weights: Optio
     if weights is None:
         raise ValueError(f"the biLM with options {options} has no weights: set `weights` in the model "
                          "config or in [initialize.components.<elmo component>]")
-    set_bilm(model, load_bilm(options, weights))
+    set_bilm(model, load_bilm(options, weights, warm_start=model.attrs["warm_start"]))
 
 
 def _ensure_loaded(model: Model) -> BiLM:

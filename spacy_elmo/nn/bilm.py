@@ -1,13 +1,16 @@
 """The biLM: char encoder + independent forward and backward LSTM stacks -> all L+1 layer activations.
 
-Stateless by default: every row starts from a zero state, so a sentence's vectors never depend on the
-batch it is in. `stateful=True` reproduces the original's behaviour (and its reference outputs): each
+Stateless by default: every row starts from the same initial state, so a sentence's vectors never depend
+on the batch it is in. That state is zero unless `set_warm_start` fixes it to the state the LSTMs reach
+after reading other text, which is what they saw during training (they were trained on streams carried
+across sentences): benchmarks/bench_warm_start.py measures the difference. `stateful=True` reproduces the original's behaviour (and its reference outputs): each
 batch row carries its final state into the same row of the next batch, rows absent from a smaller batch
 or empty in this one keep theirs, and states are detached between calls.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -19,6 +22,8 @@ from ..options import ElmoOptions
 from .char_encoder import CharEncoder
 from .lstm import BiLSTMStack, State
 from .token_cache import TokenEmbeddingCache
+
+WARMUP_TEXT = Path(__file__).resolve().parent.parent / "data" / "warmup.txt"
 
 
 @dataclass
@@ -50,6 +55,13 @@ class BiLM(nn.Module):
                                 lstm.cell_clip, lstm.proj_clip, lstm.use_skip_connections, dropout)
         self.char_mapper = CharacterMapper(options.char_cnn.max_characters_per_token)
         self.token_cache = TokenEmbeddingCache()
+        # The initial state of stateless calls, per layer `[2, 1, dim]`; buffers, so that a saved
+        # pipeline keeps it. All zero until set_warm_start.
+        for i, layer in enumerate(self.lstm.layers):
+            h, c = layer.zero_state(1, torch.zeros(()))
+            self.register_buffer(f"initial_h_{i}", h)
+            self.register_buffer(f"initial_c_{i}", c)
+        self.register_buffer("warm", torch.zeros((), dtype=torch.bool))
         self._states: Optional[List[State]] = None  # per layer, [2, rows, dim]
 
     @property
@@ -64,6 +76,41 @@ class BiLM(nn.Module):
     def reset_states(self) -> None:
         """Forget the states carried by stateful calls; the next batch starts cold."""
         self._states = None
+
+    @property
+    def warm_start(self) -> bool:
+        return bool(self.warm)
+
+    def set_warm_start(self, sentences: Optional[Sequence[Sequence[str]]] = None) -> None:
+        """Start every stateless sentence from the state each direction reaches after reading
+        `sentences` (default: 50 sentences of public-domain English shipped in spacy_elmo/data), streamed
+        as in training: forward `<S> w1 .. wn <S> ...`, backward the reverse with `</S>`. Deterministic:
+        the same state for every sentence."""
+        if sentences is None:
+            sentences = [line.split() for line in WARMUP_TEXT.read_text(encoding="utf8").splitlines() if line.split()]
+        if not sentences:
+            raise ValueError("set_warm_start needs at least one sentence")
+        forward = [t for s in sentences for t in (BOS_TOKEN, *s)]
+        backward = [t for s in reversed(sentences) for t in (EOS_TOKEN, *reversed(s))]
+        was_training = self.training
+        self.eval()  # no dropout
+        with torch.no_grad():
+            table = self._encode_strings(forward + backward)
+            n = len(forward)
+            x = torch.stack([table[:n], table[n:]]).unsqueeze(1)  # [2, 1, n, P]
+            _, finals = self.lstm(x, [n])
+            for i, (h, c) in enumerate(finals):
+                getattr(self, f"initial_h_{i}").copy_(h)
+                getattr(self, f"initial_c_{i}").copy_(c)
+            self.warm.fill_(True)
+        self.train(was_training)
+
+    def clear_warm_start(self) -> None:
+        """Back to the zero initial state."""
+        for name, buffer in self.named_buffers():
+            if name.startswith("initial_"):
+                buffer.zero_()
+        self.warm.fill_(False)
 
     def clear_caches(self) -> None:
         """Drop cached token embeddings; needed whenever the char-CNN weights change."""
@@ -122,7 +169,14 @@ class BiLM(nn.Module):
         sorted_lengths = lengths[order]
         x_fwd = embedded[order]
         x = torch.stack([x_fwd, reverse_within_lengths(x_fwd, sorted_lengths)])
-        initial = self._initial_states(embedded.shape[0], embedded, order) if stateful else None
+        if stateful:
+            initial = self._initial_states(embedded.shape[0], embedded, order)
+        elif self.warm:
+            initial = [(getattr(self, f"initial_h_{i}").expand(-1, x.shape[1], -1).contiguous(),
+                        getattr(self, f"initial_c_{i}").expand(-1, x.shape[1], -1).contiguous())
+                       for i in range(len(self.lstm.layers))]
+        else:
+            initial = None
         outputs, finals = self.lstm(x, sorted_lengths.tolist(), initial)
         if stateful:
             self._store_states(finals, unsort, lengths)
