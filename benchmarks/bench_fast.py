@@ -1,0 +1,117 @@
+"""Speed and deviation of the fast modes (spacy_elmo/nn/fast.py) next to the exact path.
+
+    python benchmarks/bench_fast.py                                   # small, medium, original; batch 1 and 32
+    python benchmarks/bench_fast.py --model /work/runs/gutenberg-512  # deviation on a trained model too
+    python benchmarks/bench_fast.py --sizes original --batch-sizes 32 --tokens 3000
+
+Speed: random weights at the published sizes (the speed does not depend on the values), `embed` on
+real English sentences after a warm-up on other sentences (so the token cache holds only what running
+text would already have put there). Deviation of each mode from the exact path on the top layer (the
+one that moves most): max and mean absolute difference, mean and minimum cosine per token; on the
+random-weight models from the same timed runs, and with `--model DIR` on that trained model
+(options.json + weights.hdf5), whose clipping and saturation behave like a real model's.
+Prints figures; asserts nothing.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Dict, List, Sequence
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import DEFAULT_TEXT, load_sentences  # noqa: E402
+
+from spacy_elmo import BiLM, load_bilm, preset  # noqa: E402
+from spacy_elmo.nn.fast import FAST_MODES, make_fast  # noqa: E402
+
+
+def deviation(exact: Sequence[np.ndarray], fast: Sequence[np.ndarray]) -> Dict[str, float]:
+    """Top layer of every token: max and mean |exact - fast|, mean and min cosine."""
+    a = np.concatenate([e[-1] for e in exact])
+    b = np.concatenate([f[-1] for f in fast])
+    cos = (a * b).sum(1) / np.maximum(np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1), 1e-12)
+    diff = np.abs(a - b)
+    return {"max": float(diff.max()), "mean": float(diff.mean()), "cos": float(cos.mean()),
+            "min_cos": float(cos.min()), "scale": float(np.abs(a).mean())}
+
+
+def timed_embed(model: BiLM, sentences: List[List[str]], warm: List[List[str]], batch_size: int):
+    model.embed(warm, batch_size=batch_size)
+    start = time.perf_counter()
+    out = model.embed(sentences, batch_size=batch_size)
+    return out, time.perf_counter() - start
+
+
+def deviation_header() -> str:
+    return f"{'max |d|':>9} {'mean |d|':>9} {'mean cos':>9} {'min cos':>9}"
+
+
+def deviation_row(d: Dict[str, float]) -> str:
+    return f"{d['max']:>9.4f} {d['mean']:>9.5f} {d['cos']:>9.6f} {d['min_cos']:>9.5f}"
+
+
+def bench_size(size: str, modes: Sequence[str], batch_sizes: Sequence[int], n_tokens: int, text: Path) -> None:
+    torch.manual_seed(0)
+    exact = BiLM(preset(size)).eval()
+    models = {"exact": exact, **{mode: make_fast(exact, mode) for mode in modes}}
+    print(f"\n{size} (random weights); deviation of the top layer from exact, mean |exact| in brackets")
+    print(f"{'batch':>6} {'mode':>6} {'tokens/s':>9} {'speedup':>8} " + deviation_header())
+    for batch in batch_sizes:
+        sentences = load_sentences(text, n_tokens // 4 if batch == 1 else n_tokens)
+        warm = load_sentences(text, 200, seed=1)
+        n = sum(len(s) for s in sentences)
+        reference, base = None, 0.0
+        for name, model in models.items():
+            out, seconds = timed_embed(model, sentences, warm, batch)
+            if reference is None:
+                reference, base = out, seconds
+                print(f"{batch:>6} {name:>6} {n / seconds:>9.1f} {1.0:>7.2f}x", flush=True)
+                continue
+            d = deviation(reference, out)
+            print(f"{batch:>6} {name:>6} {n / seconds:>9.1f} {base / seconds:>7.2f}x {deviation_row(d)}"
+                  f" [{d['scale']:.3f}]", flush=True)
+
+
+def bench_model(model_dir: Path, modes: Sequence[str], n_tokens: int, text: Path, batch_size: int) -> None:
+    exact = load_bilm(model_dir / "options.json", model_dir / "weights.hdf5").eval()
+    sentences = load_sentences(text, n_tokens, seed=2)
+    n = sum(len(s) for s in sentences)
+    lstm = exact.options.lstm
+    print(f"\ntrained model {model_dir} ({lstm.n_layers}x{lstm.dim}, projection {lstm.projection_dim}, "
+          f"cell_clip {lstm.cell_clip}, proj_clip {lstm.proj_clip}); {n} tokens at batch {batch_size}")
+    reference = exact.embed(sentences, batch_size=batch_size)
+    print(f"{'mode':>6} " + deviation_header() + "   mean |exact|")
+    for mode in modes:
+        d = deviation(reference, make_fast(exact, mode).embed(sentences, batch_size=batch_size))
+        print(f"{mode:>6} {deviation_row(d)}   {d['scale']:.3f}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", nargs="+", default=["small", "medium", "original"])
+    parser.add_argument("--modes", nargs="+", default=list(FAST_MODES), choices=FAST_MODES)
+    parser.add_argument("--batch-sizes", nargs="+", type=int, default=[1, 32])
+    parser.add_argument("--tokens", type=int, default=2000, help="tokens per measurement (batch 1 uses a quarter)")
+    parser.add_argument("--text", type=Path, default=DEFAULT_TEXT)
+    parser.add_argument("--model", type=Path, help="a trained model's directory: deviation measured on it too")
+    parser.add_argument("--model-tokens", type=int, default=10000)
+    parser.add_argument("--threads", type=int, help="torch threads (default: torch's own)")
+    parser.add_argument("--skip-speed", action="store_true", help="only the trained model's deviation")
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    print(f"torch {torch.__version__}, threads: {torch.get_num_threads()}")
+    if args.model:
+        bench_model(args.model, args.modes, args.model_tokens, args.text, 32)
+    if not args.skip_speed:
+        for size in args.sizes:
+            bench_size(size, args.modes, args.batch_sizes, args.tokens, args.text)
+
+
+if __name__ == "__main__":
+    main()

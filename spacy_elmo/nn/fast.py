@@ -1,0 +1,199 @@
+"""Opt-in inference modes that trade ELMo's exactness for speed. The exact `BiLM` stays the default.
+
+    fast = make_fast(bilm, "int8")   # a frozen, stateless copy with the same embed / forward API
+
+"int8": the exact model's step loop, gate arithmetic and clipping, but every matrix product of the
+LSTM (input, recurrent, projection) is an int8 product: the weights quantized per output channel once,
+the activations per tensor at run time (fbgemm's dynamic quantized linear). At batch 1 a step streams
+all the recurrent weights from memory, a quarter of the bytes in int8; at larger batches int8 products
+also run faster than fp32 ones on CPUs with VNNI. Not exact by the rounding; and since an activation's
+scale is taken over the whole batch, a sentence's vectors depend very slightly on the other sentences
+of its batch. Measured speed and deviation: benchmarks/bench_fast.py, docs/fast_modes.md (which also
+says why a `torch.nn.LSTM`-based mode is not offered: it measured slower than the exact path).
+
+The char-CNN is the exact one (its output is cached per token type at inference anyway). A fast model
+is a snapshot: it copies the weights, so training the exact model later does not change it. It cannot
+train (int8 products have no gradients) and cannot run stateful (it carries no states between batches).
+"""
+from __future__ import annotations
+
+import warnings
+from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..errors import ElmoError
+from .bilm import BiLM
+from .lstm import BOTH, FORGET_BIAS, INPUT_GATES_BUDGET, N_DIRECTIONS, BiLSTMLayer, BiLSTMStack, State
+
+FAST_MODES = ("int8",)
+
+
+class FastModeError(ElmoError):
+    """A fast mode asked for something only the exact model does (training, stateful, unknown mode)."""
+
+
+def make_fast(bilm: BiLM, mode: str) -> "FastBiLM":
+    """A frozen, stateless copy of `bilm` whose LSTM runs in `mode` (see the module docstring for what
+    each mode gives up). The exact `bilm` is left untouched."""
+    if mode not in FAST_MODES:
+        raise FastModeError(f"unknown fast mode {mode!r}; choose one of {', '.join(FAST_MODES)}, "
+                            "or use the BiLM itself for exact outputs")
+    return FastBiLM(bilm, Int8BiLSTMStack(bilm.lstm), mode)
+
+
+class FastBiLM(BiLM):
+    """A BiLM whose LSTM stack is a fast one: same `forward`, `forward_sentences`, `embed`,
+    `embed_tokens`; stateless and inference only."""
+
+    def __init__(self, exact: BiLM, stack: nn.Module, mode: str) -> None:
+        # Built as a BiLM on the meta device (nothing allocated), then given copies of the exact
+        # model's tensors: every attribute a BiLM has, the fast one has too, as a snapshot.
+        with torch.device("meta"):
+            super().__init__(exact.options)
+        self.mode = mode
+        self.lstm = stack
+        state = {k: v.detach().clone() for k, v in exact.state_dict().items() if not k.startswith("lstm.")}
+        self.load_state_dict(state, assign=True)
+        if any(t.is_meta for t in (*self.parameters(), *self.buffers())):
+            raise FastModeError("a BiLM tensor outside its state_dict was not copied to the fast model; "
+                                "make_fast needs updating for it")
+        self.requires_grad_(False)
+        nn.Module.train(self, False)
+
+    def train(self, mode: bool = True) -> "FastBiLM":
+        if mode:
+            raise FastModeError(f"a {self.mode!r} fast model cannot train; train the exact BiLM and "
+                                "call make_fast on it again afterwards")
+        return super().train(False)
+
+    def _run_directions(self, embedded: torch.Tensor, lengths: torch.Tensor, stateful: bool) -> List[torch.Tensor]:
+        if stateful:
+            raise FastModeError(f"a {self.mode!r} fast model is stateless only; use the exact BiLM "
+                                "for stateful=True")
+        if torch.is_grad_enabled() and embedded.requires_grad:
+            raise FastModeError(f"a {self.mode!r} fast model gives no gradients; run it under "
+                                "torch.inference_mode() or use the exact BiLM")
+        return super()._run_directions(embedded, lengths, stateful)
+
+    def set_warm_start(self, sentences: Optional[Sequence[Sequence[str]]] = None) -> None:
+        raise FastModeError("set the warm start on the exact BiLM and call make_fast on it afterwards: "
+                            "the fast model takes the exact model's initial state with its weights")
+
+
+def _forget_bias_folded(bias: torch.Tensor) -> torch.Tensor:
+    """TF's bias `[4C]` with the run-time forget bias added to its forget block."""
+    i, j, f, o = bias.chunk(4)
+    return torch.cat([i, j, f + FORGET_BIAS, o])
+
+
+def _check_both_directions(directions: slice) -> None:
+    if directions != BOTH:
+        raise FastModeError("a fast LSTM stack runs both directions together only; "
+                            "use the exact BiLSTMStack for a single direction")
+
+
+class Int8Linear(nn.Module):
+    """`x W + b` as fbgemm's dynamic int8 product: W `[in, out]` quantized per output channel once,
+    x quantized per tensor on every call (with the reduced range fbgemm needs to avoid overflow on
+    CPUs without VNNI)."""
+
+    def __init__(self, weight: torch.Tensor, bias: Optional[torch.Tensor] = None) -> None:
+        super().__init__()
+        w = weight.detach().t().contiguous().float()
+        scale = (w.abs().amax(dim=1) / 127.0).clamp_min(1e-12).double()
+        zero = torch.zeros(w.shape[0], dtype=torch.long)
+        try:
+            with warnings.catch_warnings():
+                # torch marks its quantized-tensor API deprecated in favour of torchao (not a dependency).
+                warnings.simplefilter("ignore")
+                qweight = torch.quantize_per_channel(w, scale, zero, 0, torch.qint8)
+                self._packed = torch.ops.quantized.linear_prepack(
+                    qweight, None if bias is None else bias.detach().float().contiguous())
+        except (AttributeError, RuntimeError) as error:
+            raise FastModeError(f"this torch build ({torch.__version__}) cannot run int8 products "
+                                f"({error}); use the exact BiLM") from error
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.ops.quantized.linear_dynamic(x, self._packed, True)
+
+
+class Int8BiLSTMLayer(nn.Module):
+    """One layer, both directions, the exact layer's step loop and clipping with int8 products."""
+
+    def __init__(self, exact: BiLSTMLayer) -> None:
+        super().__init__()
+        self.cell_dim = exact.cell_dim
+        self.projection_dim = exact.projection_dim
+        self.cell_clip = exact.cell_clip
+        self.proj_clip = exact.proj_clip
+        self.inputs = nn.ModuleList(Int8Linear(exact.input_weight[d], _forget_bias_folded(exact.input_bias[d]))
+                                    for d in range(N_DIRECTIONS))
+        self.recurrent = nn.ModuleList(Int8Linear(exact.state_weight[d]) for d in range(N_DIRECTIONS))
+        self.projections = nn.ModuleList(Int8Linear(exact.projection_weight[d]) for d in range(N_DIRECTIONS))
+
+    def forward(self, x: torch.Tensor, steps_active: Sequence[int], state: State) -> torch.Tensor:
+        """x `[2, batch, time, in]` (rows longest first), the initial state -> `[2, batch, time, P]`,
+        zero past each row's end."""
+        n_dir, batch, time, in_dim = x.shape
+        h, c = state
+        outputs: List[torch.Tensor] = []
+        chunk_start, chunk_steps, x_gates = 0, 0, x
+        for t in range(time):
+            n = steps_active[t]
+            h, c = h[:, :n], c[:, :n]
+            if n == 0:
+                outputs.append(x.new_zeros(n_dir, batch, self.projection_dim))
+                continue
+            if t == chunk_start + chunk_steps:
+                steps = max(1, min(time - t, INPUT_GATES_BUDGET // (n_dir * n * 4 * self.cell_dim)))
+                chunk = x[:, :n, t : t + steps].transpose(1, 2).reshape(n_dir, steps * n, in_dim)
+                x_gates = torch.stack([self.inputs[d](chunk[d]) for d in range(n_dir)]).view(
+                    n_dir, steps, n, 4 * self.cell_dim)
+                chunk_start, chunk_steps = t, steps
+            gates = torch.stack([self.recurrent[d](h[d]) for d in range(n_dir)]) + x_gates[:, t - chunk_start, :n]
+            i, j, f, o = gates.chunk(4, dim=-1)
+            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(j)
+            if self.cell_clip is not None:
+                c = c.clamp(-self.cell_clip, self.cell_clip)
+            m = torch.sigmoid(o) * torch.tanh(c)
+            h = torch.stack([self.projections[d](m[d]) for d in range(n_dir)])
+            if self.proj_clip is not None:
+                h = h.clamp(-self.proj_clip, self.proj_clip)
+            outputs.append(F.pad(h, (0, 0, 0, batch - n)) if n < batch else h)
+        if time == 0:
+            return x.new_zeros(n_dir, batch, 0, self.projection_dim)
+        return torch.stack(outputs, dim=2)
+
+
+class Int8BiLSTMStack(nn.Module):
+    """BiLSTMStack's interface on Int8BiLSTMLayer; clipping and residuals as in the exact stack."""
+
+    def __init__(self, exact: BiLSTMStack) -> None:
+        super().__init__()
+        self.use_skip_connections = exact.use_skip_connections
+        self.layers = nn.ModuleList(Int8BiLSTMLayer(layer) for layer in exact.layers)
+
+    def forward(
+        self, x: torch.Tensor, lengths: Sequence[int], states: Optional[List[State]] = None,
+        directions: slice = BOTH,
+    ) -> Tuple[List[torch.Tensor], List[State]]:
+        """As `BiLSTMStack.forward` for both directions, from `states` (zero if None); no final states
+        are returned, which is why a fast model is stateless."""
+        _check_both_directions(directions)
+        steps_active = np.searchsorted(-np.asarray(lengths), -np.arange(x.shape[2]), side="left").tolist()
+        if states is None:
+            batch = x.shape[1]
+            states = [(x.new_zeros(N_DIRECTIONS, batch, layer.projection_dim),
+                       x.new_zeros(N_DIRECTIONS, batch, layer.cell_dim)) for layer in self.layers]
+        outputs: List[torch.Tensor] = []
+        for i, layer in enumerate(self.layers):
+            out = layer(x, steps_active, states[i])
+            if self.use_skip_connections and i > 0:
+                out = out + x
+            outputs.append(out)
+            x = out
+        return outputs, []
