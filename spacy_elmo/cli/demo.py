@@ -6,25 +6,30 @@ from . import app
 
 SENTENCES = [
     "She went to the bank to withdraw money.",
-    "They sat on the bank of the river.",
     "He deposited the cheque at the bank.",
+    "They sat on the bank of the river.",
+    "The boat drifted toward the muddy bank of the stream.",
 ]
 
 
 @app.command("demo")
 def demo_command(model: str = typer.Option(DEFAULT_MODEL, help="Name of a bundled model.")) -> None:
-    """Contextual vectors through spaCy's own API: "bank" in three contexts, span and doc similarity."""
+    """Contextual vectors through spaCy's own API: "bank" in two senses, span and doc similarity."""
     import spacy
 
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v1", "name": model}})
-    money, river, cheque = nlp.pipe(SENTENCES)
-    banks = [next(t for t in doc if t.text == "bank") for doc in (money, river, cheque)]
-    typer.echo(f"model {model}: token vectors of width {banks[0].vector.shape[0]} (mean of the biLM layers)")
-    for doc in (money, river, cheque):
-        typer.echo(f"  {doc.text!r}")
-    typer.echo(f"bank (money) vs bank (river):  {banks[0].similarity(banks[1]):.4f}")
-    typer.echo(f"bank (money) vs bank (cheque): {banks[0].similarity(banks[2]):.4f}")
-    typer.echo(f"'the bank' (money) vs 'the bank' (river): {money[3:5].similarity(river[3:5]):.4f}")
-    typer.echo(f"doc (money) vs doc (cheque): {money.similarity(cheque):.4f}; "
-               f"doc (money) vs doc (river): {money.similarity(river):.4f}")
+    # The top layer shows context best: the mean of the layers includes the context-free token layer.
+    nlp.add_pipe("elmo", config={"pooling": "top", "model": {"@architectures": "spacy-elmo.BiLM.v1",
+                                                             "name": model, "warm_start": True}})
+    docs = list(nlp.pipe(SENTENCES))
+    banks = [next(t for t in doc if t.text == "bank") for doc in docs]
+    typer.echo(f"model {model}: token vectors of width {banks[0].vector.shape[0]} (top biLM layer)")
+    for i, doc in enumerate(docs):
+        typer.echo(f"  [{i}] {doc.text}")
+    typer.echo('cosine similarity of "bank" in sentence i and j:')
+    typer.echo("       " + "".join(f"[{j}]    " for j in range(len(docs))))
+    for i, bank in enumerate(banks):
+        typer.echo(f"  [{i}] " + " ".join(f"{bank.similarity(other):.3f}" for other in banks))
+    money, river = docs[0], docs[2]
+    typer.echo(f"span 'the bank' [0] vs [2]: {money[3:5].similarity(river[3:5]):.3f};  "
+               f"doc [0] vs [1]: {money.similarity(docs[1]):.3f}, doc [0] vs [2]: {money.similarity(river):.3f}")

@@ -4,6 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Dict, Tuple
 
+from ..errors import ElmoError
+
 MODELS_DIR = Path(__file__).parent
 DEFAULT_MODEL = "fixture-tiny"
 
@@ -16,6 +18,6 @@ def bundled_model_paths(name: str = DEFAULT_MODEL) -> Tuple[Path, Path]:
     """(options.json, weights.hdf5) of a bundled model."""
     models = bundled_models()
     if name not in models:
-        raise ValueError(f"no bundled ELMo model named {name!r}; bundled: {', '.join(models)}. "
+        raise ElmoError(f"no bundled ELMo model named {name!r}; bundled: {', '.join(models)}. "
                          "For other weights give the paths to options.json and the .hdf5 file.")
     return models[name] / "options.json", models[name] / "weights.hdf5"
