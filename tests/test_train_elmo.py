@@ -72,3 +72,15 @@ def test_fine_tuning_changes_the_bilm(tmp_path, fixture_paths):
     nlp = spacy.load(model_dir)
     assert _max_change(nlp, fixture_paths) > 0.0
     assert all(token.tag_ for token in nlp("Bob sat on the bank ."))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["tagger_elmo.cfg", "ner_elmo.cfg", "tagger_ner_elmo.cfg"])
+def test_shipped_configs_pass_spacy_debug_config(name, tmp_path):
+    train, dev = _corpus(tmp_path / "train.spacy", 1), _corpus(tmp_path / "dev.spacy", 1)
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy", "debug", "config", str(CONFIG.parent / name),
+         "--paths.train", str(train), "--paths.dev", str(dev)],
+        capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "Config is valid" in result.stdout
