@@ -7,7 +7,7 @@ from typing import Dict, Tuple
 from ..errors import ElmoError
 
 MODELS_DIR = Path(__file__).parent
-DEFAULT_MODEL = "fixture-tiny"
+DEFAULT_MODEL = "gutenberg-2x512"
 
 
 def bundled_models() -> Dict[str, Path]:
