@@ -22,14 +22,16 @@ def BiLM_v1(
     max_length: int = 256,
     overlap: int = 32,
     warm_start: bool = False,
+    fast_mode: Optional[str] = None,
 ) -> Model[List[Doc], List[Floats3d]]:
     """The biLM's layers per doc: a bundled model by `name`, or `options` + `weights` paths (read at
     initialization or first use, never when the config is built). Docs go in per sentence when they
     have sentence boundaries, pieces longer than `max_length` tokens in windows overlapping by `overlap`.
-    `warm_start`: every piece starts from a fixed warm LSTM state instead of zeros (BiLM.set_warm_start)."""
+    `warm_start`: every piece starts from a fixed warm LSTM state instead of zeros (BiLM.set_warm_start).
+    `fast_mode`: null (exact) or "int8", a faster inexact copy for prediction and frozen training."""
     return bilm_layer(options, weights, name, stateful=stateful, max_batch_tokens=max_batch_tokens,
                       split_sentences=split_sentences, max_length=max_length, overlap=overlap,
-                      warm_start=warm_start)
+                      warm_start=warm_start, fast_mode=fast_mode)
 
 
 @registry.layers("spacy-elmo.ScalarMix.v1")

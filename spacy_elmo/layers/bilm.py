@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import io
 import os
+import weakref
 from pathlib import Path
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
@@ -33,6 +34,7 @@ from torch import nn
 
 from ..models import bundled_model_paths
 from ..nn.bilm import BiLM
+from ..nn.fast import FAST_MODES, FastModeError, make_fast
 from ..options import ElmoOptions
 from ..segment import Segment, segment, windows
 from ..weights import load_bilm
@@ -105,9 +107,15 @@ def bilm_layer(
     max_length: int = 256,
     overlap: int = 32,
     warm_start: bool = False,
+    fast_mode: Optional[str] = None,
 ) -> Model[InT, OutT]:
-    """Build the layer; see the module docstring for when weights are read."""
+    """Build the layer; see the module docstring for when weights are read. `fast_mode` ("int8", see
+    nn/fast.py) runs predictions and frozen training on a fast, inexact copy of the biLM."""
     check_source(options, weights, name)
+    if fast_mode is not None and fast_mode not in FAST_MODES:
+        raise FastModeError(f"unknown fast_mode {fast_mode!r}; choose one of {', '.join(FAST_MODES)} or null")
+    if fast_mode is not None and stateful:
+        raise FastModeError("fast_mode runs stateless only; set stateful = false or fast_mode = null")
     if max_batch_tokens < 1:
         raise ValueError(f"max_batch_tokens must be at least 1, got {max_batch_tokens}")
     windows(0, 0, max_length, overlap)  # checks the window settings now, not at the first long doc
@@ -135,6 +143,7 @@ def bilm_layer(
             "max_length": max_length,
             "overlap": overlap,
             "warm_start": warm_start,
+            "fast_mode": fast_mode,
         },
     )
 
@@ -169,6 +178,17 @@ def load_source(model: Model, options: Optional[PathLike] = None, weights: Optio
         raise ValueError(f"the biLM with options {options} has no weights: set `weights` in the model "
                          "config or in [initialize.components.<elmo component>]")
     set_bilm(model, load_bilm(options, weights, warm_start=model.attrs["warm_start"]))
+
+
+# The fast copy of each loaded biLM, made on first use; a new biLM (set_bilm) gets a new copy.
+_FAST_COPIES: "weakref.WeakKeyDictionary[BiLM, BiLM]" = weakref.WeakKeyDictionary()
+
+
+def fast_copy(bilm: BiLM, mode: str) -> BiLM:
+    copy = _FAST_COPIES.get(bilm)
+    if copy is None or copy.mode != mode:
+        copy = _FAST_COPIES[bilm] = make_fast(bilm, mode)
+    return copy
 
 
 def _ensure_loaded(model: Model) -> BiLM:
@@ -230,6 +250,9 @@ def _forward(model: Model, docs: InT, is_train: bool) -> Tuple[OutT, Callable]:
         if trainable:
             layers, backprop = wrapper.begin_update((sentences, stateful))
             callbacks.append((batch, layers.shape, backprop))
+        elif model.attrs["fast_mode"] is not None:
+            with torch.inference_mode():
+                layers = fast_copy(bilm, model.attrs["fast_mode"]).forward_sentences(sentences).layers.numpy()
         else:
             with torch.inference_mode():
                 layers = wrapper.predict((sentences, stateful))
