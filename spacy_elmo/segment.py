@@ -22,12 +22,16 @@ class Segment:
     keep_end: int
 
 
-def windows(start: int, end: int, max_length: int, overlap: int) -> List[Segment]:
-    """Cover tokens `[start, end)` with windows of at most `max_length` tokens."""
+def check_window_settings(max_length: int, overlap: int) -> None:
     if max_length < 1:
         raise ValueError(f"max_length must be at least 1, got {max_length}")
     if not 0 <= 2 * overlap < max_length:
         raise ValueError(f"overlap must be >= 0 and less than half of max_length ({max_length}), got {overlap}")
+
+
+def windows(start: int, end: int, max_length: int, overlap: int) -> List[Segment]:
+    """Cover tokens `[start, end)` with windows of at most `max_length` tokens."""
+    check_window_settings(max_length, overlap)
     if end - start <= max_length:
         return [Segment(start, end, start, end)]
     core = max_length - 2 * overlap

@@ -36,7 +36,7 @@ from ..models import bundled_model_paths
 from ..nn.bilm import BiLM
 from ..nn.fast import FAST_MODES, FastModeError, make_fast
 from ..options import ElmoOptions
-from ..segment import Segment, segment, windows
+from ..segment import Segment, check_window_settings, segment
 from ..weights import load_bilm
 
 InT = List[Doc]
@@ -118,7 +118,7 @@ def bilm_layer(
         raise FastModeError("fast_mode runs stateless only; set stateful = false or fast_mode = null")
     if max_batch_tokens < 1:
         raise ValueError(f"max_batch_tokens must be at least 1, got {max_batch_tokens}")
-    windows(0, 0, max_length, overlap)  # checks the window settings now, not at the first long doc
+    check_window_settings(max_length, overlap)  # now, not at the first long doc
     wrapper = PyTorchWrapper_v3(
         BiLMHolder(),
         convert_inputs=_convert_inputs,

@@ -20,14 +20,13 @@ from __future__ import annotations
 import warnings
 from typing import List, Optional, Sequence, Tuple
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from ..errors import ElmoError
 from .bilm import BiLM
-from .lstm import BOTH, FORGET_BIAS, INPUT_GATES_BUDGET, N_DIRECTIONS, BiLSTMLayer, BiLSTMStack, State
+from .lstm import BOTH, FORGET_BIAS, INPUT_GATES_BUDGET, N_DIRECTIONS, BiLSTMLayer, BiLSTMStack, State, rows_running
 
 FAST_MODES = ("int8",)
 
@@ -184,7 +183,7 @@ class Int8BiLSTMStack(nn.Module):
         """As `BiLSTMStack.forward` for both directions, from `states` (zero if None); no final states
         are returned, which is why a fast model is stateless."""
         _check_both_directions(directions)
-        steps_active = np.searchsorted(-np.asarray(lengths), -np.arange(x.shape[2]), side="left").tolist()
+        steps_active = rows_running(lengths, x.shape[2])
         if states is None:
             batch = x.shape[1]
             states = [(x.new_zeros(N_DIRECTIONS, batch, layer.projection_dim),

@@ -38,6 +38,11 @@ INPUT_GATES_BUDGET = 1 << 25
 State = Tuple[torch.Tensor, torch.Tensor]  # h [directions, batch, projection_dim], c [directions, batch, cell_dim]
 
 
+def rows_running(lengths: Sequence[int], time: int) -> List[int]:
+    """For each step t, how many rows (sorted longest first) are still running."""
+    return np.searchsorted(-np.asarray(lengths), -np.arange(time), side="left").tolist()
+
+
 class BiLSTMLayer(nn.Module):
     """Both directions of one layer. Direction 0 reads left to right, direction 1 reads its input as
     given; the caller reverses the backward input."""
@@ -157,9 +162,7 @@ class BiLSTMStack(nn.Module):
         """x `[directions, batch, time, input_dim]`, `lengths` sorted descending (shared by the
         directions). `directions` picks the weights: both (default) or one, e.g. `slice(1, 2)`.
         Returns each layer's activations `[directions, batch, time, projection_dim]` and final states."""
-        time = x.shape[2]
-        # steps_active[t]: how many rows (sorted longest first) are still running at step t.
-        steps_active = np.searchsorted(-np.asarray(lengths), -np.arange(time), side="left").tolist()
+        steps_active = rows_running(lengths, x.shape[2])
         if states is None:
             states = self.zero_states(x.shape[1], x, x.shape[0])
         outputs: List[torch.Tensor] = []
