@@ -8,7 +8,7 @@ from ..errors import ElmoError
 app = typer.Typer(name="spacy_elmo", add_completion=False, no_args_is_help=True,
                   help="ELMo for spaCy: embed, pretrain and evaluate biLMs.")
 
-from . import demo, dump, evaluate, pretrain, vocab  # noqa: E402,F401  (each module adds its command to `app`)
+from . import demo, dump, evaluate, pretrain, tokenize, vocab  # noqa: E402,F401  (each module adds its command to `app`)
 
 
 def main() -> None:
