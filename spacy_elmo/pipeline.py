@@ -165,7 +165,9 @@ class ElmoComponent(TrainablePipe):
     def set_annotations(self, docs: Sequence[Doc], layers: List[Floats3d]) -> None:
         weights = None
         for doc, doc_layers in zip(docs, layers):
-            doc_layers = np.asarray(doc_layers, dtype=np.float32)
+            # The Doc keeps host arrays (they serialize and outlive the batch); on a GPU this is the
+            # one copy to the host.
+            doc_layers = self.model.ops.to_numpy(doc_layers).astype(np.float32, copy=False)
             if weights is None:
                 weights = pooling_weights(self.cfg["pooling"], doc_layers.shape[0])
             vectors = np.tensordot(weights, doc_layers, axes=1)
@@ -195,7 +197,7 @@ class ElmoComponent(TrainablePipe):
             backprop: Callable = accumulate
         else:
             layers, bp_layers = self.model.begin_update(docs)
-            d_total = [np.zeros_like(x) for x in layers]
+            d_total = [self.model.ops.xp.zeros_like(x) for x in layers]
 
             def accumulate(d_layers: List[Floats3d]) -> List[Doc]:
                 for total, d in zip(d_total, d_layers):

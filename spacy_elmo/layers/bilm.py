@@ -28,7 +28,7 @@ import numpy as np
 import srsly
 import torch
 from spacy.tokens import Doc
-from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v3, torch2xp, xp2torch
+from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v3, get_torch_default_device, torch2xp, xp2torch
 from thinc.types import Floats3d
 from torch import nn
 
@@ -79,13 +79,14 @@ def _convert_inputs(model: Model, X: Tuple[List[List[str]], bool], is_train: boo
     return ArgsKwargs(args=(sentences,), kwargs={"stateful": stateful}), lambda d: None
 
 
-def _convert_outputs(model: Model, inputs_outputs: Any, is_train: bool) -> Tuple[np.ndarray, Callable]:
+def _convert_outputs(model: Model, inputs_outputs: Any, is_train: bool) -> Tuple[Any, Callable]:
+    """Torch -> the ops' arrays without a host round trip: a CUDA tensor becomes a CuPy array (dlpack)."""
     _, layers = inputs_outputs
 
-    def backprop(d_layers: np.ndarray) -> ArgsKwargs:
-        return ArgsKwargs(args=(layers,), kwargs={"grad_tensors": xp2torch(d_layers)})
+    def backprop(d_layers: Any) -> ArgsKwargs:
+        return ArgsKwargs(args=(layers,), kwargs={"grad_tensors": xp2torch(d_layers, device=layers.device)})
 
-    return torch2xp(layers), backprop
+    return torch2xp(layers, ops=model.ops), backprop
 
 
 def check_source(options: Optional[PathLike], weights: Optional[PathLike], name: Optional[str]) -> None:
@@ -163,7 +164,8 @@ def _single_threaded_after_fork() -> None:
 
 
 def set_bilm(model: Model, bilm: BiLM) -> None:
-    model.layers[0].shims[0]._model.bilm = bilm.eval()
+    """Put `bilm` in the layer, on the device of the layer's ops (a GPU after spacy.require_gpu())."""
+    model.layers[0].shims[0]._model.bilm = bilm.eval().to(get_torch_default_device())
     model.set_dim("nO", bilm.output_dim, force=True)
 
 
@@ -237,11 +239,14 @@ def _forward(model: Model, docs: InT, is_train: bool) -> Tuple[OutT, Callable]:
     bilm = _ensure_loaded(model)
     wrapper = model.layers[0]
     stateful = model.attrs["stateful"]
+    ops = model.ops
     keep = [np.array([i for i, token in enumerate(doc) if not token.is_space], dtype=np.int64) for doc in docs]
     words = [[doc[int(i)].text for i in rows] for doc, rows in zip(docs, keep)]
     # One unit per piece: (doc index, segment).
     units = [(d, seg) for d, (doc, rows) in enumerate(zip(docs, keep)) for seg in doc_segments(model, doc, rows)]
-    outputs = [np.zeros((bilm.n_layers, len(doc), bilm.output_dim), dtype=np.float32) for doc in docs]
+    # Arrays of the ops (CuPy on a GPU), so the layers never make a host round trip.
+    outputs = [ops.alloc3f(bilm.n_layers, len(doc), bilm.output_dim) for doc in docs]
+    rows_of = [ops.asarray1i(rows) for rows in keep]
     trainable = is_train and not model.attrs["frozen"]
     callbacks = []
     lengths = [seg.end - seg.start for _, seg in units]
@@ -252,22 +257,23 @@ def _forward(model: Model, docs: InT, is_train: bool) -> Tuple[OutT, Callable]:
             callbacks.append((batch, layers.shape, backprop))
         elif model.attrs["fast_mode"] is not None:
             with torch.inference_mode():
-                layers = fast_copy(bilm, model.attrs["fast_mode"]).forward_sentences(sentences).layers.numpy()
+                fast = fast_copy(bilm, model.attrs["fast_mode"])
+                layers = ops.asarray(fast.forward_sentences(sentences).layers.numpy())
         else:
             with torch.inference_mode():
                 layers = wrapper.predict((sentences, stateful))
         for row, u in enumerate(batch):
             d, seg = units[u]
-            outputs[d][:, keep[d][seg.keep_start : seg.keep_end]] = \
+            outputs[d][:, rows_of[d][seg.keep_start : seg.keep_end]] = \
                 layers[:, row, seg.keep_start - seg.start : seg.keep_end - seg.start]
 
     def backprop(d_outputs: OutT) -> InT:
         for batch, shape, batch_backprop in callbacks:
-            d_layers = np.zeros(shape, dtype=np.float32)
+            d_layers = ops.alloc(shape, dtype="float32")
             for row, u in enumerate(batch):
                 d, seg = units[u]
                 d_layers[:, row, seg.keep_start - seg.start : seg.keep_end - seg.start] = \
-                    d_outputs[d][:, keep[d][seg.keep_start : seg.keep_end]]
+                    d_outputs[d][:, rows_of[d][seg.keep_start : seg.keep_end]]
             batch_backprop(d_layers)
         return []
 

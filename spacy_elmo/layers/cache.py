@@ -36,7 +36,8 @@ class ActivationCache:
         """Store a read-only reference; the oldest entries go first when the budget is exceeded."""
         if value.nbytes > self.max_bytes or key in self._items:
             return
-        value.setflags(write=False)
+        if isinstance(value, np.ndarray):  # CuPy arrays (on a GPU) have no write flag
+            value.setflags(write=False)
         self._items[key] = value
         self.n_bytes += value.nbytes
         while self.n_bytes > self.max_bytes:

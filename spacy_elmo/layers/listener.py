@@ -59,7 +59,9 @@ class ElmoListener(Model):
         return self._upstream
 
     def from_docs(self, docs: List[Doc]) -> List[Floats3d]:
+        """The layers stored on the docs (host arrays, moved to this model's ops), else computed."""
         layers = [get_layers(doc) for doc in docs]
+        layers = [None if value is None else self.ops.asarray3f(value) for value in layers]
         missing = [i for i, value in enumerate(layers) if value is None]
         if missing:
             upstream = self.check_upstream()

@@ -9,7 +9,7 @@ The dropout is the mix's own (attr `mix_dropout`), so spaCy's global `training.d
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 from thinc.api import Model
@@ -67,8 +67,9 @@ def _allocate(model: Model, n_layers: int) -> None:
     model.set_param("gamma", model.ops.asarray1f([model.attrs["initial_gamma"]]))
 
 
-def softmax(w: np.ndarray) -> np.ndarray:
-    e = np.exp(w - w.max())
+def softmax(w: Any, xp: Any = np) -> Any:
+    """Softmax of a 1d array of NumPy or CuPy (`xp`)."""
+    e = xp.exp(w - w.max())
     return e / e.sum()
 
 
@@ -77,16 +78,16 @@ def mix_summary(model: Model) -> Dict[str, object]:
     if not model.has_param("w"):
         return {"weights": None, "gamma": None}
     return {
-        "weights": [float(v) for v in softmax(np.asarray(model.get_param("w")))],
-        "gamma": float(model.get_param("gamma")[0]),
+        "weights": [float(v) for v in softmax(model.ops.to_numpy(model.get_param("w")))],
+        "gamma": float(model.ops.to_numpy(model.get_param("gamma"))[0]),
     }
 
 
-def _normalise(X: np.ndarray, real: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+def _normalise(X: Any, real: Any, xp: Any) -> Tuple[Any, Any]:
     """Per-layer normalisation of X `[L+1, N, D]` over the real rows; returns (normalised, 1/std)."""
     rows = X[:, real]
     mean = rows.mean(axis=(1, 2), keepdims=True)
-    inv_std = 1.0 / np.sqrt(rows.var(axis=(1, 2), keepdims=True) + LAYER_NORM_EPS)
+    inv_std = 1.0 / xp.sqrt(rows.var(axis=(1, 2), keepdims=True) + LAYER_NORM_EPS)
     normed = (X - mean) * inv_std
     normed[:, ~real] = 0.0
     return normed, inv_std
@@ -97,30 +98,33 @@ def _forward(model: Model, Xs: InT, is_train: bool) -> Tuple[OutT, Callable]:
         return [], lambda dYs: []
     if not model.has_param("w"):
         _allocate(model, Xs[0].shape[0])
+    # NumPy on the CPU, CuPy under spacy.require_gpu(): the arrays never leave their device.
+    xp = model.ops.xp
     lengths = [x.shape[1] for x in Xs]
-    X = np.concatenate(Xs, axis=1) if len(Xs) > 1 else Xs[0]
-    w = np.asarray(model.get_param("w"))
+    splits = np.cumsum(lengths)[:-1].tolist()
+    X = xp.concatenate(Xs, axis=1) if len(Xs) > 1 else Xs[0]
+    w = model.get_param("w")
     gamma = float(model.get_param("gamma")[0])
     if X.shape[0] != w.shape[0]:
         raise ValueError(f"ScalarMix has {w.shape[0]} layer weights but got {X.shape[0]} layers")
-    s = softmax(w)
-    real = np.abs(X).sum(axis=(0, 2)) > 0 if model.attrs["layer_norm"] else None
-    H, inv_std = _normalise(X, real) if real is not None else (X, None)
-    mixed = np.tensordot(s, H, axes=1)  # [N, D]
+    s = softmax(w, xp)
+    real = xp.abs(X).sum(axis=(0, 2)) > 0 if model.attrs["layer_norm"] else None
+    H, inv_std = _normalise(X, real, xp) if real is not None else (X, None)
+    mixed = xp.tensordot(s, H, axes=1)  # [N, D]
     rate = model.attrs["mix_dropout"] if is_train else 0.0
-    keep = (np.random.uniform(size=mixed.shape) >= rate) / (1.0 - rate) if rate > 0 else None
+    keep = (xp.random.uniform(size=mixed.shape) >= rate) / (1.0 - rate) if rate > 0 else None
     Y = gamma * mixed if keep is None else gamma * mixed * keep
     Y = Y.astype(np.float32, copy=False)
 
     def backprop(dYs: OutT) -> InT:
-        dY = np.concatenate(dYs, axis=0) if len(dYs) > 1 else dYs[0]
+        dY = xp.concatenate(dYs, axis=0) if len(dYs) > 1 else dYs[0]
         if keep is not None:
             dY = dY * keep
         if model.attrs["trainable"]:
-            ds = gamma * np.tensordot(H, dY, axes=([1, 2], [0, 1]))
+            ds = gamma * xp.tensordot(H, dY, axes=([1, 2], [0, 1]))
             dw = s * (ds - (s * ds).sum()) + 2.0 * model.attrs["l2"] * w
             model.inc_grad("w", model.ops.asarray1f(dw))
-            model.inc_grad("gamma", model.ops.asarray1f([float((dY * mixed).sum())]))
+            model.inc_grad("gamma", (dY * mixed).sum().reshape(1).astype(np.float32))
         dH = gamma * s[:, None, None] * dY[None]
         if real is None:
             dX = dH
@@ -129,9 +133,9 @@ def _forward(model: Model, Xs: InT, is_train: bool) -> Tuple[OutT, Callable]:
             dH_real, H_real = dH[:, real], H[:, real]
             mean_dH = dH_real.mean(axis=(1, 2), keepdims=True)
             mean_dHH = (dH_real * H_real).mean(axis=(1, 2), keepdims=True)
-            dX = np.zeros_like(dH)
+            dX = xp.zeros_like(dH)
             dX[:, real] = inv_std * (dH_real - mean_dH - H_real * mean_dHH)
         dX = dX.astype(np.float32, copy=False)
-        return list(np.split(dX, np.cumsum(lengths)[:-1], axis=1))
+        return list(xp.split(dX, splits, axis=1))
 
-    return list(np.split(Y, np.cumsum(lengths)[:-1], axis=0)), backprop
+    return list(xp.split(Y, splits, axis=0)), backprop

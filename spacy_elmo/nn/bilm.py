@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -62,7 +62,16 @@ class BiLM(nn.Module):
             self.register_buffer(f"initial_h_{i}", h)
             self.register_buffer(f"initial_c_{i}", c)
         self.register_buffer("warm", torch.zeros((), dtype=torch.bool))
+        # The buffer on the host, so that a call never asks the device whether to start warm; read
+        # again from the buffer after a load_state_dict.
+        self._warm_on_host: Optional[bool] = False
+        self.register_load_state_dict_post_hook(BiLM._forget_warm_on_host)
         self._states: Optional[List[State]] = None  # per layer, [2, rows, dim]
+
+    @property
+    def device(self) -> torch.device:
+        """Where the parameters live: every tensor a call makes is made there."""
+        return self.char_encoder.char_embed.weight.device
 
     @property
     def output_dim(self) -> int:
@@ -79,7 +88,13 @@ class BiLM(nn.Module):
 
     @property
     def warm_start(self) -> bool:
-        return bool(self.warm)
+        if self._warm_on_host is None:
+            self._warm_on_host = bool(self.warm)
+        return self._warm_on_host
+
+    @staticmethod
+    def _forget_warm_on_host(module: nn.Module, incompatible_keys: Any) -> None:
+        module._warm_on_host = None
 
     def set_warm_start(self, sentences: Optional[Sequence[Sequence[str]]] = None) -> None:
         """Start every stateless sentence from the state each direction reaches after reading
@@ -103,6 +118,7 @@ class BiLM(nn.Module):
                 getattr(self, f"initial_h_{i}").copy_(h)
                 getattr(self, f"initial_c_{i}").copy_(c)
             self.warm.fill_(True)
+            self._warm_on_host = True
         self.train(was_training)
 
     def clear_warm_start(self) -> None:
@@ -111,6 +127,7 @@ class BiLM(nn.Module):
             if name.startswith("initial_"):
                 buffer.zero_()
         self.warm.fill_(False)
+        self._warm_on_host = False
 
     def clear_caches(self) -> None:
         """Drop cached token embeddings; needed whenever the char-CNN weights change."""
@@ -120,10 +137,18 @@ class BiLM(nn.Module):
         self.clear_caches()
         return super().train(mode)
 
+    def _apply(self, fn: Any, recurse: bool = True) -> "BiLM":
+        # .to(), .cuda(), .half() ... all come here: cached rows and carried states would stay behind
+        # on the old device or dtype.
+        self.clear_caches()
+        self._states = None
+        return super()._apply(fn, recurse)
+
     def forward(self, char_ids: torch.Tensor, stateful: bool = False) -> BiLMOutput:
         """char_ids `[batch, n_tokens + 2, max_chars]` with `<S>`/`</S>` included (see chars.py);
         all-zero rows are padding."""
-        lengths = (char_ids > 0).any(dim=-1).sum(dim=1)  # [batch], boundaries included
+        # Lengths steer the loop on the host: one transfer per batch.
+        lengths = (char_ids > 0).any(dim=-1).sum(dim=1).cpu().numpy()  # [batch], boundaries included
         return self._contextualize(self.char_encoder(char_ids), lengths, stateful)
 
     def forward_sentences(self, sentences: Sequence[Sequence[str]], stateful: bool = False) -> BiLMOutput:
@@ -132,8 +157,9 @@ class BiLM(nn.Module):
         embedded, lengths = self._embed_sentences(sentences)
         return self._contextualize(embedded, lengths, stateful)
 
-    def _embed_sentences(self, sentences: Sequence[Sequence[str]]) -> Tuple[torch.Tensor, torch.Tensor]:
-        """Token embeddings `[batch, max_len + 2, P]` with boundaries, and lengths with boundaries."""
+    def _embed_sentences(self, sentences: Sequence[Sequence[str]]) -> Tuple[torch.Tensor, np.ndarray]:
+        """Token embeddings `[batch, max_len + 2, P]` with boundaries, and host-side lengths with
+        boundaries."""
         positions: dict = {}
         width = max((len(s) for s in sentences), default=0) + 2
         index = np.zeros((len(sentences), width), dtype=np.int64)
@@ -146,38 +172,43 @@ class BiLM(nn.Module):
         # Cached rows carry no gradient, so the cache serves only when no gradient is wanted.
         wants_grad = torch.is_grad_enabled() and any(p.requires_grad for p in self.char_encoder.parameters())
         table = self._encode_strings(tokens) if wants_grad else self.token_cache.lookup(tokens, self._encode_strings)
-        return table[torch.from_numpy(index)], torch.from_numpy(lengths)
+        return table[torch.from_numpy(index).to(table.device)], lengths
 
     def _encode_strings(self, tokens: List[str]) -> torch.Tensor:
         ids = np.stack([self.char_mapper.token_ids(t) for t in tokens])
-        return self.char_encoder.encode_rows(torch.from_numpy(ids))
+        return self.char_encoder.encode_rows(torch.from_numpy(ids).to(self.device))
 
-    def _contextualize(self, embedded: torch.Tensor, lengths: torch.Tensor, stateful: bool) -> BiLMOutput:
+    def _contextualize(self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool) -> BiLMOutput:
+        """`lengths` (boundaries included) stay on the host: they decide the loop, not the arithmetic."""
         batch, time, _ = embedded.shape
         layers = self._run_directions(embedded, lengths, stateful)
         # Drop <S> and </S>: keep positions 1..n of each row.
-        inner_mask = torch.arange(max(time - 2, 0), device=embedded.device).unsqueeze(0) < (lengths - 2).unsqueeze(1)
+        inner_lengths = torch.from_numpy(np.asarray(lengths, dtype=np.int64) - 2).to(embedded.device)
+        inner_mask = torch.arange(max(time - 2, 0), device=embedded.device).unsqueeze(0) < inner_lengths.unsqueeze(1)
         stacked = torch.stack(layers)[:, :, 1 : time - 1] if time >= 2 else embedded.new_zeros(
             len(layers), batch, 0, self.output_dim)
         stacked = stacked * inner_mask.unsqueeze(0).unsqueeze(-1).to(stacked.dtype)
         return BiLMOutput(layers=stacked, mask=inner_mask)
 
-    def _run_directions(self, embedded: torch.Tensor, lengths: torch.Tensor, stateful: bool) -> List[torch.Tensor]:
+    def _run_directions(self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool) -> List[torch.Tensor]:
         """All L+1 activations `[batch, time, 2P]` over the full sequence, boundaries included."""
-        order = torch.argsort(lengths, descending=True, stable=True)
-        unsort = torch.argsort(order)
-        sorted_lengths = lengths[order]
+        host_order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable")
+        device = embedded.device
+        order = torch.from_numpy(host_order).to(device)
+        unsort = torch.from_numpy(np.argsort(host_order, kind="stable")).to(device)
+        host_sorted = np.asarray(lengths, dtype=np.int64)[host_order]
+        sorted_lengths = torch.from_numpy(host_sorted).to(device)
         x_fwd = embedded[order]
         x = torch.stack([x_fwd, reverse_within_lengths(x_fwd, sorted_lengths)])
         if stateful:
             initial = self._initial_states(embedded.shape[0], embedded, order)
-        elif self.warm:
+        elif self.warm_start:
             initial = [(getattr(self, f"initial_h_{i}").expand(-1, x.shape[1], -1).contiguous(),
                         getattr(self, f"initial_c_{i}").expand(-1, x.shape[1], -1).contiguous())
                        for i in range(len(self.lstm.layers))]
         else:
             initial = None
-        outputs, finals = self.lstm(x, sorted_lengths.tolist(), initial)
+        outputs, finals = self.lstm(x, host_sorted.tolist(), initial)
         if stateful:
             self._store_states(finals, unsort, lengths)
         layers = [torch.cat([embedded, embedded], dim=-1)]
@@ -195,10 +226,10 @@ class BiLM(nn.Module):
             zero_h[:, :kept], zero_c[:, :kept] = h[:, :kept], c[:, :kept]
         return [(h[:, order], c[:, order]) for h, c in states]
 
-    def _store_states(self, finals: List[State], unsort: torch.Tensor, lengths: torch.Tensor) -> None:
+    def _store_states(self, finals: List[State], unsort: torch.Tensor, lengths: np.ndarray) -> None:
         """Row i keeps its final state if it held a sequence; rows beyond this batch keep theirs."""
-        batch = lengths.shape[0]
-        present = (lengths > 0).view(1, batch, 1)
+        batch = len(lengths)
+        present = torch.from_numpy(np.asarray(lengths) > 0).to(unsort.device).view(1, batch, 1)
         stored = self._states or self.lstm.zero_states(batch, finals[0][0])
         new_states: List[State] = []
         for (old_h, old_c), (h, c) in zip(stored, finals):
@@ -238,7 +269,7 @@ class BiLM(nn.Module):
             for start in range(0, len(order), batch_size):
                 chunk = order[start : start + batch_size]
                 out = self.forward_sentences([sentences[i] for i in chunk], stateful=stateful)
-                layers = out.layers.numpy()
+                layers = out.layers.cpu().numpy()
                 for row, i in enumerate(chunk):
                     results[i] = np.ascontiguousarray(layers[:, row, : len(sentences[i])], dtype=np.float32)
         return results  # type: ignore[return-value]
@@ -249,4 +280,4 @@ class BiLM(nn.Module):
             ids = self.char_mapper.batch_ids([list(words)], add_boundaries=False)[0]
             if len(words) == 0:
                 return np.zeros((0, self.options.projection_dim), dtype=np.float32)
-            return self.token_embeddings(torch.from_numpy(ids)).numpy().astype(np.float32)
+            return self.token_embeddings(torch.from_numpy(ids).to(self.device)).cpu().numpy().astype(np.float32)

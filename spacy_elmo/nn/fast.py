@@ -20,6 +20,7 @@ from __future__ import annotations
 import warnings
 from typing import List, Optional, Sequence, Tuple
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -41,6 +42,10 @@ def make_fast(bilm: BiLM, mode: str) -> "FastBiLM":
     if mode not in FAST_MODES:
         raise FastModeError(f"unknown fast mode {mode!r}; choose one of {', '.join(FAST_MODES)}, "
                             "or use the BiLM itself for exact outputs")
+    if bilm.device.type != "cpu":
+        raise FastModeError(f"the {mode!r} fast mode runs on the CPU only (fbgemm's int8 products), but the "
+                            f"biLM is on {bilm.device}; on a GPU use the exact BiLM (fast_mode = null), "
+                            "which is the faster one there")
     return FastBiLM(bilm, Int8BiLSTMStack(bilm.lstm), mode)
 
 
@@ -69,7 +74,7 @@ class FastBiLM(BiLM):
                                 "call make_fast on it again afterwards")
         return super().train(False)
 
-    def _run_directions(self, embedded: torch.Tensor, lengths: torch.Tensor, stateful: bool) -> List[torch.Tensor]:
+    def _run_directions(self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool) -> List[torch.Tensor]:
         if stateful:
             raise FastModeError(f"a {self.mode!r} fast model is stateless only; use the exact BiLM "
                                 "for stateful=True")

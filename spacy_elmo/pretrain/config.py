@@ -36,6 +36,11 @@ class TrainingSettings:
     initial_accumulator: float = 1.0
     clip_norm: float = 10.0
     shuffle_buffer: int = 100_000
+    # GPU speed options, off by default (docs/pretraining.md): TF32 matrix products, bf16 autocast, and
+    # the number of steps whose inputs a background thread builds ahead (0: none).
+    tf32: bool = False
+    bf16: bool = False
+    prefetch: int = 0
 
 
 @dataclass
@@ -52,7 +57,8 @@ SOFTMAX_KINDS = ("sampled", "full")
 OPTIMIZERS = ("adagrad", "adam", "sgd")
 # Keys a resumed run may change: they do not alter what has been computed so far (the stream of epoch e
 # does not depend on the number of epochs).
-RESUMABLE_CHANGES = {"training.n_epochs", "training.max_steps", "paths.dev"} | {
+RESUMABLE_CHANGES = {"training.n_epochs", "training.max_steps", "paths.dev", "training.tf32", "training.bf16",
+                     "training.prefetch"} | {
     f"logging.{f.name}" for f in fields(LoggingSettings)}
 
 
@@ -90,6 +96,8 @@ def _check_value(section: str, name: str, value: Any, default: Any) -> Any:
             raise ConfigError(f"{where} must be an integer, got {value!r}")
         if name in _POSITIVE_INTS and value < 1:
             raise ConfigError(f"{where} must be at least 1, got {value}")
+        if value < 0:
+            raise ConfigError(f"{where} must not be negative, got {value}")
         return value
     if isinstance(default, float):
         if isinstance(value, bool) or not isinstance(value, (int, float)):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, List
+from typing import Any, List, Optional
 
 import torch
 import torch.distributed as dist
@@ -20,6 +20,9 @@ class Context:
     rank: int = 0
     world_size: int = 1
     device: torch.device = torch.device("cpu")
+    # A gloo group for decisions made on the host (is there another batch?), so that taking them never
+    # waits for the GPU; None: the default group is gloo already.
+    host_group: Optional[Any] = None
 
     @property
     def is_main(self) -> bool:
@@ -44,7 +47,8 @@ def setup() -> Context:
         device, backend = torch.device("cpu"), "gloo"
     if not dist.is_initialized():
         dist.init_process_group(backend=backend)
-    return Context(rank=rank, world_size=world_size, device=device)
+    host_group = dist.new_group(backend="gloo") if backend == "nccl" else None
+    return Context(rank=rank, world_size=world_size, device=device, host_group=host_group)
 
 
 def teardown(context: Context) -> None:
@@ -53,11 +57,11 @@ def teardown(context: Context) -> None:
 
 
 def all_true(context: Context, value: bool) -> bool:
-    """Whether `value` holds on every rank."""
+    """Whether `value` holds on every rank; reduced on the host, never waiting for a device."""
     if not context.distributed:
         return value
-    flag = torch.tensor([1.0 if value else 0.0], device=context.device)
-    dist.all_reduce(flag, op=dist.ReduceOp.MIN)
+    flag = torch.tensor([1.0 if value else 0.0])
+    dist.all_reduce(flag, op=dist.ReduceOp.MIN, group=context.host_group)
     return bool(flag.item() > 0)
 
 

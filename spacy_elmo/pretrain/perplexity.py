@@ -53,30 +53,31 @@ def perplexity(
     forward = StreamBatcher(read_sentences(path), vocab, batch_size, unroll_steps)
     backward = StreamBatcher(read_sentences(path), vocab, batch_size, unroll_steps, reverse=True)
     states = model.zero_states(batch_size)
-    sums = torch.zeros(2, dtype=torch.float64)
-    counts = torch.zeros(2, dtype=torch.float64)
+    device = model.softmax.weight.device
+    sums = torch.zeros(2, dtype=torch.float64, device=device)  # read once, at the end
+    counts = [0, 0]
     was_training = model.training
     model.eval()
     try:
         with torch.inference_mode():
             for fwd, bwd in zip(forward, backward):
-                out = model(TensorBatch.from_batches(fwd, bwd, mapper), states)
+                out = model(TensorBatch.from_batches(fwd, bwd, mapper).to(device), states)
                 states = out.states
                 sums += out.loss_sums.double()
-                counts += out.counts
-                if max_tokens is not None and counts.min() >= max_tokens:
+                counts = [counts[0] + out.counts[0], counts[1] + out.counts[1]]
+                if max_tokens is not None and min(counts) >= max_tokens:
                     break
     finally:
         model.train(was_training)
-    if counts.min() == 0:
+    if min(counts) == 0:
         raise CorpusError(f"evaluation file {path} has no tokens; it needs one whitespace-tokenized "
                           "sentence per line")
-    losses = (sums / counts).tolist()
+    losses = [total / count for total, count in zip(sums.tolist(), counts)]
     return Perplexity(
         forward=math.exp(losses[0]),
         backward=math.exp(losses[1]),
         average=math.exp(sum(losses) / 2),
-        n_tokens=int(counts[0]),
+        n_tokens=counts[0],
     )
 
 

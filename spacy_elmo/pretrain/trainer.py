@@ -21,7 +21,6 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
 from ..chars import CharacterMapper
-from ..errors import ElmoError
 from ..nn.softmax import LogUniformSampler
 from ..options import ElmoOptions
 from ..weights import load_weights
@@ -32,7 +31,10 @@ from .checkpoint import (CHECKPOINT_FILE, LOG_FILE, MetricsLog, check_run_dir, l
 from .config import ConfigError, PretrainConfig, TrainingSettings
 from .corpus import CorpusStats, corpus_stats, expand_paths, sentence_stream
 from .export import OPTIONS_FILE, SOFTMAX_FILE, VOCAB_FILE, WEIGHTS_FILE, export_model, load_softmax
-from .model import LanguageModel, States, TensorBatch, initialize_weights, parameters_digest
+from .model import LanguageModel, States, initialize_weights, parameters_digest
+from .prefetch import Prefetcher
+from .steps import (NonFiniteGuard, RunningStats, StepInputs, TrainingError, check_device_settings, precision,
+                    step_inputs)
 from .perplexity import Perplexity, perplexity
 from .plot import plot_curves
 from .vocab import Vocabulary
@@ -41,21 +43,12 @@ logger = logging.getLogger(__name__)
 PLOT_FILE = "perplexity.png"
 
 
-class TrainingError(ElmoError):
-    """Training cannot go on (e.g. the loss became NaN); the message says where and what to try."""
-
-
 @dataclass
 class TrainResult:
     step: int
     tokens: int
     heldout: Optional[Perplexity]
     digests: List[str]  # every rank's parameter digest at the end
-
-
-def _exp(loss: float) -> float:
-    """Perplexity of a mean loss, without overflowing on the huge losses of a diverging run."""
-    return math.exp(min(loss, 700.0))
 
 
 def build_optimizer(settings: TrainingSettings, params: Any) -> torch.optim.Optimizer:
@@ -148,6 +141,7 @@ class Trainer:
     def run(self) -> TrainResult:
         ctx, t = self.context, self.settings
         vocab, paths, stats = self._validate()
+        check_device_settings(t, ctx.device)
         torch.manual_seed(t.seed)
         model = LanguageModel(self.config.options, len(vocab), dropout=t.dropout)
         initialize_weights(model)
@@ -162,12 +156,13 @@ class Trainer:
         model.to(ctx.device)
         optimizer = build_optimizer(t, model.parameters())
         sampler = LogUniformSampler(len(vocab), t.n_negative_samples) if t.softmax == "sampled" else None
-        generator = torch.Generator().manual_seed(t.seed * 7919 + ctx.rank)
         torch.manual_seed(t.seed * 7919 + ctx.rank + 1)
+        if ctx.device.type == "cuda":
+            torch.cuda.manual_seed(t.seed * 7919 + ctx.rank + 1)
         step, tokens = 0, 0
         states: States = model.zero_states(t.batch_size)
         if payload is not None:
-            step, tokens, states = self._restore(payload, model, optimizer, generator)
+            step, tokens, states = self._restore(payload, model, optimizer)
         elif ctx.is_main:
             self.log.path.unlink(missing_ok=True)
         export_options = self._export_options(vocab, stats)
@@ -175,62 +170,70 @@ class Trainer:
         per_epoch = stats.n_tokens + stats.n_sentences  # forward targets in one pass over the corpus
         logger.info("corpus: %d files, %d sentences, %d tokens; %s steps for %d epochs on %d process(es)",
                     len(paths), stats.n_sentences, stats.n_tokens, total, t.n_epochs, ctx.world_size)
-        batches = self._batches(paths, vocab, step)
-        net = DistributedDataParallel(model) if ctx.distributed else model
         mapper = CharacterMapper(self.config.options.char_cnn.max_characters_per_token)
+        inputs: Iterator[StepInputs] = step_inputs(self._batches(paths, vocab, step), mapper, sampler,
+                                                   self._sampler_seed, step, pin=ctx.device.type == "cuda")
+        if t.prefetch:
+            inputs = Prefetcher(inputs, t.prefetch)
+        net = DistributedDataParallel(model) if ctx.distributed else model
         logs = self.config.logging
         heldout: Optional[Perplexity] = None
-        running = torch.zeros(4, dtype=torch.float64)  # loss sums fwd/bwd, counts fwd/bwd since last log
+        guard = NonFiniteGuard(ctx.device)
+        running = RunningStats(ctx.device)
         started, start_tokens = time.perf_counter(), tokens
         bar = tqdm(total=total, initial=step, unit="step", disable=not self.show_progress, desc="pretrain",
                    dynamic_ncols=True)
         model.train()
-        while t.max_steps is None or step < t.max_steps:
-            pair = next(batches, None)
-            if not distributed.all_true(ctx, pair is not None):
-                break
-            batch = TensorBatch.from_batches(*pair, mapper)  # type: ignore[misc]
-            negatives, n_tries = sampler.sample(generator) if sampler is not None else (None, 0)
-            out = net(batch, states, sampler, negatives, n_tries)
-            loss = 0.5 * (out.loss_sums / out.counts.to(out.loss_sums)).sum() * t.unroll_steps
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            norm = torch.nn.utils.clip_grad_norm_(model.parameters(), t.clip_norm)
-            stats_step = distributed.sum_across(ctx, torch.cat([out.loss_sums.detach().double().cpu(),
-                                                                out.counts, norm.detach().double().view(1).cpu()]))
-            if not bool(torch.isfinite(stats_step).all()):
-                raise TrainingError(
-                    f"the loss or the gradients became NaN/inf at step {step + 1}; nothing was written for this "
-                    "step. Start a new run from the last export ([paths] init = this output directory) with a "
-                    "lower [training] learning_rate or clip_norm, or check the data for pathological lines"
-                )
-            optimizer.step()
-            states = out.states
-            step += 1
-            tokens += int(stats_step[2])
-            running += stats_step[:4]
-            elapsed = time.perf_counter() - started
-            speed = (tokens - start_tokens) / elapsed if elapsed > 0 else 0.0
-            train_ppl = _exp(float(running[:2].sum() / running[2:].sum()))
-            bar.set_postfix_str(f"epoch {tokens / per_epoch:.2f} tok/s {speed:,.0f} ppl {train_ppl:,.1f}",
-                                refresh=False)
-            bar.update(1)
-            if ctx.is_main and step % logs.log_every == 0:
-                self.log.append({"event": "train", "step": step, "tokens": tokens, "perplexity": train_ppl,
-                                 "forward": _exp(float(running[0] / running[2])),
-                                 "backward": _exp(float(running[1] / running[3])),
-                                 "grad_norm": float(stats_step[4]) / ctx.world_size,
-                                 "tokens_per_s": speed, "elapsed": elapsed})
-                running.zero_()
-            if self.config.dev is not None and step % logs.eval_every == 0:
-                heldout = self._evaluate(model, vocab, step, tokens)
-            if step % logs.checkpoint_every == 0:
-                self._checkpoint(model, optimizer, generator, states, step, tokens, vocab, export_options)
+        try:
+            while t.max_steps is None or step < t.max_steps:
+                item = next(inputs, None)
+                if not distributed.all_true(ctx, item is not None):
+                    break
+                assert item is not None
+                batch = item.batch.to(ctx.device, non_blocking=True)
+                negatives = item.negatives.to(ctx.device, non_blocking=True) if item.negatives is not None else None
+                with precision(t, ctx.device):
+                    out = net(batch, states, sampler, negatives, item.n_tries)
+                forward_count, backward_count = out.counts
+                loss = 0.5 * (out.loss_sums[0].float() / max(forward_count, 1)
+                              + out.loss_sums[1].float() / max(backward_count, 1)) * t.unroll_steps
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                norm = torch.nn.utils.clip_grad_norm_(model.parameters(), t.clip_norm)
+                guard.screen(norm, model.parameters(), step + 1)
+                if ctx.device.type == "cpu":
+                    guard.raise_if_tripped()  # free on the CPU: stop before the step is taken
+                optimizer.step()
+                states = out.states
+                step += 1
+                tokens += forward_count
+                running.add(out.loss_sums, out.counts, norm)
+                bar.update(1)
+                if step % logs.log_every == 0:
+                    guard.raise_if_tripped()
+                    record = running.collect(ctx)
+                    elapsed = time.perf_counter() - started
+                    speed = (tokens - start_tokens) / elapsed if elapsed > 0 else 0.0
+                    bar.set_postfix_str(f"epoch {tokens / per_epoch:.2f} tok/s {speed:,.0f} "
+                                        f"ppl {record['perplexity']:,.1f}", refresh=False)
+                    if ctx.is_main:
+                        self.log.append({"event": "train", "step": step, "tokens": tokens, **record,
+                                         "tokens_per_s": speed, "elapsed": elapsed})
+                if self.config.dev is not None and step % logs.eval_every == 0:
+                    guard.raise_if_tripped()
+                    heldout = self._evaluate(model, vocab, step, tokens)
+                if step % logs.checkpoint_every == 0:
+                    guard.raise_if_tripped()
+                    self._checkpoint(model, optimizer, states, step, tokens, vocab, export_options)
+            guard.raise_if_tripped()
+        finally:
+            if isinstance(inputs, Prefetcher):
+                inputs.close()
         bar.close()
         if self.config.dev is not None and (step % logs.eval_every != 0 or heldout is None):
             heldout = self._evaluate(model, vocab, step, tokens)
         if step % logs.checkpoint_every != 0 or step == 0:
-            self._checkpoint(model, optimizer, generator, states, step, tokens, vocab, export_options)
+            self._checkpoint(model, optimizer, states, step, tokens, vocab, export_options)
         digests = distributed.gather(ctx, parameters_digest(model))
         if ctx.is_main:
             self.log.append({"event": "end", "step": step, "tokens": tokens, "digests": digests})
@@ -239,6 +242,11 @@ class Trainer:
         if len(set(digests)) > 1:
             raise TrainingError(f"the {ctx.world_size} processes ended with different parameters: {digests}")
         return TrainResult(step=step, tokens=tokens, heldout=heldout, digests=digests)
+
+    def _sampler_seed(self, step: int) -> int:
+        """The negatives of step `step` on this rank: a function of the step, not of what ran before,
+        so that prefetching and resuming draw exactly what an uninterrupted run draws."""
+        return (self.settings.seed * 1_000_003 + self.context.rank) * 1_000_000_007 + step
 
     def _batches(self, paths: List[Path], vocab: Vocabulary, skip: int) -> Iterator[Tuple[Batch, Batch]]:
         """Both directions' batches from this rank's streams, the first `skip` ones (already trained on
@@ -255,8 +263,8 @@ class Trainer:
                 break
         return pairs
 
-    def _restore(self, payload: Dict[str, Any], model: LanguageModel, optimizer: torch.optim.Optimizer,
-                 generator: torch.Generator) -> Tuple[int, int, States]:
+    def _restore(self, payload: Dict[str, Any], model: LanguageModel,
+                 optimizer: torch.optim.Optimizer) -> Tuple[int, int, States]:
         ctx = self.context
         if payload["world_size"] != ctx.world_size:
             raise TrainingError(
@@ -267,19 +275,22 @@ class Trainer:
         optimizer.load_state_dict(payload["optimizer"])
         mine = payload["ranks"][ctx.rank]
         torch.set_rng_state(mine["torch_rng"])
-        generator.set_state(mine["sampler_rng"])
+        if ctx.device.type == "cuda" and mine.get("cuda_rng") is not None:
+            torch.cuda.set_rng_state(mine["cuda_rng"], ctx.device)
         states = [(h.to(ctx.device), c.to(ctx.device)) for h, c in mine["states"]]
         if ctx.is_main:
             self.log.truncate(payload["step"])
         logger.info("resumed from step %d (%d tokens)", payload["step"], payload["tokens"])
         return payload["step"], payload["tokens"], states
 
-    def _checkpoint(self, model: LanguageModel, optimizer: torch.optim.Optimizer, generator: torch.Generator,
-                    states: States, step: int, tokens: int, vocab: Vocabulary, options: ElmoOptions) -> None:
+    def _checkpoint(self, model: LanguageModel, optimizer: torch.optim.Optimizer, states: States, step: int,
+                    tokens: int, vocab: Vocabulary, options: ElmoOptions) -> None:
+        device = self.context.device
         ranks = distributed.gather(self.context, {
             "states": [(h.cpu(), c.cpu()) for h, c in states],
             "torch_rng": torch.get_rng_state(),
-            "sampler_rng": generator.get_state(),
+            # Dropout on a GPU draws from the device's generator.
+            "cuda_rng": torch.cuda.get_rng_state(device) if device.type == "cuda" else None,
         })
         if self.context.is_main:
             save_checkpoint(self.output_dir / CHECKPOINT_FILE, {

@@ -1,0 +1,196 @@
+"""Device placement without a GPU: every tensor a call makes must be made where its model lives.
+
+The model goes to torch's `meta` device (shapes, no data) and everything runs under a dispatch mode that
+sees every aten op, the backward pass's too, and fails on one whose tensor inputs sit on two devices
+(0-dim CPU tensors aside: torch treats them as scalars on any device). A tensor built on the host and
+not moved is caught at the first op that mixes it with the model's, even where torch itself would allow
+the mix (a CPU index into a CUDA tensor) and quietly copy it at every step.
+Run with `pytest -k device`; on a machine with a GPU, benchmarks/gpu_check.py runs the real thing.
+"""
+from pathlib import Path
+from typing import Any, List, Set
+
+import numpy as np
+import pytest
+import spacy
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+from spacy_elmo import BiLM
+from spacy_elmo.chars import CharacterMapper
+from spacy_elmo.layers import bilm as bilm_layer_module
+from spacy_elmo.layers.bilm import get_bilm
+from spacy_elmo.nn.fast import FastModeError, make_fast
+from spacy_elmo.nn.softmax import LogUniformSampler
+from spacy_elmo.options import ElmoOptions
+from spacy_elmo.pretrain.batching import StreamBatcher
+from spacy_elmo.pretrain.config import TrainingSettings
+from spacy_elmo.pretrain.model import LanguageModel, TensorBatch, initialize_weights
+from spacy_elmo.pretrain.steps import NonFiniteGuard, RunningStats, check_device_settings
+from spacy_elmo.pretrain.distributed import Context
+from spacy_elmo.pretrain.vocab import Vocabulary
+
+META = torch.device("meta")
+TINY_MODEL = Path(__file__).resolve().parent.parent / "spacy_elmo" / "models" / "fixture-tiny"
+SENTENCES = [["The", "bank", "raised", "its", "rates", "."], ["Rivers", "have", "banks", "."], ["Hi"]]
+
+
+class MixedDevices(AssertionError):
+    pass
+
+
+class DeviceChecker(TorchDispatchMode):
+    """Fails on any op whose tensor arguments live on more than one device; records the devices seen."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: Set[str] = set()
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        flat, _ = tree_flatten((args, kwargs or {}))
+        devices = {t.device for t in flat if isinstance(t, torch.Tensor) and not (t.device.type == "cpu" and t.dim() == 0)}
+        if len(devices) > 1:
+            raise MixedDevices(f"{func} mixes tensors on {sorted(map(str, devices))}")
+        self.seen.update(str(d) for d in devices)
+        return func(*args, **(kwargs or {}))
+
+
+def tiny_options() -> ElmoOptions:
+    return ElmoOptions.from_file(TINY_MODEL / "options.json")
+
+
+def meta_bilm() -> BiLM:
+    return BiLM(tiny_options()).to(META)
+
+
+@pytest.mark.parametrize("mode", ["stateless", "warm", "stateful"])
+def test_device_bilm_forward_and_backward(mode):
+    bilm = meta_bilm()
+    checker = DeviceChecker()
+    with checker:
+        if mode == "warm":
+            bilm.set_warm_start([["A", "warm", "up", "."]])
+        for _ in range(2 if mode == "stateful" else 1):
+            out = bilm.forward_sentences(SENTENCES, stateful=mode == "stateful")
+        assert out.layers.device == META and out.mask.device == META
+        out.layers.sum().backward()
+    assert "meta" in checker.seen
+    assert all(p.grad is not None and p.grad.device == META for p in bilm.lstm.parameters())
+
+
+def test_device_bilm_char_id_input():
+    """`forward(char_ids)`: the caller's ids on the device; lengths go to the host once per batch."""
+    bilm = meta_bilm()
+    ids = torch.from_numpy(CharacterMapper(50).batch_ids(SENTENCES)).to(META)
+    checker = DeviceChecker()
+    # Lengths cannot be read off a meta tensor, nor can the distinct rows be found (torch.unique): stand
+    # in for the one device-to-host copy and encode every position.
+    lengths = np.array([len(s) + 2 for s in SENTENCES])
+    with checker:
+        embedded = bilm.char_encoder.encode_rows(ids.view(-1, ids.shape[-1])).view(*ids.shape[:2], -1)
+        out = bilm._contextualize(embedded, lengths, stateful=False)
+    assert out.layers.device == META and "meta" in checker.seen
+
+
+def test_device_checker_catches_a_tensor_left_on_the_host(monkeypatch):
+    """The checker is no formality: the char ids of a batch left on the CPU fail the forward pass."""
+    bilm = meta_bilm()
+
+    def encode_on_host(self: BiLM, tokens: List[str]) -> torch.Tensor:
+        ids = np.stack([self.char_mapper.token_ids(t) for t in tokens])
+        return self.char_encoder.encode_rows(torch.from_numpy(ids))
+
+    monkeypatch.setattr(BiLM, "_encode_strings", encode_on_host)
+    with pytest.raises((MixedDevices, RuntimeError)):
+        with DeviceChecker():
+            bilm.forward_sentences(SENTENCES)
+
+
+def test_device_int8_mode_refuses_a_gpu_model():
+    with pytest.raises(FastModeError, match="CPU only"):
+        make_fast(meta_bilm(), "int8")
+
+
+def _pretraining_step(softmax: str) -> DeviceChecker:
+    words = sorted({w for s in SENTENCES for w in s})
+    vocab = Vocabulary(["<S>", "</S>", "<UNK>", *words])
+    torch.manual_seed(0)
+    model = LanguageModel(tiny_options(), len(vocab), dropout=0.1)
+    initialize_weights(model)
+    model.to(META)
+    optimizer = torch.optim.Adagrad(model.parameters(), lr=0.2, initial_accumulator_value=1.0)
+    sampler = LogUniformSampler(len(vocab), 4) if softmax == "sampled" else None
+    fwd = next(StreamBatcher(iter(SENTENCES * 3), vocab, 2, 5))
+    bwd = next(StreamBatcher(iter(SENTENCES[::-1] * 3), vocab, 2, 5, reverse=True))
+    checker = DeviceChecker()
+    with checker:
+        batch = TensorBatch.from_batches(fwd, bwd, CharacterMapper(50)).to(META)
+        negatives, n_tries = sampler.sample(torch.Generator().manual_seed(0)) if sampler else (None, 0)
+        negatives = negatives.to(META) if negatives is not None else None
+        states = model.zero_states(2)
+        out = model(batch, states, sampler, negatives, n_tries)
+        loss = out.loss_sums[0] / out.counts[0] + out.loss_sums[1] / out.counts[1]
+        loss.backward()
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 10.0)
+        NonFiniteGuard(META).screen(norm, model.parameters(), 1)
+        RunningStats(META).add(out.loss_sums, out.counts, norm)
+        optimizer.step()
+    assert all(h.device == META and c.device == META for h, c in out.states)
+    return checker
+
+
+@pytest.mark.parametrize("softmax", ["sampled", "full"])
+def test_device_pretraining_step(softmax):
+    assert "meta" in _pretraining_step(softmax).seen
+
+
+def test_device_gpu_options_refused_on_the_cpu():
+    from spacy_elmo.pretrain.config import ConfigError
+
+    with pytest.raises(ConfigError, match="bf16"):
+        check_device_settings(TrainingSettings(bf16=True), torch.device("cpu"))
+    check_device_settings(TrainingSettings(), torch.device("cpu"))
+    assert Context().host_group is None
+
+
+@pytest.fixture
+def meta_component_io(monkeypatch):
+    """Call it to make thinc's torch <-> array conversions take meta tensors: zeros of the right shape
+    out, meta in."""
+    def torch2xp(tensor: torch.Tensor, ops: Any = None) -> np.ndarray:
+        assert tensor.device == META, f"the biLM gave a tensor on {tensor.device}"
+        return np.zeros(tensor.shape, dtype=np.float32)
+
+    def xp2torch(array: np.ndarray, requires_grad: bool = False, device: Any = None) -> torch.Tensor:
+        return torch.zeros(array.shape, device=device)
+
+    def patch() -> None:
+        monkeypatch.setattr(bilm_layer_module, "torch2xp", torch2xp)
+        monkeypatch.setattr(bilm_layer_module, "xp2torch", xp2torch)
+
+    return patch
+
+
+@pytest.mark.parametrize("frozen", [True, False])
+def test_device_component_predict_and_update(meta_component_io, frozen):
+    from spacy.training import Example
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v1", "name": "fixture-tiny"},
+                                 "frozen": frozen})
+    tagger = nlp.add_pipe("tagger", config={"model": {"@architectures": "spacy.Tagger.v2", "tok2vec": {
+        "@architectures": "spacy-elmo.ElmoListener.v1", "upstream": "elmo",
+        "mix": {"@layers": "spacy-elmo.ScalarMix.v1"}}}})
+    examples = [Example.from_dict(nlp.make_doc("The bank rose ."), {"tags": ["D", "N", "V", "P"]})]
+    nlp.initialize(lambda: examples)
+    assert tagger is nlp.get_pipe("tagger")
+    bilm = get_bilm(nlp.get_pipe("elmo").model)
+    bilm.to(META)
+    meta_component_io()
+    checker = DeviceChecker()
+    with checker:
+        doc = nlp("The river bank .")
+        nlp.update(examples, sgd=nlp.create_optimizer())
+    assert doc._.elmo["layers"].shape[0] == bilm.n_layers
+    assert "meta" in checker.seen
