@@ -2,6 +2,7 @@
 import json
 from pathlib import Path
 
+import torch
 import typer
 from wasabi import msg
 
@@ -17,9 +18,12 @@ def evaluate_command(
     batch_size: int = typer.Option(64, "--batch-size", min=1, help="Rows of text read in parallel."),
     unroll_steps: int = typer.Option(20, "--unroll-steps", min=1, help="Tokens per window (states carried)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    device: str = typer.Option("auto", "--device", help="torch device, e.g. cpu or cuda:0; auto: a GPU if "
+                                                        "there is one."),
 ) -> None:
     """Forward, backward and average perplexity (full softmax, states carried, as the original reports)."""
     model, vocab = load_language_model(model_dir)
+    model.to(torch.device("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device)
     result = perplexity(model, vocab, heldout, batch_size=batch_size, unroll_steps=unroll_steps)
     if as_json:
         typer.echo(json.dumps(result.to_dict()))

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import logging
 import math
+import signal
+import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -92,6 +94,30 @@ def initialize_from(model: LanguageModel, vocab: Vocabulary, source: Path) -> No
     else:
         raise ConfigError(f"[paths] init: {source} does not exist; give a pretraining output directory or a "
                           "weights .hdf5 file")
+
+
+class StopRequest:
+    """SIGINT or SIGTERM (Ctrl-C, a scheduler's time limit) ends a single-process run after the current
+    step, with a checkpoint and the exported model, instead of losing everything since the last
+    checkpoint. With several processes a signal reaches one rank only and the others would wait for
+    it forever, so there the default handlers stay (resume from the last checkpoint)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.requested = False
+        self.signal = ""
+        self._previous: Dict[int, Any] = {}
+        if enabled and threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._previous[sig] = signal.signal(sig, self._handle)
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        self.requested = True
+        self.signal = signal.Signals(signum).name
+
+    def restore(self) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        self._previous = {}
 
 
 def estimated_steps(stats: CorpusStats, config: PretrainConfig, world_size: int) -> int:
@@ -184,8 +210,12 @@ class Trainer:
         bar = tqdm(total=total, initial=step, unit="step", disable=not self.show_progress, desc="pretrain",
                    dynamic_ncols=True)
         model.train()
+        stop = StopRequest(enabled=not ctx.distributed)
         try:
             while t.max_steps is None or step < t.max_steps:
+                if stop.requested:
+                    logger.warning("stopping at step %d on %s: writing a checkpoint and the model", step, stop.signal)
+                    break
                 item = next(inputs, None)
                 if not distributed.all_true(ctx, item is not None):
                     break
@@ -227,10 +257,12 @@ class Trainer:
                     self._checkpoint(model, optimizer, states, step, tokens, vocab, export_options)
             guard.raise_if_tripped()
         finally:
+            stop.restore()
             if isinstance(inputs, Prefetcher):
                 inputs.close()
         bar.close()
-        if self.config.dev is not None and (step % logs.eval_every != 0 or heldout is None):
+        guard.raise_if_tripped()
+        if self.config.dev is not None and not stop.requested and (step % logs.eval_every != 0 or heldout is None):
             heldout = self._evaluate(model, vocab, step, tokens)
         if step % logs.checkpoint_every != 0 or step == 0:
             self._checkpoint(model, optimizer, states, step, tokens, vocab, export_options)
