@@ -1,11 +1,22 @@
 """ELMo (Peters et al. 2018) for spaCy: the biLM in PyTorch, exact to the published weights."""
+from typing import Any
+
 from .chars import CharacterMapper, batch_to_ids
-from .hooks import restore_vectors
 from .nn.bilm import BiLM, BiLMOutput
 from .options import ElmoOptions, OptionsError, preset
 from .weights import WeightsError, load_bilm, load_weights, save_weights
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    # spaCy is imported only by what needs it: the biLM, the weights and pretraining run without it
+    # (`python -m spacy_elmo pretrain` on a training machine needs torch, h5py and the config library).
+    if name == "restore_vectors":
+        from .hooks import restore_vectors
+
+        return restore_vectors
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "BiLM",

@@ -7,7 +7,6 @@ component either); every non-empty line stays one line, so sentence boundaries a
 from pathlib import Path
 from typing import Iterator, List, Optional, TextIO
 
-import spacy
 import typer
 from tqdm import tqdm
 from wasabi import msg
@@ -49,6 +48,8 @@ def tokenize_command(
     existing = [t for t in targets if t.exists()]
     if existing and not overwrite:
         raise ElmoError(f"{existing[0]} exists; pass --overwrite to replace it, or choose another --output-dir")
+    import spacy  # here, so that the other commands run where spaCy is not installed
+
     tokenizer = spacy.blank(lang).tokenizer
     output_dir.mkdir(parents=True, exist_ok=True)
     if holdout_every:

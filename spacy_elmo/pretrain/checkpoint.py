@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Union
 
 import torch
-from thinc.api import Config
+from confection import Config
 
 from ..errors import ElmoError
 from ..io import atomic_output

@@ -11,7 +11,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Union
 
-from thinc.api import Config, ConfigValidationError
+from confection import Config, ConfigValidationError
 
 from ..errors import ElmoError
 from ..options import ElmoOptions, OptionsError
