@@ -110,6 +110,9 @@ def component_check() -> List[Result]:
         import cupy  # noqa: F401
         import spacy
         from spacy.training import Example
+
+        import spacy_elmo.architectures  # noqa: F401  (registers the factory where the package is not installed)
+        import spacy_elmo.pipeline  # noqa: F401
     except ImportError as err:
         return [("component under spacy.require_gpu()", True, f"skipped: {err}")]
     texts = [" ".join(s) for s in sentences(16)]
@@ -122,24 +125,27 @@ def component_check() -> List[Result]:
             "mix": {"@layers": "spacy-elmo.ScalarMix.v1", "layer_norm": True, "dropout": 0.1}}}})
         return nlp
 
-    def run(nlp: "spacy.language.Language") -> Tuple[np.ndarray, float]:
-        docs = list(nlp.pipe(texts, batch_size=4))
-        examples = [Example.from_dict(nlp.make_doc(t), {"tags": ["X" if i % 2 else "Y" for i, _ in
-                                                                  enumerate(t.split())]}) for t in texts]
-        nlp.initialize(lambda: examples)
-        optimizer = nlp.create_optimizer()
-        losses: dict = {}
-        for _ in range(3):
-            nlp.update(examples, sgd=optimizer, losses=losses)
-        return np.concatenate([d._.elmo["vectors"] for d in docs]), losses["tagger"]
+    def examples(nlp: "spacy.language.Language") -> list:
+        return [Example.from_dict(nlp.make_doc(t), {"tags": ["X" if i % 2 else "Y" for i, _ in
+                                                            enumerate(t.split())]}) for t in texts]
+
+    def vectors(nlp: "spacy.language.Language") -> np.ndarray:
+        return np.concatenate([nlp.get_pipe("elmo").model.ops.to_numpy(d._.elmo["vectors"])
+                               for d in nlp.pipe(texts, batch_size=4)])
 
     cpu_nlp = build()
-    cpu_nlp.initialize()
-    cpu_vectors = np.concatenate([d._.elmo["vectors"] for d in cpu_nlp.pipe(texts, batch_size=4)])
+    cpu_nlp.initialize(lambda: examples(cpu_nlp))
+    cpu_vectors = vectors(cpu_nlp)
     spacy.require_gpu()
     gpu_nlp = build()
-    gpu_nlp.initialize()
-    gpu_vectors, loss = run(gpu_nlp)
+    train_examples = examples(gpu_nlp)
+    gpu_nlp.initialize(lambda: train_examples)
+    gpu_vectors = vectors(gpu_nlp)
+    optimizer = gpu_nlp.create_optimizer()
+    losses: dict = {}
+    for _ in range(3):
+        gpu_nlp.update(train_examples, sgd=optimizer, losses=losses)
+    loss = losses["tagger"]
     worst = float(np.abs(gpu_vectors - cpu_vectors).max())
     return [("component vectors under require_gpu vs CPU", worst <= TOLERANCE, f"max |diff| {worst:.2e}"),
             ("component fine-tuning update on the GPU", bool(np.isfinite(loss)), f"tagger loss {loss:.3f}")]
