@@ -20,7 +20,7 @@ import torch
 from spacy_elmo.pretrain import build_vocabulary, count_tokens, load_config, train
 from spacy_elmo.pretrain.checkpoint import LOG_FILE, MetricsLog
 
-DEFAULT_DATA = "/work/shared/data/pretrain/gutenberg/train/"
+DEFAULT_DATA = str(Path(__file__).resolve().parents[2] / "shared" / "data" / "pretrain" / "gutenberg" / "train")
 
 
 def main() -> None:
