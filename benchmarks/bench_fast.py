@@ -1,7 +1,7 @@
 """Speed and deviation of the fast modes (spacy_elmo/nn/fast.py) next to the exact path.
 
     python benchmarks/bench_fast.py                                   # small, medium, original; batch 1 and 32
-    python benchmarks/bench_fast.py --model spacy_elmo/models/gutenberg-2x512  # deviation on a trained model too
+    python benchmarks/bench_fast.py --model spacy_elmo/models/gutenberg-web-2x512  # deviation on a trained model too
     python benchmarks/bench_fast.py --sizes original --batch-sizes 32 --tokens 3000
 
 Speed: random weights at the published sizes (the speed does not depend on the values), `embed` on

@@ -7,7 +7,7 @@ from typing import Dict, Tuple
 from ..errors import ElmoError
 
 MODELS_DIR = Path(__file__).parent
-DEFAULT_MODEL = "gutenberg-2x512"
+DEFAULT_MODEL = "gutenberg-web-2x512"
 
 
 def bundled_models() -> Dict[str, Path]:
