@@ -26,7 +26,7 @@ from spacy_elmo.nn.softmax import LogUniformSampler
 from spacy_elmo.options import ElmoOptions
 from spacy_elmo.pretrain.batching import StreamBatcher
 from spacy_elmo.pretrain.config import TrainingSettings
-from spacy_elmo.pretrain.model import LanguageModel, TensorBatch, initialize_weights
+from spacy_elmo.pretrain.model import LanguageModel, TensorBatch
 from spacy_elmo.pretrain.steps import NonFiniteGuard, RunningStats, check_device_settings
 from spacy_elmo.pretrain.distributed import Context
 from spacy_elmo.pretrain.vocab import Vocabulary
@@ -117,7 +117,6 @@ def _pretraining_step(softmax: str) -> DeviceChecker:
     vocab = Vocabulary(["<S>", "</S>", "<UNK>", *words])
     torch.manual_seed(0)
     model = LanguageModel(tiny_options(), len(vocab), dropout=0.1)
-    initialize_weights(model)
     model.to(META)
     optimizer = torch.optim.Adagrad(model.parameters(), lr=0.2, initial_accumulator_value=1.0)
     sampler = LogUniformSampler(len(vocab), 4) if softmax == "sampled" else None

@@ -22,7 +22,7 @@ from spacy_elmo.pretrain import trainer as trainer_module
 from spacy_elmo.pretrain.batching import PAD_TARGET, StreamBatcher
 from spacy_elmo.pretrain.checkpoint import CHECKPOINT_FILE, MetricsLog, load_checkpoint
 from spacy_elmo.pretrain.corpus import expand_paths, sentence_stream
-from spacy_elmo.pretrain.model import LanguageModel, TensorBatch, initialize_weights, parameters_digest
+from spacy_elmo.pretrain.model import LanguageModel, TensorBatch, parameters_digest
 from spacy_elmo.pretrain.vocab import Vocabulary, build_vocabulary
 
 from .conftest import ALLENNLP_DIR, BILM_TF_DIR
@@ -99,7 +99,6 @@ def test_char_encoding_per_distinct_token_matches_per_position():
     config = tiny_config()
     torch.manual_seed(0)
     model = LanguageModel(config.options, 32)
-    initialize_weights(model)
     vocab = Vocabulary.from_file(VOCAB)
     mapper = CharacterMapper(50)
     fwd = next(StreamBatcher(iter(SENTENCES), vocab, 2, 6))
@@ -246,12 +245,13 @@ def test_output_directory_holding_another_run_is_refused(trained, tmp_path):
 
 
 def test_nan_stops_with_a_clear_message(tmp_path, monkeypatch):
-    def poisoned(model):
-        initialize_weights(model)
-        with torch.no_grad():
-            model.softmax.bias.fill_(float("nan"))
+    class Poisoned(LanguageModel):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            with torch.no_grad():
+                self.softmax.bias.fill_(float("nan"))
 
-    monkeypatch.setattr(trainer_module, "initialize_weights", poisoned)
+    monkeypatch.setattr(trainer_module, "LanguageModel", Poisoned)
     with pytest.raises(TrainingError, match="NaN"):
         train(tiny_config(), tmp_path / "run", show_progress=False)
     assert not (tmp_path / "run" / CHECKPOINT_FILE).exists()

@@ -20,7 +20,7 @@ from torch import nn
 from ..chars import BOS_TOKEN, EOS_TOKEN, CharacterMapper
 from ..options import ElmoOptions
 from .char_encoder import CharEncoder
-from .lstm import BiLSTMStack, State
+from .lstm import BiLSTMStack, State, run_directions
 from .token_cache import TokenEmbeddingCache
 
 WARMUP_TEXT = Path(__file__).resolve().parent.parent / "data" / "warmup.txt"
@@ -192,44 +192,39 @@ class BiLM(nn.Module):
 
     def _run_directions(self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool) -> List[torch.Tensor]:
         """All L+1 activations `[batch, time, 2P]` over the full sequence, boundaries included."""
-        host_order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable")
-        device = embedded.device
-        order = torch.from_numpy(host_order).to(device)
-        unsort = torch.from_numpy(np.argsort(host_order, kind="stable")).to(device)
-        host_sorted = np.asarray(lengths, dtype=np.int64)[host_order]
-        sorted_lengths = torch.from_numpy(host_sorted).to(device)
-        x_fwd = embedded[order]
-        x = torch.stack([x_fwd, reverse_within_lengths(x_fwd, sorted_lengths)])
+        device_lengths = torch.from_numpy(np.asarray(lengths, dtype=np.int64)).to(embedded.device)
+        backward_input = reverse_within_lengths(embedded, device_lengths)
+        batch = embedded.shape[0]
         if stateful:
-            initial = self._initial_states(embedded.shape[0], embedded, order)
+            initial = self._initial_states(batch, embedded)
         elif self.warm_start:
-            initial = [(getattr(self, f"initial_h_{i}").expand(-1, x.shape[1], -1).contiguous(),
-                        getattr(self, f"initial_c_{i}").expand(-1, x.shape[1], -1).contiguous())
+            initial = [(getattr(self, f"initial_h_{i}").expand(-1, batch, -1).contiguous(),
+                        getattr(self, f"initial_c_{i}").expand(-1, batch, -1).contiguous())
                        for i in range(len(self.lstm.layers))]
         else:
             initial = None
-        outputs, finals = self.lstm(x, host_sorted.tolist(), initial)
+        outputs, finals = run_directions(self.lstm, (embedded, backward_input), (lengths, lengths), initial)
         if stateful:
-            self._store_states(finals, unsort, lengths)
+            self._store_states(finals, lengths)
         layers = [torch.cat([embedded, embedded], dim=-1)]
-        for out in outputs:
-            backward = reverse_within_lengths(out[1], sorted_lengths)
-            layers.append(torch.cat([out[0], backward], dim=-1)[unsort])
+        for forward, backward in outputs:
+            layers.append(torch.cat([forward, reverse_within_lengths(backward, device_lengths)], dim=-1))
         return layers
 
-    def _initial_states(self, batch: int, like: torch.Tensor, order: torch.Tensor) -> List[State]:
+    def _initial_states(self, batch: int, like: torch.Tensor) -> List[State]:
+        """Row i's carried state (zero for rows never seen), in the batch's row order."""
         states = self.lstm.zero_states(batch, like)
         if self._states is None:
             return states
         for (zero_h, zero_c), (h, c) in zip(states, self._states):
             kept = min(batch, h.shape[1])
             zero_h[:, :kept], zero_c[:, :kept] = h[:, :kept], c[:, :kept]
-        return [(h[:, order], c[:, order]) for h, c in states]
+        return states
 
-    def _store_states(self, finals: List[State], unsort: torch.Tensor, lengths: np.ndarray) -> None:
+    def _store_states(self, finals: List[State], lengths: np.ndarray) -> None:
         """Row i keeps its final state if it held a sequence; rows beyond this batch keep theirs."""
         batch = len(lengths)
-        present = torch.from_numpy(np.asarray(lengths) > 0).to(unsort.device).view(1, batch, 1)
+        present = torch.from_numpy(np.asarray(lengths) > 0).to(finals[0][0].device).view(1, batch, 1)
         stored = self._states or self.lstm.zero_states(batch, finals[0][0])
         new_states: List[State] = []
         for (old_h, old_c), (h, c) in zip(stored, finals):
@@ -238,7 +233,7 @@ class BiLM(nn.Module):
             for old, new in ((old_h, h), (old_c, c)):
                 value = old.new_zeros(old.shape[0], rows, old.shape[2])
                 value[:, : old.shape[1]] = old
-                value[:, :batch] = torch.where(present, new.detach()[:, unsort], value[:, :batch])
+                value[:, :batch] = torch.where(present, new.detach(), value[:, :batch])
                 merged.append(value)
             new_states.append((merged[0], merged[1]))
         self._states = new_states

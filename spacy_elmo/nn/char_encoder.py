@@ -6,6 +6,7 @@ c = sigmoid(W_c x + b_c).
 """
 from __future__ import annotations
 
+import math
 from typing import List
 
 import torch
@@ -48,6 +49,32 @@ class CharEncoder(nn.Module):
         self.output_dim = projection_dim
         # Tokens per convolution call: bounds the conv activations ([chunk, filters, max_chars] floats).
         self.chunk_size = 512
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """bilm-tf's initialisation, so that its training hyperparameters carry over: char embedding
+        U(-1, 1) (the padding row zero); filters U(-0.05, 0.05) for relu, N(0, 1/(width * char_dim))
+        for tanh; highway and projection N(0, 1/n_filters), a carry bias of -2 so that highway layers
+        start close to the identity; zero biases otherwise."""
+        options = self.options
+        n_filters = options.n_filters
+        with torch.no_grad():
+            nn.init.uniform_(self.char_embed.weight, -1.0, 1.0)
+            self.char_embed.weight[0].zero_()
+            for conv, (width, _) in zip(self.convs, options.filters):
+                if options.activation == "relu":
+                    nn.init.uniform_(conv.weight, -0.05, 0.05)
+                else:
+                    nn.init.normal_(conv.weight, std=math.sqrt(1.0 / (width * options.embedding_dim)))
+                nn.init.zeros_(conv.bias)
+            for highway in self.highways:
+                for linear in (highway.carry, highway.transform):
+                    nn.init.normal_(linear.weight, std=math.sqrt(1.0 / n_filters))
+                nn.init.constant_(highway.carry.bias, -2.0)
+                nn.init.zeros_(highway.transform.bias)
+            if self.projection is not None:
+                nn.init.normal_(self.projection.weight, std=math.sqrt(1.0 / n_filters))
+                nn.init.zeros_(self.projection.bias)
 
     def forward(self, char_ids: torch.Tensor) -> torch.Tensor:
         batch, n_tokens, n_chars = char_ids.shape

@@ -22,12 +22,11 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from ..errors import ElmoError
 from .bilm import BiLM
-from .lstm import BOTH, FORGET_BIAS, INPUT_GATES_BUDGET, N_DIRECTIONS, BiLSTMLayer, BiLSTMStack, State, rows_running
+from .lstm import BOTH, N_DIRECTIONS, BiLSTMLayer, BiLSTMStack, State
 
 FAST_MODES = ("int8",)
 
@@ -46,7 +45,9 @@ def make_fast(bilm: BiLM, mode: str) -> "FastBiLM":
         raise FastModeError(f"the {mode!r} fast mode runs on the CPU only (fbgemm's int8 products), but the "
                             f"biLM is on {bilm.device}; on a GPU use the exact BiLM (fast_mode = null), "
                             "which is the faster one there")
-    return FastBiLM(bilm, Int8BiLSTMStack(bilm.lstm), mode)
+    stack = BiLSTMStack.of_layers([Int8BiLSTMLayer(layer) for layer in bilm.lstm.layers],
+                                  bilm.lstm.use_skip_connections)
+    return FastBiLM(bilm, stack, mode)
 
 
 class FastBiLM(BiLM):
@@ -88,12 +89,6 @@ class FastBiLM(BiLM):
                             "the fast model takes the exact model's initial state with its weights")
 
 
-def _forget_bias_folded(bias: torch.Tensor) -> torch.Tensor:
-    """TF's bias `[4C]` with the run-time forget bias added to its forget block."""
-    i, j, f, o = bias.chunk(4)
-    return torch.cat([i, j, f + FORGET_BIAS, o])
-
-
 def _check_both_directions(directions: slice) -> None:
     if directions != BOTH:
         raise FastModeError("a fast LSTM stack runs both directions together only; "
@@ -116,7 +111,7 @@ class Int8Linear(nn.Module):
                 warnings.simplefilter("ignore")
                 qweight = torch.quantize_per_channel(w, scale, zero, 0, torch.qint8)
                 self._packed = torch.ops.quantized.linear_prepack(
-                    qweight, None if bias is None else bias.detach().float().contiguous())
+                    qweight, None if bias is None else bias.detach().float().clone())
         except (AttributeError, RuntimeError) as error:
             raise FastModeError(f"this torch build ({torch.__version__}) cannot run int8 products "
                                 f"({error}); use the exact BiLM") from error
@@ -125,79 +120,31 @@ class Int8Linear(nn.Module):
         return torch.ops.quantized.linear_dynamic(x, self._packed, True)
 
 
-class Int8BiLSTMLayer(nn.Module):
-    """One layer, both directions, the exact layer's step loop and clipping with int8 products."""
+class Int8BiLSTMLayer(BiLSTMLayer):
+    """The exact layer's step loop, gate arithmetic and clipping; only its three products are int8."""
 
     def __init__(self, exact: BiLSTMLayer) -> None:
-        super().__init__()
-        self.cell_dim = exact.cell_dim
-        self.projection_dim = exact.projection_dim
-        self.cell_clip = exact.cell_clip
-        self.proj_clip = exact.proj_clip
-        self.inputs = nn.ModuleList(Int8Linear(exact.input_weight[d], _forget_bias_folded(exact.input_bias[d]))
+        nn.Module.__init__(self)
+        self._set_sizes(exact.input_dim, exact.cell_dim, exact.projection_dim, exact.cell_clip, exact.proj_clip)
+        self.inputs = nn.ModuleList(Int8Linear(exact.input_weight[d], exact.input_bias[d])
                                     for d in range(N_DIRECTIONS))
         self.recurrent = nn.ModuleList(Int8Linear(exact.state_weight[d]) for d in range(N_DIRECTIONS))
         self.projections = nn.ModuleList(Int8Linear(exact.projection_weight[d]) for d in range(N_DIRECTIONS))
 
-    def forward(self, x: torch.Tensor, steps_active: Sequence[int], state: State) -> torch.Tensor:
-        """x `[2, batch, time, in]` (rows longest first), the initial state -> `[2, batch, time, P]`,
-        zero past each row's end."""
-        n_dir, batch, time, in_dim = x.shape
-        h, c = state
-        outputs: List[torch.Tensor] = []
-        chunk_start, chunk_steps, x_gates = 0, 0, x
-        for t in range(time):
-            n = steps_active[t]
-            h, c = h[:, :n], c[:, :n]
-            if n == 0:
-                outputs.append(x.new_zeros(n_dir, batch, self.projection_dim))
-                continue
-            if t == chunk_start + chunk_steps:
-                steps = max(1, min(time - t, INPUT_GATES_BUDGET // (n_dir * n * 4 * self.cell_dim)))
-                chunk = x[:, :n, t : t + steps].transpose(1, 2).reshape(n_dir, steps * n, in_dim)
-                x_gates = torch.stack([self.inputs[d](chunk[d]) for d in range(n_dir)]).view(
-                    n_dir, steps, n, 4 * self.cell_dim)
-                chunk_start, chunk_steps = t, steps
-            gates = torch.stack([self.recurrent[d](h[d]) for d in range(n_dir)]) + x_gates[:, t - chunk_start, :n]
-            i, j, f, o = gates.chunk(4, dim=-1)
-            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(j)
-            if self.cell_clip is not None:
-                c = c.clamp(-self.cell_clip, self.cell_clip)
-            m = torch.sigmoid(o) * torch.tanh(c)
-            h = torch.stack([self.projections[d](m[d]) for d in range(n_dir)])
-            if self.proj_clip is not None:
-                h = h.clamp(-self.proj_clip, self.proj_clip)
-            outputs.append(F.pad(h, (0, 0, 0, batch - n)) if n < batch else h)
-        if time == 0:
-            return x.new_zeros(n_dir, batch, 0, self.projection_dim)
-        return torch.stack(outputs, dim=2)
-
-
-class Int8BiLSTMStack(nn.Module):
-    """BiLSTMStack's interface on Int8BiLSTMLayer; clipping and residuals as in the exact stack."""
-
-    def __init__(self, exact: BiLSTMStack) -> None:
-        super().__init__()
-        self.use_skip_connections = exact.use_skip_connections
-        self.layers = nn.ModuleList(Int8BiLSTMLayer(layer) for layer in exact.layers)
+    def reset_parameters(self) -> None:
+        raise FastModeError("an int8 layer is a snapshot of an exact layer; initialise the exact BiLM")
 
     def forward(
-        self, x: torch.Tensor, lengths: Sequence[int], states: Optional[List[State]] = None,
-        directions: slice = BOTH,
-    ) -> Tuple[List[torch.Tensor], List[State]]:
-        """As `BiLSTMStack.forward` for both directions, from `states` (zero if None); no final states
-        are returned, which is why a fast model is stateless."""
+        self, x: torch.Tensor, steps_active: Sequence[int], state: State, directions: slice = BOTH
+    ) -> Tuple[torch.Tensor, State]:
         _check_both_directions(directions)
-        steps_active = rows_running(lengths, x.shape[2])
-        if states is None:
-            batch = x.shape[1]
-            states = [(x.new_zeros(N_DIRECTIONS, batch, layer.projection_dim),
-                       x.new_zeros(N_DIRECTIONS, batch, layer.cell_dim)) for layer in self.layers]
-        outputs: List[torch.Tensor] = []
-        for i, layer in enumerate(self.layers):
-            out = layer(x, steps_active, states[i])
-            if self.use_skip_connections and i > 0:
-                out = out + x
-            outputs.append(out)
-            x = out
-        return outputs, []
+        return super().forward(x, steps_active, state, directions)
+
+    def input_products(self, x: torch.Tensor, directions: slice) -> torch.Tensor:
+        return torch.stack([self.inputs[d](x[d]) for d in range(N_DIRECTIONS)])
+
+    def recurrent_products(self, h: torch.Tensor, directions: slice) -> torch.Tensor:
+        return torch.stack([self.recurrent[d](h[d]) for d in range(N_DIRECTIONS)])
+
+    def projection_products(self, m: torch.Tensor, directions: slice) -> torch.Tensor:
+        return torch.stack([self.projections[d](m[d]) for d in range(N_DIRECTIONS)])

@@ -45,7 +45,12 @@ def rows_running(lengths: Sequence[int], time: int) -> List[int]:
 
 class BiLSTMLayer(nn.Module):
     """Both directions of one layer. Direction 0 reads left to right, direction 1 reads its input as
-    given; the caller reverses the backward input."""
+    given; the caller reverses the backward input.
+
+    The step loop (`forward`) is the one place where the cell's arithmetic, the clipping and the
+    padding are written; it reaches the weights only through three products, `input_products`,
+    `recurrent_products` and `projection_products`, which a subclass may compute differently (the int8
+    layer of nn/fast.py does)."""
 
     def __init__(
         self,
@@ -56,23 +61,49 @@ class BiLSTMLayer(nn.Module):
         proj_clip: Optional[float],
     ) -> None:
         super().__init__()
-        self.input_dim = input_dim
-        self.cell_dim = cell_dim
-        self.projection_dim = projection_dim
-        self.cell_clip = cell_clip
-        self.proj_clip = proj_clip
+        self._set_sizes(input_dim, cell_dim, projection_dim, cell_clip, proj_clip)
         gates = 4 * cell_dim
         self.input_weight = nn.Parameter(torch.empty(N_DIRECTIONS, input_dim, gates))
         self.input_bias = nn.Parameter(torch.zeros(N_DIRECTIONS, gates))
         self.state_weight = nn.Parameter(torch.empty(N_DIRECTIONS, projection_dim, gates))
         self.projection_weight = nn.Parameter(torch.empty(N_DIRECTIONS, cell_dim, projection_dim))
-        for weight in (self.input_weight, self.state_weight, self.projection_weight):
-            bound = 1.0 / np.sqrt(weight.shape[1])
-            nn.init.uniform_(weight, -bound, bound)
+        self.reset_parameters()
+
+    def _set_sizes(self, input_dim: int, cell_dim: int, projection_dim: int, cell_clip: Optional[float],
+                   proj_clip: Optional[float]) -> None:
+        self.input_dim = input_dim
+        self.cell_dim = cell_dim
+        self.projection_dim = projection_dim
+        self.cell_clip = cell_clip
+        self.proj_clip = proj_clip
+
+    def reset_parameters(self) -> None:
+        """TF's LSTMCell initialisation, as bilm-tf trained with: glorot uniform over the cell's
+        `[input + projection, 4 * cell]` kernel, the projection glorot over `[cell, projection]`, zero
+        bias (the forget bias of 1 is added at run time)."""
+        with torch.no_grad():
+            kernel = glorot_bound(self.input_dim + self.projection_dim, 4 * self.cell_dim)
+            nn.init.uniform_(self.input_weight, -kernel, kernel)
+            nn.init.uniform_(self.state_weight, -kernel, kernel)
+            projection = glorot_bound(self.cell_dim, self.projection_dim)
+            nn.init.uniform_(self.projection_weight, -projection, projection)
+            nn.init.zeros_(self.input_bias)
 
     def zero_state(self, batch: int, like: torch.Tensor, n_directions: int = N_DIRECTIONS) -> State:
         return (like.new_zeros(n_directions, batch, self.projection_dim),
                 like.new_zeros(n_directions, batch, self.cell_dim))
+
+    def input_products(self, x: torch.Tensor, directions: slice) -> torch.Tensor:
+        """x `[directions, rows, input_dim]` -> x W_x + b `[directions, rows, 4C]`."""
+        return torch.baddbmm(self.input_bias[directions].unsqueeze(1), x, self.input_weight[directions])
+
+    def recurrent_products(self, h: torch.Tensor, directions: slice) -> torch.Tensor:
+        """h `[directions, rows, P]` -> h W_h `[directions, rows, 4C]`."""
+        return torch.bmm(h, self.state_weight[directions])
+
+    def projection_products(self, m: torch.Tensor, directions: slice) -> torch.Tensor:
+        """m `[directions, rows, C]` -> m W_p `[directions, rows, P]`."""
+        return torch.bmm(m, self.projection_weight[directions])
 
     def forward(
         self, x: torch.Tensor, steps_active: Sequence[int], state: State, directions: slice = BOTH
@@ -81,10 +112,6 @@ class BiLSTMLayer(nn.Module):
         still running at step t. Returns outputs `[directions, batch, time, projection_dim]` (zero past
         each row's end) and the state at each row's last step (the initial state for empty rows)."""
         n_dir, batch, time, _ = x.shape
-        w_x = self.input_weight[directions]
-        w_h = self.state_weight[directions]
-        w_p = self.projection_weight[directions]
-        b_x = self.input_bias[directions].unsqueeze(1)
         h, c = state
         finished: List[State] = []
         outputs: List[torch.Tensor] = []
@@ -98,14 +125,14 @@ class BiLSTMLayer(nn.Module):
                 outputs.append(x.new_zeros(n_dir, batch, self.projection_dim))
                 continue
             if t == chunk_start + chunk_steps:
-                x_gates = self._input_gates(x, t, n, w_x, b_x)
+                x_gates = self._input_gates(x, t, n, directions)
                 chunk_start, chunk_steps = t, x_gates.shape[1]
-            gates = torch.bmm(h, w_h) + x_gates[:, t - chunk_start, :n]
+            gates = self.recurrent_products(h, directions) + x_gates[:, t - chunk_start, :n]
             i, j, f, o = gates.chunk(4, dim=-1)
             c = torch.sigmoid(f + FORGET_BIAS) * c + torch.sigmoid(i) * torch.tanh(j)
             if self.cell_clip is not None:
                 c = c.clamp(-self.cell_clip, self.cell_clip)
-            h = torch.bmm(torch.sigmoid(o) * torch.tanh(c), w_p)
+            h = self.projection_products(torch.sigmoid(o) * torch.tanh(c), directions)
             if self.proj_clip is not None:
                 h = h.clamp(-self.proj_clip, self.proj_clip)
             outputs.append(F.pad(h, (0, 0, 0, batch - n)) if n < batch else h)
@@ -115,14 +142,18 @@ class BiLSTMLayer(nn.Module):
             return x.new_zeros(n_dir, batch, 0, self.projection_dim), (final_h, final_c)
         return torch.stack(outputs, dim=2), (final_h, final_c)
 
-
-    def _input_gates(self, x: torch.Tensor, t: int, n: int, w_x: torch.Tensor, b_x: torch.Tensor) -> torch.Tensor:
+    def _input_gates(self, x: torch.Tensor, t: int, n: int, directions: slice) -> torch.Tensor:
         """x W_x + b for the next steps from t of the n rows still running, `[directions, steps, n, 4C]`:
         many timesteps in one multiply, as many as fit in INPUT_GATES_BUDGET floats."""
         n_dir = x.shape[0]
         steps = max(1, min(x.shape[2] - t, INPUT_GATES_BUDGET // (n_dir * n * 4 * self.cell_dim)))
-        chunk = x[:, :n, t : t + steps].transpose(1, 2).reshape(n_dir, steps * n, self.input_dim)
-        return torch.baddbmm(b_x, chunk, w_x).view(n_dir, steps, n, 4 * self.cell_dim)
+        chunk = x[:, :n, t : t + steps].transpose(1, 2).reshape(n_dir, steps * n, x.shape[-1])
+        return self.input_products(chunk, directions).view(n_dir, steps, n, 4 * self.cell_dim)
+
+
+def glorot_bound(fan_in: int, fan_out: int) -> float:
+    """TF's default (glorot uniform) limit: U(-b, b) keeps the activations' variance through a layer."""
+    return float(np.sqrt(6.0 / (fan_in + fan_out)))
 
 
 class BiLSTMStack(nn.Module):
@@ -148,6 +179,17 @@ class BiLSTMStack(nn.Module):
         )
         self.use_skip_connections = use_skip_connections
         self.dropout = dropout
+
+    @classmethod
+    def of_layers(cls, layers: Sequence[BiLSTMLayer], use_skip_connections: bool,
+                  dropout: float = 0.0) -> "BiLSTMStack":
+        """A stack of given layers (e.g. the int8 copies of an exact stack's layers)."""
+        stack = cls.__new__(cls)
+        nn.Module.__init__(stack)
+        stack.layers = nn.ModuleList(layers)
+        stack.use_skip_connections = use_skip_connections
+        stack.dropout = dropout
+        return stack
 
     def zero_states(self, batch: int, like: torch.Tensor, n_directions: int = N_DIRECTIONS) -> List[State]:
         return [layer.zero_state(batch, like, n_directions) for layer in self.layers]
@@ -177,3 +219,39 @@ class BiLSTMStack(nn.Module):
             finals.append(final)
             x = out
         return outputs, finals
+
+
+def run_directions(
+    lstm: BiLSTMStack,
+    x: Tuple[torch.Tensor, torch.Tensor],
+    lengths: Tuple[np.ndarray, np.ndarray],
+    states: Optional[List[State]] = None,
+) -> Tuple[List[Tuple[torch.Tensor, torch.Tensor]], List[State]]:
+    """Both directions over their inputs `[batch, time, in]` (the backward one already reversed within
+    each row), rows in any order, with host-side row lengths. Returns per layer the (forward, backward)
+    activations `[batch, time, P]` and the final states (per layer `[2, batch, dim]`), in the rows'
+    order. The one way the biLM and pretraining run the LSTMs.
+
+    Where the two directions' rows have the same lengths (always at inference, nearly always in
+    pretraining) they run in lockstep, one product for both; otherwise each direction runs on its own
+    length order."""
+    device = x[0].device
+    if np.array_equal(lengths[0], lengths[1]):
+        groups = [(BOTH, torch.stack(x), lengths[0])]
+    else:
+        groups = [(slice(d, d + 1), x[d].unsqueeze(0), lengths[d]) for d in range(N_DIRECTIONS)]
+    per_group = []
+    for directions, inputs, group_lengths in groups:
+        host_order = np.argsort(-np.asarray(group_lengths, dtype=np.int64), kind="stable")
+        order = torch.from_numpy(host_order).to(device)
+        unsort = torch.from_numpy(np.argsort(host_order, kind="stable")).to(device)
+        initial = None if states is None else [(h[directions][:, order], c[directions][:, order])
+                                                for h, c in states]
+        outputs, finals = lstm(inputs[:, order], np.asarray(group_lengths)[host_order].tolist(), initial,
+                               directions)
+        per_group.append(([out[:, unsort] for out in outputs],
+                          [(h[:, unsort], c[:, unsort]) for h, c in finals]))
+    outputs = [torch.cat(parts) for parts in zip(*(outs for outs, _ in per_group))]
+    finals = [(torch.cat([f[0] for f in parts]), torch.cat([f[1] for f in parts]))
+              for parts in zip(*(fins for _, fins in per_group))]
+    return [(out[0], out[1]) for out in outputs], finals

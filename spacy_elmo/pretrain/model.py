@@ -9,7 +9,6 @@ since a batch of natural text repeats most of its tokens.
 from __future__ import annotations
 
 import hashlib
-import math
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -20,7 +19,7 @@ from torch import nn
 
 from ..chars import CharacterMapper
 from ..nn.bilm import BiLM
-from ..nn.lstm import BiLSTMStack, State
+from ..nn.lstm import State, run_directions
 from ..nn.softmax import LogUniformSampler, Softmax
 from ..options import ElmoOptions
 from .batching import PAD_TARGET, Batch
@@ -99,31 +98,6 @@ class LMOutput:
     states: States
 
 
-def run_lstms(
-    lstm: BiLSTMStack, x: Tuple[torch.Tensor, torch.Tensor], lengths: Tuple[np.ndarray, np.ndarray],
-    states: List[State],
-) -> Tuple[List[torch.Tensor], List[State]]:
-    """Each direction's top-layer activations `[batch, T, P]` and the final states (per layer,
-    `[2, batch, dim]`), rows in any length order. When every row of both streams has the same length
-    (nearly every batch) the directions run in lockstep; otherwise each runs on its own rows."""
-    first = lengths[0][0] if len(lengths[0]) else 0
-    if bool((lengths[0] == first).all()) and bool((lengths[1] == first).all()):
-        outputs, finals = lstm(torch.stack(x), lengths[0].tolist(), states)
-        return [outputs[-1][0], outputs[-1][1]], finals
-    tops, per_direction = [], []
-    device = x[0].device
-    for d in range(2):
-        host_order = np.argsort(-lengths[d], kind="stable")
-        order = torch.from_numpy(host_order).to(device)
-        unsort = torch.from_numpy(np.argsort(host_order, kind="stable")).to(device)
-        outputs, finals = lstm(x[d][order].unsqueeze(0), lengths[d][host_order].tolist(),
-                               [(h[d : d + 1, order], c[d : d + 1, order]) for h, c in states], slice(d, d + 1))
-        tops.append(outputs[-1][0][unsort])
-        per_direction.append([(h[:, unsort], c[:, unsort]) for h, c in finals])
-    finals = [(torch.cat([f[0], b[0]]), torch.cat([f[1], b[1]])) for f, b in zip(*per_direction)]
-    return tops, finals
-
-
 class LanguageModel(nn.Module):
     def __init__(self, options: ElmoOptions, n_vocab: int, dropout: float = 0.0) -> None:
         super().__init__()
@@ -149,7 +123,8 @@ class LanguageModel(nn.Module):
         """Losses of both directions; the full softmax unless a sampler and its negatives are given."""
         embedded = self.bilm.char_encoder.encode_rows(batch.char_ids)  # [U, P]
         x = (embedded[batch.index[0]], embedded[batch.index[1]])  # [batch, T, P] each
-        tops, finals = run_lstms(self.bilm.lstm, x, batch.lengths, states)
+        outputs, finals = run_directions(self.bilm.lstm, x, batch.lengths, states)
+        tops = outputs[-1]
         sums = []
         for d, top in enumerate(tops):
             if self.dropout and self.training:
@@ -163,46 +138,6 @@ class LanguageModel(nn.Module):
             sums.append(losses.sum())
         detached = [(h.detach(), c.detach()) for h, c in finals]
         return LMOutput(torch.stack(sums), batch.counts, detached)
-
-
-def glorot_bound(fan_in: int, fan_out: int) -> float:
-    """TF's default (glorot uniform) limit: U(-b, b) keeps the activations' variance through a layer."""
-    return math.sqrt(6.0 / (fan_in + fan_out))
-
-
-def initialize_weights(model: LanguageModel) -> None:
-    """bilm-tf's initialisation, so that its hyperparameters (Adagrad 0.2, clip 10) carry over: char
-    embedding U(-1, 1); char-CNN filters U(-0.05, 0.05) for relu, N(0, 1/(width * char_dim)) for tanh;
-    highway and projection N(0, 1/n_filters) with a carry bias of -2 (highway layers start close to the
-    identity); LSTM kernels glorot uniform over TF's [input + projection, 4 * cell] kernel (the
-    projection over [cell, projection]), as TF's LSTMCell draws them; zero biases."""
-    encoder = model.bilm.char_encoder
-    options = model.options.char_cnn
-    with torch.no_grad():
-        nn.init.uniform_(encoder.char_embed.weight, -1.0, 1.0)
-        encoder.char_embed.weight[0].zero_()
-        for conv, (width, _) in zip(encoder.convs, options.filters):
-            if options.activation == "relu":
-                nn.init.uniform_(conv.weight, -0.05, 0.05)
-            else:
-                nn.init.normal_(conv.weight, std=math.sqrt(1.0 / (width * options.embedding_dim)))
-            nn.init.zeros_(conv.bias)
-        n_filters = options.n_filters
-        for highway in encoder.highways:
-            for linear in (highway.carry, highway.transform):
-                nn.init.normal_(linear.weight, std=math.sqrt(1.0 / n_filters))
-            nn.init.constant_(highway.carry.bias, -2.0)
-            nn.init.zeros_(highway.transform.bias)
-        if encoder.projection is not None:
-            nn.init.normal_(encoder.projection.weight, std=math.sqrt(1.0 / n_filters))
-            nn.init.zeros_(encoder.projection.bias)
-        for layer in model.bilm.lstm.layers:
-            kernel = glorot_bound(layer.input_dim + layer.projection_dim, 4 * layer.cell_dim)
-            nn.init.uniform_(layer.input_weight, -kernel, kernel)
-            nn.init.uniform_(layer.state_weight, -kernel, kernel)
-            projection = glorot_bound(layer.cell_dim, layer.projection_dim)
-            nn.init.uniform_(layer.projection_weight, -projection, projection)
-            nn.init.zeros_(layer.input_bias)
 
 
 def parameters_digest(model: nn.Module) -> str:

@@ -33,7 +33,7 @@ from .checkpoint import (CHECKPOINT_FILE, LOG_FILE, MetricsLog, check_run_dir, l
 from .config import ConfigError, PretrainConfig, TrainingSettings
 from .corpus import CorpusStats, corpus_stats, expand_paths, sentence_stream
 from .export import OPTIONS_FILE, SOFTMAX_FILE, VOCAB_FILE, WEIGHTS_FILE, export_model, load_softmax
-from .model import LanguageModel, States, initialize_weights, parameters_digest
+from .model import LanguageModel, States, parameters_digest
 from .prefetch import Prefetcher
 from .steps import (NonFiniteGuard, RunningStats, StepInputs, TrainingError, check_device_settings, precision,
                     step_inputs)
@@ -169,8 +169,7 @@ class Trainer:
         vocab, paths, stats = self._validate()
         check_device_settings(t, ctx.device)
         torch.manual_seed(t.seed)
-        model = LanguageModel(self.config.options, len(vocab), dropout=t.dropout)
-        initialize_weights(model)
+        model = LanguageModel(self.config.options, len(vocab), dropout=t.dropout)  # bilm-tf's initialisation
         check_run_dir(self.output_dir, self.config.config, self.resume)
         payload = distributed.broadcast(ctx, load_checkpoint(self.output_dir / CHECKPOINT_FILE)
                                         if ctx.is_main and self.resume else None)
