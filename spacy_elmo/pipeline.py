@@ -94,6 +94,9 @@ def _replace_listener_cfg(tok2vec_model_cfg: Dict[str, Any], listener_cfg: Dict[
 
 
 class ElmoComponent(TrainablePipe):
+    """The `elmo` factory's pipe: owns the biLM layer, writes `doc._.elmo` and the vector hooks, and feeds
+    the ElmoListeners of later components (see the module docstring for the training protocol)."""
+
     def __init__(
         self,
         vocab: Vocab,

@@ -177,7 +177,6 @@ def test_warm_state_is_the_state_after_the_warm_up_text(fixture_paths):
     with torch.inference_mode():
         warm = bilm(ids).layers.numpy()
     stream = ["<S>", "a", "few", "words", "<S>", "more", "words", "here"]
-    h_f, c_f = [], []
     with torch.inference_mode():
         emb = bilm.char_encoder(torch.from_numpy(bilm.char_mapper.batch_ids([stream], add_boundaries=False)))
         _, finals = bilm.lstm(emb.unsqueeze(0).expand(2, -1, -1, -1).contiguous(), [len(stream)])

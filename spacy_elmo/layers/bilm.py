@@ -64,7 +64,8 @@ def _serialize_holder(holder: BiLMHolder) -> bytes:
     return srsly.msgpack_dumps({"options": options, "state": state.getvalue()})
 
 
-def _deserialize_holder(holder: BiLMHolder, data: bytes, device: torch.device) -> BiLMHolder:
+def _deserialize_holder(_: BiLMHolder, data: bytes, device: torch.device) -> BiLMHolder:
+    """A new holder from `data` (thinc passes the current one, which is replaced whole)."""
     msg = srsly.msgpack_loads(data)
     holder = BiLMHolder()
     if msg["options"] is not None:

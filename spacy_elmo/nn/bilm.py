@@ -46,6 +46,13 @@ def reverse_within_lengths(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tens
 
 
 class BiLM(nn.Module):
+    """ELMo's biLM as one torch module: token strings (or char ids) in, all L+1 layers out.
+
+    Built from an `ElmoOptions` with bilm-tf's random initialisation; `load_bilm` / `load_weights` fill
+    it from published or pretrained weights. `embed` is the convenient entry point (lists of tokens ->
+    NumPy arrays); `forward_sentences` and `forward` return torch tensors on the model's device for
+    training. The char-CNN output of each token string is cached at inference (see token_cache.py)."""
+
     def __init__(self, options: ElmoOptions, dropout: float = 0.0) -> None:
         super().__init__()
         self.options = options

@@ -73,9 +73,6 @@ class PretrainConfig:
     logging: LoggingSettings
     config: Config
 
-    def to_str(self) -> str:
-        return self.config.to_str()
-
 
 _POSITIVE_INTS = {"n_epochs", "batch_size", "unroll_steps", "n_negative_samples", "shuffle_buffer",
                   "log_every", "eval_every", "eval_max_tokens", "eval_batch_size", "checkpoint_every"}

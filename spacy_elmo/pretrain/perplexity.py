@@ -17,7 +17,7 @@ from typing import Optional, Union
 
 import torch
 
-from ..chars import CharacterMapper
+from ..chars import EOS_TOKEN, CharacterMapper
 from .batching import StreamBatcher
 from .corpus import CorpusError, read_sentences
 from .model import LanguageModel, TensorBatch
@@ -86,12 +86,12 @@ def unigram_perplexity(vocab: Vocabulary, train: Union[str, Path], heldout: Unio
     targets as the forward LM: the baseline a language model has to beat."""
     counts = torch.ones(len(vocab), dtype=torch.float64)
     for sentence in read_sentences(train):
-        for i in vocab.ids(sentence) + [vocab.id("</S>")]:
+        for i in vocab.ids(sentence) + [vocab.id(EOS_TOKEN)]:
             counts[i] += 1
     log_probs = torch.log(counts / counts.sum())
     total, n = 0.0, 0
     for sentence in read_sentences(heldout):
-        ids = vocab.ids(sentence) + [vocab.id("</S>")]
+        ids = vocab.ids(sentence) + [vocab.id(EOS_TOKEN)]
         total -= float(log_probs[ids].sum())
         n += len(ids)
     if n == 0:

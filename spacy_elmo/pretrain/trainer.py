@@ -62,7 +62,7 @@ def build_optimizer(settings: TrainingSettings, params: Any) -> torch.optim.Opti
     return torch.optim.SGD(params, lr=settings.learning_rate)
 
 
-def _same_architecture(a: ElmoOptions, b: ElmoOptions) -> List[str]:
+def architecture_differences(a: ElmoOptions, b: ElmoOptions) -> List[str]:
     """Architecture keys on which two options disagree (261 and 262 characters are the same model)."""
     def flat(options: ElmoOptions) -> Dict[str, Any]:
         data = options.to_dict()
@@ -81,7 +81,7 @@ def initialize_from(model: LanguageModel, vocab: Vocabulary, source: Path) -> No
         options_path = source / OPTIONS_FILE
         if not options_path.is_file():
             raise ConfigError(f"[paths] init: {source} has no {OPTIONS_FILE}")
-        differences = _same_architecture(ElmoOptions.from_file(options_path), model.options)
+        differences = architecture_differences(ElmoOptions.from_file(options_path), model.options)
         if differences:
             raise ConfigError(f"[paths] init: the model in {source} differs from [model] in "
                               f"{'; '.join(differences)}; make [model] match it")
