@@ -119,6 +119,7 @@ class ElmoComponent(TrainablePipe):
         self.listener_map: Dict[str, List[ElmoListener]] = {}
         self._heads: Dict[str, Model] = {}
         self.cache = ActivationCache(int(cache_mb * 2**20))
+        self._training = False  # set by the first update: only then does predict use the cache
         model.attrs["frozen"] = frozen
         model.attrs["replace_listener_cfg"] = partial(_replace_listener_cfg, frozen=frozen)
 
@@ -163,7 +164,13 @@ class ElmoComponent(TrainablePipe):
     # Prediction --------------------------------------------------------------------------------
 
     def predict(self, docs: Iterable[Doc]) -> List[Floats3d]:
-        return self.model.predict(list(docs))
+        """The layers of `docs`. While this process trains with a frozen biLM, from the activation cache:
+        `spacy train` evaluates the same dev docs again and again, and their layers cannot change.
+        Outside training nothing is kept, so a serving pipeline does not grow."""
+        docs = list(docs)
+        if self.cfg["frozen"] and self._training:
+            return self._frozen_layers(docs)
+        return self.model.predict(docs)
 
     def set_annotations(self, docs: Sequence[Doc], layers: List[Floats3d]) -> None:
         weights = None
@@ -192,6 +199,7 @@ class ElmoComponent(TrainablePipe):
         if losses is None:
             losses = {}
         validate_examples(examples, "ElmoComponent.update")
+        self._training = True
         docs = [eg.predicted for eg in examples]
         losses.setdefault(self.name, 0.0)
         if self.cfg["frozen"]:
@@ -255,6 +263,14 @@ class ElmoComponent(TrainablePipe):
         load_source(self.model, options, weights)
         self.model.initialize()
         self.cache.clear()
+
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "ElmoComponent":
+        self.cache.clear()  # new weights: cached layers would be stale
+        return super().from_bytes(bytes_data, exclude=exclude)
+
+    def from_disk(self, path: Any, *, exclude: Iterable[str] = tuple()) -> "ElmoComponent":
+        self.cache.clear()
+        return super().from_disk(path, exclude=exclude)
 
     def add_label(self, label: str) -> int:
         raise NotImplementedError(f"the {self.name!r} component has no labels")

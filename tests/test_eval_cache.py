@@ -1,0 +1,63 @@
+"""A frozen biLM's layers for the dev set are computed once per training run, not at every evaluation."""
+import spacy
+from spacy.training import Example
+
+from spacy_elmo import BiLM
+
+TEXTS = ["The bank raised its rates .", "They sat on the river bank .", "Money talks ."]
+
+
+def pipeline(frozen: bool):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v1", "name": "fixture-tiny"},
+                                 "frozen": frozen})
+    nlp.add_pipe("tagger", config={"model": {"@architectures": "spacy.Tagger.v2", "tok2vec": {
+        "@architectures": "spacy-elmo.ElmoListener.v1", "upstream": "elmo",
+        "mix": {"@layers": "spacy-elmo.ScalarMix.v1"}}}})
+    examples = [Example.from_dict(nlp.make_doc(t), {"tags": ["X"] * len(t.split())}) for t in TEXTS]
+    nlp.initialize(lambda: examples)
+    return nlp, examples
+
+
+def count_bilm_calls(nlp, monkeypatch):
+    """The sentences the torch biLM runs on from now on (one entry per call: its number of rows)."""
+    calls = []
+    forward_sentences = BiLM.forward_sentences
+
+    def counting(self, sentences, stateful=False):
+        calls.append(len(sentences))
+        return forward_sentences(self, sentences, stateful)
+
+    monkeypatch.setattr(BiLM, "forward_sentences", counting)
+    return calls
+
+
+def test_evaluation_while_training_reuses_the_frozen_layers(monkeypatch):
+    nlp, examples = pipeline(frozen=True)
+    nlp.update(examples, sgd=nlp.create_optimizer())
+    calls = count_bilm_calls(nlp, monkeypatch)
+    first = nlp.evaluate(examples)
+    assert sum(calls) == 0, "the training docs were cached by update; evaluation found them"
+    dev = [Example.from_dict(nlp.make_doc("A new dev sentence ."), {"tags": ["X"] * 5})]
+    nlp.evaluate(dev)
+    assert sum(calls) == 1
+    nlp.evaluate(dev)
+    assert sum(calls) == 1, "second evaluation of the same dev docs ran the biLM again"
+    again = nlp.evaluate(examples)
+    assert {k: v for k, v in again.items() if k != "speed"} == {k: v for k, v in first.items() if k != "speed"}
+
+
+def test_no_cache_outside_training_or_when_fine_tuning(monkeypatch):
+    nlp, examples = pipeline(frozen=True)
+    calls = count_bilm_calls(nlp, monkeypatch)
+    list(nlp.pipe(TEXTS))
+    list(nlp.pipe(TEXTS))
+    assert sum(calls) == 2 * len(TEXTS), "a serving pipeline must not keep layers"
+    assert len(nlp.get_pipe("elmo").cache) == 0
+
+    tuned, tuned_examples = pipeline(frozen=False)
+    tuned.update(tuned_examples, sgd=tuned.create_optimizer())
+    calls = count_bilm_calls(tuned, monkeypatch)
+    tuned.evaluate(tuned_examples)
+    tuned.evaluate(tuned_examples)
+    assert sum(calls) == 2 * len(TEXTS), "a biLM being fine-tuned changes: its layers are never reused"
