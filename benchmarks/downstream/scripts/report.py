@@ -1,0 +1,120 @@
+"""The downstream table and learning curve from the grid's finished runs.
+
+    python scripts/report.py runs/ results.md learning_curve.png
+
+Per task, training size and system: the test score (mean and, over several seeds, the spread as min-max),
+the relative error reduction against the baseline at the same size and seeds, the dev score of the
+selected model, and the wall time of `spacy train` (mean per run) with its ratio to the baseline's.
+Unfinished or failed runs are left out and listed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+from collections import defaultdict
+from pathlib import Path
+from statistics import mean
+from typing import Dict, List, Tuple
+
+METRIC = {"pos": ("tag_acc", "PTB tag accuracy"), "ner": ("ents_f", "entity F1")}
+SIZES = ["500", "2000", "all"]
+SYSTEMS = ["baseline", "elmo_encoder", "elmo_probe"]
+NAMES = {"baseline": "spaCy default CPU pipeline", "elmo_encoder": "ELMo + task encoder",
+         "elmo_probe": "ELMo linear probe"}
+
+
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def load(runs: Path) -> Tuple[Dict[Tuple[str, str, str], List[Dict]], List[str]]:
+    groups: Dict[Tuple[str, str, str], List[Dict]] = defaultdict(list)
+    problems = []
+    for path in sorted(runs.glob("*/*/*/seed*/result.json")):
+        record = json.loads(path.read_text())
+        if "error" in record:
+            problems.append(f"{path.parent}: {record['error']}")
+            continue
+        groups[(record["task"], record["size"], record["system"])].append(record)
+    return groups, problems
+
+
+def table(groups: Dict[Tuple[str, str, str], List[Dict]]) -> List[str]:
+    lines = []
+    for task, (metric, label) in METRIC.items():
+        lines += [f"### {label} ({'UD English EWT' if task == 'pos' else 'Universal NER EWT'}, test)", "",
+                  "| training sentences | system | seeds | test | rel. error reduction | dev | train time per run "
+                  "| time vs baseline |", "|---|---|---|---|---|---|---|---|"]
+        for size in SIZES:
+            base = groups.get((task, size, "baseline"))
+            for system in SYSTEMS:
+                records = groups.get((task, size, system))
+                if not records:
+                    continue
+                scores = [100 * r["test"][metric] for r in records]
+                score = f"{mean(scores):.2f}" + (f" ({min(scores):.2f}-{max(scores):.2f})" if len(scores) > 1 else "")
+                seconds = mean(r["train_seconds"] for r in records)
+                reduction = ratio = "-"
+                if base and system != "baseline":
+                    seeds = {r["seed"] for r in records}
+                    paired = [r for r in base if r["seed"] in seeds] or base
+                    base_error = 100 - mean(100 * r["test"][metric] for r in paired)
+                    if base_error > 0:
+                        reduction = f"{100 * (base_error - (100 - mean(scores))) / base_error:+.1f}%"
+                    ratio = f"{seconds / mean(r['train_seconds'] for r in paired):.2f}x"
+                dev = mean(100 * r["dev"][metric] for r in records)
+                size_label = "all (12,544)" if size == "all" else f"{int(size):,}"
+                lines.append(f"| {size_label} | {NAMES[system]} | {len(records)} | {score} | {reduction} | {dev:.2f} "
+                             f"| {seconds:.0f} s | {ratio} |")
+        lines.append("")
+    return lines
+
+
+def plot(groups: Dict[Tuple[str, str, str], List[Dict]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sizes = {"500": 500, "2000": 2000, "all": 12544}
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, (task, (metric, label)) in zip(axes, METRIC.items()):
+        for system in SYSTEMS:
+            points = [(sizes[s], mean(100 * r["test"][metric] for r in groups[(task, s, system)]))
+                      for s in SIZES if (task, s, system) in groups]
+            if points:
+                ax.plot(*zip(*points), marker="o", label=NAMES[system])
+        ax.set_xscale("log")
+        ax.set_xlabel("training sentences")
+        ax.set_ylabel(f"test {label}")
+        ax.grid(alpha=0.3)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", type=Path)
+    parser.add_argument("markdown", type=Path)
+    parser.add_argument("png", type=Path)
+    args = parser.parse_args()
+    groups, problems = load(args.runs)
+    lines = [f"Measured on: {cpu_name()}, `spacy train` one thread per run. Test scores of the model selected "
+             "on dev; mean over seeds (min-max).", ""] + table(groups)
+    if problems:
+        lines += ["Runs left out:", ""] + [f"- {p}" for p in problems]
+    args.markdown.write_text("\n".join(lines) + "\n")
+    plot(groups, args.png)
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""Train and test every run of the downstream grid, several at a time; resumable.
+
+    python scripts/run_grid.py corpus/ configs/ runs/ [--jobs 2] [--tasks pos ner] [--smoke]
+        [--elmo-options PATH --elmo-weights PATH]
+
+A run is (task, training size, system, seed): `spacy train` on `corpus/<task>/train-<size>-s<seed>.spacy`
+with dev for model selection (spaCy keeps `model-best` by the dev score), then `spacy evaluate` of
+`model-best` on test, once. Each run's directory keeps the config, the training log, the test scores and
+`result.json` (scores, wall time); a run with a `result.json` is skipped, so the grid resumes where it
+stopped, and a failed run is recorded and reported, not fatal. Each `spacy train` uses one thread:
+`--jobs N` runs N of them side by side.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Dict, List, Optional
+
+SCORES = {"pos": ["tag_acc"], "ner": ["ents_f", "ents_p", "ents_r"]}
+
+
+@dataclass(frozen=True)
+class Run:
+    task: str
+    size: str
+    system: str
+    seed: int
+    steps: int
+    eval_every: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.task}/{self.size}/{self.system}/seed{self.seed}"
+
+
+def grid(tasks: List[str], smoke: bool) -> List[Run]:
+    """Three seeds at 500 sentences, one at 2,000 and at all; the probe at 500 only (for reference)."""
+    if smoke:
+        return [Run(task, "500", system, 0, 4, 2) for task in tasks for system in ("baseline", "elmo_encoder")]
+    runs = []
+    for task in tasks:
+        for seed in (0, 1, 2):
+            runs += [Run(task, "500", system, seed, 1000, 200) for system in ("baseline", "elmo_encoder")]
+        runs.append(Run(task, "500", "elmo_probe", 0, 1000, 200))
+        runs += [Run(task, "2000", system, 0, 1000, 200) for system in ("baseline", "elmo_encoder")]
+        runs += [Run(task, "all", system, 0, 2000, 400) for system in ("baseline", "elmo_encoder")]
+    return runs
+
+
+def train_file(corpus: Path, run: Run) -> Path:
+    name = "train-all.spacy" if run.size == "all" else f"train-{run.size}-s{run.seed}.spacy"
+    return corpus / run.task / name
+
+
+def execute(run: Run, corpus: Path, configs: Path, out: Path, elmo: Dict[str, Optional[str]]) -> Dict:
+    run_dir = out / run.name
+    result_path = run_dir / "result.json"
+    if result_path.exists():
+        return json.loads(result_path.read_text())
+    if run_dir.exists():
+        shutil.rmtree(run_dir)
+    run_dir.mkdir(parents=True)
+    config = configs / f"{run.task}_{run.system}.cfg"
+    shutil.copy(config, run_dir / "config.cfg")
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    command = [sys.executable, "-m", "spacy", "train", str(config), "--output", str(run_dir / "model"),
+               "--paths.train", str(train_file(corpus, run)), "--paths.dev", str(corpus / run.task / "dev.spacy"),
+               "--system.seed", str(run.seed), "--training.max_steps", str(run.steps),
+               "--training.eval_frequency", str(run.eval_every), "--training.patience", "0"]
+    if run.system != "baseline":
+        for key, value in elmo.items():
+            if value is not None:
+                command += [f"--paths.{key}", value]
+    record: Dict = {**asdict(run)}
+    started = time.perf_counter()
+    with open(run_dir / "train.log", "w") as log:
+        trained = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+    record["train_seconds"] = time.perf_counter() - started
+    if trained.returncode != 0:
+        record["error"] = f"spacy train exited {trained.returncode}; see {run_dir / 'train.log'}"
+    else:
+        scores_path = run_dir / "test.json"
+        evaluated = subprocess.run([sys.executable, "-m", "spacy", "evaluate", str(run_dir / "model" / "model-best"),
+                                    str(corpus / run.task / "test.spacy"), "--output", str(scores_path)],
+                                   capture_output=True, text=True, env=env)
+        if evaluated.returncode != 0:
+            record["error"] = f"spacy evaluate failed: {evaluated.stderr[-500:]}"
+        else:
+            test = json.loads(scores_path.read_text())
+            meta = json.loads((run_dir / "model" / "model-best" / "meta.json").read_text())
+            record["test"] = {k: test.get(k) for k in SCORES[run.task]}
+            record["dev"] = {k: meta.get("performance", {}).get(k) for k in SCORES[run.task]}
+        shutil.rmtree(run_dir / "model" / "model-last", ignore_errors=True)
+    result_path.write_text(json.dumps(record, indent=2))
+    return record
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("corpus", type=Path)
+    parser.add_argument("configs", type=Path)
+    parser.add_argument("output", type=Path)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--tasks", nargs="*", default=["pos", "ner"])
+    parser.add_argument("--smoke", action="store_true", help="Two systems, 4 steps: checks the pipeline, not ELMo.")
+    parser.add_argument("--elmo-options", default=None, help="options.json of the biLM (default: the bundled one).")
+    parser.add_argument("--elmo-weights", default=None)
+    args = parser.parse_args()
+    # Empty strings (the project's defaults) mean the bundled biLM.
+    elmo = {"elmo_options": args.elmo_options or None, "elmo_weights": args.elmo_weights or None}
+    runs = grid(args.tasks, args.smoke)
+    # Longest first, so that the big runs do not end up alone at the end.
+    runs.sort(key=lambda r: (r.size != "all", r.size != "2000"))
+    failed = 0
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        for record in pool.map(lambda r: execute(r, args.corpus, args.configs, args.output, elmo), runs):
+            name = f"{record['task']}/{record['size']}/{record['system']}/seed{record['seed']}"
+            if "error" in record:
+                failed += 1
+                print(f"FAILED {name}: {record['error']}", flush=True)
+            else:
+                print(f"{name}: test {record['test']} ({record['train_seconds']:.0f} s)", flush=True)
+    print(f"{len(runs) - failed} of {len(runs)} runs done" + (f", {failed} failed" if failed else ""))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
