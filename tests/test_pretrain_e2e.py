@@ -65,12 +65,14 @@ def test_sigkill_mid_run_resumes_from_the_last_checkpoint(tmp_path):
 
 
 @pytest.mark.slow
-def test_torchrun_two_cpu_processes_keep_identical_replicas(tmp_path):
+@pytest.mark.parametrize("softmax", [[], ["--training.softmax", "sampled", "--training.sparse_softmax", "true"]],
+                         ids=["full", "sparse-sampled"])
+def test_torchrun_two_cpu_processes_keep_identical_replicas(tmp_path, softmax):
     out = tmp_path / "run"
     torchrun = Path(sys.executable).parent / "torchrun"
     launcher = [str(torchrun)] if torchrun.exists() else [sys.executable, "-m", "torch.distributed.run"]
     command = launcher + ["--standalone", "--nproc_per_node", "2", "-m", "spacy_elmo"] + \
-        pretrain_command(out, "--training.max_steps", "12", "--logging.checkpoint_every", "5")[3:]
+        pretrain_command(out, "--training.max_steps", "12", "--logging.checkpoint_every", "5", *softmax)[3:]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     result = subprocess.run(command, capture_output=True, text=True, timeout=180, env=env)
     assert result.returncode == 0, result.stderr[-3000:]

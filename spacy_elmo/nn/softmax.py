@@ -10,7 +10,7 @@ removed from that row. The sampled loss estimates the full one, so perplexity is
 from __future__ import annotations
 
 import math
-from typing import Optional, Tuple
+from typing import Any, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -60,6 +60,26 @@ class LogUniformSampler:
             chunk *= 2
 
 
+class GatherRows(torch.autograd.Function):
+    """W[ids] and b[ids] whose gradients are sparse: only the gathered rows, as the original's
+    IndexedSlices. With Adagrad (or plain SGD) the update is the same as from the dense gradient, whose
+    other rows are zero, without materialising a `[V, dim]` gradient at every step."""
+
+    @staticmethod
+    def forward(ctx: Any, ids: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> Tuple[torch.Tensor, ...]:
+        ctx.save_for_backward(ids)
+        ctx.shapes = (weight.shape, bias.shape)
+        return weight[ids], bias[ids]
+
+    @staticmethod
+    def backward(ctx: Any, grad_rows: torch.Tensor, grad_bias: torch.Tensor) -> Tuple[Optional[torch.Tensor], ...]:
+        (ids,) = ctx.saved_tensors
+        weight_shape, bias_shape = ctx.shapes
+        index = ids.unsqueeze(0)
+        return (None, torch.sparse_coo_tensor(index, grad_rows, weight_shape, check_invariants=False),
+                torch.sparse_coo_tensor(index, grad_bias, bias_shape, check_invariants=False))
+
+
 class Softmax(nn.Module):
     """Scores `[N, dim]` hidden states against every word: W `[V, dim]`, b `[V]`."""
 
@@ -89,15 +109,23 @@ class Softmax(nn.Module):
         sampler: LogUniformSampler,
         negatives: torch.Tensor,
         n_tries: int,
+        sparse: bool = False,
     ) -> torch.Tensor:
-        """Sampled estimate of each target's loss `[N]`, the same negatives `[S]` for every row."""
-        target_logits = (hidden * self.weight[targets]).sum(-1) + self.bias[targets]
+        """Sampled estimate of each target's loss `[N]`, the same negatives `[S]` for every row. With
+        `sparse` the softmax's gradients hold only the rows of the targets and negatives."""
+        if sparse:
+            target_w, target_b = GatherRows.apply(targets, self.weight, self.bias)
+            negative_w, negative_b = GatherRows.apply(negatives, self.weight, self.bias)
+        else:
+            target_w, target_b = self.weight[targets], self.bias[targets]
+            negative_w, negative_b = self.weight[negatives], self.bias[negatives]
+        target_logits = (hidden * target_w).sum(-1) + target_b
         target_logits = target_logits - torch.log(sampler.expected_count(targets, n_tries))
         # The count correction folded into the bias, the hits masked in place and the cross-entropy
         # written as logaddexp(target, logsumexp(negatives)) - target: the [N, S] logits are the
         # largest tensor of a step, and this makes as few passes over them as possible.
-        corrected_bias = self.bias[negatives] - torch.log(sampler.expected_count(negatives, n_tries))
-        sampled_logits = F.linear(hidden, self.weight[negatives], corrected_bias)
+        corrected_bias = negative_b - torch.log(sampler.expected_count(negatives, n_tries))
+        sampled_logits = F.linear(hidden, negative_w, corrected_bias)
         accidental = targets.unsqueeze(1) == negatives.unsqueeze(0)
         sampled_logits.masked_fill_(accidental, torch.finfo(sampled_logits.dtype).min)
         return torch.logaddexp(target_logits, torch.logsumexp(sampled_logits, dim=1)) - target_logits

@@ -38,6 +38,9 @@ class TrainingSettings:
     shuffle_buffer: int = 100_000
     # GPU speed options, off by default (docs/pretraining.md): TF32 matrix products, bf16 autocast, and
     # the number of steps whose inputs a background thread builds ahead (0: none).
+    # Sampled softmax with Adagrad or SGD: update only the softmax rows of the step's targets and
+    # negatives, as the original (a dense [V, P] gradient per step is 1.6 GB at the original vocabulary).
+    sparse_softmax: bool = False
     tf32: bool = False
     bf16: bool = False
     prefetch: int = 0
@@ -55,6 +58,7 @@ class LoggingSettings:
 
 SOFTMAX_KINDS = ("sampled", "full")
 OPTIMIZERS = ("adagrad", "adam", "sgd")
+SPARSE_OPTIMIZERS = ("adagrad", "sgd")
 # Keys a resumed run may change: they do not alter what has been computed so far (the stream of epoch e
 # does not depend on the number of epochs).
 RESUMABLE_CHANGES = {"training.n_epochs", "training.max_steps", "paths.dev", "training.tf32", "training.bf16",
@@ -156,6 +160,12 @@ def parse_config(config: Config) -> PretrainConfig:
         raise ConfigError(f"[training] softmax must be one of {', '.join(SOFTMAX_KINDS)}, got {training.softmax!r}")
     if training.optimizer not in OPTIMIZERS:
         raise ConfigError(f"[training] optimizer must be one of {', '.join(OPTIMIZERS)}, got {training.optimizer!r}")
+    if training.sparse_softmax and training.softmax != "sampled":
+        raise ConfigError('[training] sparse_softmax = true needs softmax = "sampled": the full softmax touches '
+                          "every row at every step")
+    if training.sparse_softmax and training.optimizer not in SPARSE_OPTIMIZERS:
+        raise ConfigError(f"[training] sparse_softmax = true works with {' or '.join(SPARSE_OPTIMIZERS)} (torch's "
+                          f"{training.optimizer} takes no sparse gradients); change the optimizer or set it to false")
     return PretrainConfig(
         train=[str(t) for t in train],
         dev=_optional_path(paths.get("dev"), "[paths] dev"),

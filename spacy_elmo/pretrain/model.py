@@ -99,11 +99,13 @@ class LMOutput:
 
 
 class LanguageModel(nn.Module):
-    def __init__(self, options: ElmoOptions, n_vocab: int, dropout: float = 0.0) -> None:
+    def __init__(self, options: ElmoOptions, n_vocab: int, dropout: float = 0.0, sparse_softmax: bool = False) -> None:
         super().__init__()
         self.bilm = BiLM(options, dropout=dropout)
         self.softmax = Softmax(n_vocab, options.projection_dim)
         self.dropout = dropout
+        # Sampled softmax only: gradients of the softmax rows used in a step, not of all V rows.
+        self.sparse_softmax = sparse_softmax
 
     @property
     def options(self) -> ElmoOptions:
@@ -132,7 +134,8 @@ class LanguageModel(nn.Module):
             hidden = top.reshape(-1, top.shape[-1]).index_select(0, batch.positions[d])
             targets = batch.targets[d]
             if sampler is not None and negatives is not None:
-                losses = self.softmax.sampled_loss(hidden, targets, sampler, negatives, n_tries)
+                losses = self.softmax.sampled_loss(hidden, targets, sampler, negatives, n_tries,
+                                                   sparse=self.sparse_softmax)
             else:
                 losses = self.softmax.full_loss(hidden, targets)
             sums.append(losses.sum())

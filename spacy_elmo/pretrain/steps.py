@@ -81,6 +81,58 @@ def precision(settings: TrainingSettings, device: torch.device) -> ContextManage
     return contextlib.nullcontext()
 
 
+def clip_gradients(parameters: Iterable[torch.Tensor], max_norm: float) -> torch.Tensor:
+    """Scale all gradients so that their global norm is at most `max_norm` and return the norm before,
+    on the device (no host wait). Sparse gradients (the sparse softmax's) count their stored rows, which
+    are all the rows a dense gradient would have non-zero; torch's clip_grad_norm_ takes no sparse ones."""
+    grads = []
+    for param in parameters:
+        if param.grad is None:
+            continue
+        if param.grad.is_sparse:
+            param.grad = param.grad.coalesce()
+            grads.append(param.grad._values())
+        else:
+            grads.append(param.grad)
+    if not grads:
+        return torch.zeros(())
+    total = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g.float()) for g in grads]))
+    scale = torch.clamp(max_norm / (total + 1e-6), max=1.0)
+    for grad in grads:
+        grad.mul_(scale.to(grad.dtype))
+    return total
+
+
+def average_sparse_gradients(context: distributed.Context, parameters: Iterable[torch.Tensor]) -> None:
+    """The mean over ranks of sparse gradients (DistributedDataParallel averages dense ones only, and
+    nccl has no sparse all-reduce): each rank's rows are gathered, summed and divided by the ranks."""
+    import torch.distributed as dist
+
+    world = context.world_size
+    for param in parameters:
+        if param.grad is None or not param.grad.is_sparse:
+            continue
+        grad = param.grad.coalesce()
+        indices, values = grad._indices(), grad._values()
+        count = torch.tensor([values.shape[0]], device=values.device)
+        counts = [torch.zeros_like(count) for _ in range(world)]
+        dist.all_gather(counts, count)
+        sizes = [int(c) for c in counts]
+        longest = max(sizes)
+        padded_indices = indices.new_zeros(indices.shape[0], longest)
+        padded_indices[:, : sizes[context.rank]] = indices
+        padded_values = values.new_zeros(longest, *values.shape[1:])
+        padded_values[: sizes[context.rank]] = values
+        all_indices = [torch.zeros_like(padded_indices) for _ in range(world)]
+        all_values = [torch.zeros_like(padded_values) for _ in range(world)]
+        dist.all_gather(all_indices, padded_indices)
+        dist.all_gather(all_values, padded_values)
+        merged = torch.sparse_coo_tensor(
+            torch.cat([i[:, :n] for i, n in zip(all_indices, sizes)], dim=1),
+            torch.cat([v[:n] for v, n in zip(all_values, sizes)]) / world, grad.shape, check_invariants=False)
+        param.grad = merged.coalesce()
+
+
 class NonFiniteGuard:
     """Turns a step whose gradient norm is not finite into a no-op for Adagrad and SGD (its gradients
     are zeroed on the device) and remembers the first such step; `raise_if_tripped` reads that once."""
@@ -92,7 +144,8 @@ class NonFiniteGuard:
         finite = torch.isfinite(norm)
         for param in parameters:
             if param.grad is not None:
-                param.grad.copy_(torch.where(finite, param.grad, torch.zeros_like(param.grad)))
+                grad = param.grad._values() if param.grad.is_sparse else param.grad
+                grad.copy_(torch.where(finite, grad, torch.zeros_like(grad)))
         first = torch.full_like(self._first_bad, step)
         self._first_bad.copy_(torch.where(finite | (self._first_bad > 0), self._first_bad, first))
 

@@ -35,8 +35,8 @@ from .corpus import CorpusStats, corpus_stats, expand_paths, sentence_stream
 from .export import OPTIONS_FILE, SOFTMAX_FILE, VOCAB_FILE, WEIGHTS_FILE, export_model, load_softmax
 from .model import LanguageModel, States, parameters_digest
 from .prefetch import Prefetcher
-from .steps import (NonFiniteGuard, RunningStats, StepInputs, TrainingError, check_device_settings, precision,
-                    step_inputs)
+from .steps import (NonFiniteGuard, RunningStats, StepInputs, TrainingError, average_sparse_gradients,
+                    check_device_settings, clip_gradients, precision, step_inputs)
 from .perplexity import Perplexity, perplexity
 from .plot import plot_curves
 from .vocab import Vocabulary
@@ -169,7 +169,8 @@ class Trainer:
         vocab, paths, stats = self._validate()
         check_device_settings(t, ctx.device)
         torch.manual_seed(t.seed)
-        model = LanguageModel(self.config.options, len(vocab), dropout=t.dropout)  # bilm-tf's initialisation
+        model = LanguageModel(self.config.options, len(vocab), dropout=t.dropout,  # bilm-tf's initialisation
+                              sparse_softmax=t.sparse_softmax)
         check_run_dir(self.output_dir, self.config.config, self.resume)
         payload = distributed.broadcast(ctx, load_checkpoint(self.output_dir / CHECKPOINT_FILE)
                                         if ctx.is_main and self.resume else None)
@@ -200,7 +201,7 @@ class Trainer:
                                                    self._sampler_seed, step, pin=ctx.device.type == "cuda")
         if t.prefetch:
             inputs = Prefetcher(inputs, t.prefetch)
-        net = DistributedDataParallel(model) if ctx.distributed else model
+        net = self._data_parallel(model) if ctx.distributed else model
         logs = self.config.logging
         heldout: Optional[Perplexity] = None
         guard = NonFiniteGuard(ctx.device)
@@ -228,7 +229,9 @@ class Trainer:
                               + out.loss_sums[1].float() / max(backward_count, 1)) * t.unroll_steps
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
-                norm = torch.nn.utils.clip_grad_norm_(model.parameters(), t.clip_norm)
+                if ctx.distributed and t.sparse_softmax:
+                    average_sparse_gradients(ctx, model.softmax.parameters())
+                norm = clip_gradients(model.parameters(), t.clip_norm)
                 guard.screen(norm, model.parameters(), step + 1)
                 if ctx.device.type == "cpu":
                     guard.raise_if_tripped()  # free on the CPU: stop before the step is taken
@@ -273,6 +276,14 @@ class Trainer:
         if len(set(digests)) > 1:
             raise TrainingError(f"the {ctx.world_size} processes ended with different parameters: {digests}")
         return TrainResult(step=step, tokens=tokens, heldout=heldout, digests=digests)
+
+    def _data_parallel(self, model: LanguageModel) -> DistributedDataParallel:
+        """Gradients averaged across processes; a sparse softmax's by average_sparse_gradients instead,
+        so that no dense `[V, P]` gradient is all-reduced."""
+        if self.settings.sparse_softmax:
+            DistributedDataParallel._set_params_and_buffers_to_ignore_for_model(
+                model, [f"softmax.{name}" for name, _ in model.softmax.named_parameters()])
+        return DistributedDataParallel(model)
 
     def _sampler_seed(self, step: int) -> int:
         """The negatives of step `step` on this rank: a function of the step, not of what ran before,
