@@ -11,7 +11,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple, Union
 
-from .errors import ElmoError
+from .errors import ElmoError, InputFileError
+from .io import read_text
 
 ACTIVATIONS = ("relu", "tanh")
 # bilm-tf trains with 261 character rows (ids 0..260, no padding id); prediction adds a zero row for
@@ -21,6 +22,10 @@ N_CHARACTERS_ALLOWED = (261, 262)
 
 class OptionsError(ElmoError):
     """An options.json that cannot describe an ELMo model; the message names the key."""
+
+
+class OptionsFileError(OptionsError, InputFileError):
+    """An options file that is missing, not JSON text, or describes no ELMo model; names the file."""
 
 
 @dataclass
@@ -91,17 +96,15 @@ class ElmoOptions:
 
     @classmethod
     def from_file(cls, path: Union[str, Path]) -> "ElmoOptions":
-        path = Path(path)
-        if not path.exists():
-            raise OptionsError(f"options file {path} does not exist")
+        text = read_text(path, "options", OptionsFileError)
         try:
-            data = json.loads(path.read_text(encoding="utf8"))
+            data = json.loads(text)
         except json.JSONDecodeError as err:
-            raise OptionsError(f"options file {path} is not valid JSON: {err}") from None
+            raise OptionsFileError(f"options file {path} is not valid JSON: {err}") from None
         try:
             return _parse(data)
         except OptionsError as err:
-            raise OptionsError(f"{path}: {err}") from None
+            raise OptionsFileError(f"{path}: {err}") from None
 
     def to_dict(self) -> Dict[str, Any]:
         lstm: Dict[str, Any] = {

@@ -8,19 +8,20 @@ bit-exact. The forget-gate bias of +1 is never stored (TF adds it at run time; s
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Dict, Iterator, Tuple, Union
+from typing import Callable, Dict, Iterator, List, Tuple, Union
 
 import h5py
 import numpy as np
 import torch
 
 from .chars import N_CHARS_TRAIN
-from .errors import ElmoError
+from .errors import InputFileError
+from .io import open_hdf5
 from .nn.bilm import BiLM
 from .options import ElmoOptions
 
 
-class WeightsError(ElmoError):
+class WeightsError(InputFileError):
     """A weights file that does not fit the options; the message names the file and the dataset."""
 
 
@@ -71,15 +72,13 @@ def _entries(bilm: BiLM) -> Iterator[_Entry]:
 
 
 def _open(path: Union[str, Path], mode: str) -> h5py.File:
-    path = Path(path)
-    if mode == "r" and not path.exists():
-        raise WeightsError(f"weights file {path} does not exist")
-    try:
-        return h5py.File(path, mode)
-    except OSError as err:
-        raise WeightsError(
-            f"weights file {path} is not a readable HDF5 file (truncated or another format?): {err}"
-        ) from None
+    return open_hdf5(path, "weights", WeightsError, mode)
+
+
+def _dataset_names(f: h5py.File) -> List[str]:
+    names: List[str] = []
+    f.visititems(lambda name, item: names.append(name) if isinstance(item, h5py.Dataset) else None)
+    return names
 
 
 def load_weights(bilm: BiLM, path: Union[str, Path]) -> None:
@@ -87,6 +86,14 @@ def load_weights(bilm: BiLM, path: Union[str, Path]) -> None:
     arrays: Dict[int, np.ndarray] = {}
     with _open(path, "r") as f:
         entries = list(_entries(bilm))
+        unused = sorted(set(_dataset_names(f)) - {name for name, *_ in entries})
+        if unused:
+            shown = ", ".join(f"'{n}'" for n in unused[:6]) + (f" and {len(unused) - 6} more" if len(unused) > 6 else "")
+            raise WeightsError(
+                f"weights file {path} has datasets that the options do not use: {shown}. The options.json "
+                "describes a smaller model (check lstm.n_layers and char_cnn.n_highway) or the file holds "
+                "another model; loading it would silently give a different model"
+            )
         for index, (name, shape, to_torch, _, target) in enumerate(entries):
             if name not in f:
                 raise WeightsError(

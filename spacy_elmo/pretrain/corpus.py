@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, List, Sequence, Union
 
-from ..errors import ElmoError
+from ..errors import InputFileError
+from ..io import text_lines
 
 
-class CorpusError(ElmoError):
+class CorpusError(InputFileError):
     """Training or evaluation text that cannot be used; the message names the files."""
 
 
@@ -51,12 +52,11 @@ def corpus_stats(paths: Sequence[Path]) -> CorpusStats:
     """Sentences and tokens, counted once so that the number of steps follows from the corpus."""
     n_sentences = n_tokens = 0
     for path in paths:
-        with open(path, encoding="utf8") as f:
-            for line in f:
-                n = len(line.split())
-                if n:
-                    n_sentences += 1
-                    n_tokens += n
+        for line in text_lines(path, "training text", CorpusError):
+            n = len(line.split())
+            if n:
+                n_sentences += 1
+                n_tokens += n
     if n_sentences == 0:
         names = ", ".join(str(p) for p in paths[:3]) + (" ..." if len(paths) > 3 else "")
         raise CorpusError(f"the corpus ({names}) has no tokens; it needs one whitespace-tokenized sentence "
@@ -66,11 +66,10 @@ def corpus_stats(paths: Sequence[Path]) -> CorpusStats:
 
 def read_sentences(path: Union[str, Path]) -> Iterator[List[str]]:
     """The file's non-empty lines in order, split on whitespace."""
-    with open(path, encoding="utf8") as f:
-        for line in f:
-            tokens = line.split()
-            if tokens:
-                yield tokens
+    for line in text_lines(path, "text", CorpusError):
+        tokens = line.split()
+        if tokens:
+            yield tokens
 
 
 def _shuffled_lines(paths: Sequence[Path], rng: random.Random, buffer_size: int) -> Iterator[str]:
@@ -78,13 +77,12 @@ def _shuffled_lines(paths: Sequence[Path], rng: random.Random, buffer_size: int)
     rng.shuffle(files)
     buffer: List[str] = []
     for path in files:
-        with open(path, encoding="utf8") as f:
-            for line in f:
-                buffer.append(line)
-                if len(buffer) >= buffer_size:
-                    rng.shuffle(buffer)
-                    yield from buffer
-                    buffer = []
+        for line in text_lines(path, "training text", CorpusError):
+            buffer.append(line)
+            if len(buffer) >= buffer_size:
+                rng.shuffle(buffer)
+                yield from buffer
+                buffer = []
     rng.shuffle(buffer)
     yield from buffer
 

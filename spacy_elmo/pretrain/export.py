@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from ..chars import N_CHARS_PREDICT
-from ..io import atomic_output
+from ..io import atomic_output, open_hdf5
 from ..options import ElmoOptions
 from ..weights import WeightsError, load_weights, save_weights
 from .model import LanguageModel
@@ -50,11 +50,14 @@ def load_softmax(model: LanguageModel, path: Union[str, Path], vocab: Vocabulary
     """Copy the rows of a saved softmax whose words are in `vocab`; returns how many were copied.
     Words new to `vocab` keep their fresh initialisation, so training can continue on new text with a
     different vocabulary."""
-    with h5py.File(path, "r") as f:
+    with open_hdf5(path, "softmax", WeightsError) as f:
         if "softmax/W" not in f or "softmax/b" not in f:
             raise WeightsError(f"{path} holds no softmax (datasets softmax/W and softmax/b)")
-        weight = np.asarray(f["softmax/W"][()], dtype=np.float32)
-        bias = np.asarray(f["softmax/b"][()], dtype=np.float32)
+        try:
+            weight = np.asarray(f["softmax/W"][()], dtype=np.float32)
+            bias = np.asarray(f["softmax/b"][()], dtype=np.float32)
+        except OSError as err:
+            raise WeightsError(f"softmax file {path} cannot be read ({err}); it is probably truncated") from None
     if weight.shape != (len(saved_vocab), model.options.projection_dim):
         raise WeightsError(f"{path}: softmax/W has shape {weight.shape}, expected "
                            f"({len(saved_vocab)}, {model.options.projection_dim}) for its vocabulary and options")

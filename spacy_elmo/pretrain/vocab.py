@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Union
 
 from ..chars import BOS_TOKEN, EOS_TOKEN
-from ..errors import ElmoError
-from ..io import atomic_output
+from ..errors import InputFileError
+from ..io import atomic_output, read_text
 
 UNK_TOKEN = "<UNK>"
 SPECIALS = (BOS_TOKEN, EOS_TOKEN, UNK_TOKEN)
@@ -22,7 +22,7 @@ SPECIALS = (BOS_TOKEN, EOS_TOKEN, UNK_TOKEN)
 MAX_TERM_ID = "!!!MAXTERMID"
 
 
-class VocabError(ElmoError):
+class VocabError(InputFileError):
     """A vocabulary file that cannot be used; the message names the file and the fix."""
 
 
@@ -55,7 +55,7 @@ class Vocabulary:
         if not path.is_file():
             raise VocabError(f"vocabulary file {path} does not exist; build one with "
                              "`python -m spacy_elmo vocab CORPUS... --output vocab.txt`")
-        words = [line.strip() for line in path.read_text(encoding="utf8").splitlines()]
+        words = [line.strip() for line in read_text(path, "vocabulary", VocabError).splitlines()]
         words = [w for w in words if w and w != MAX_TERM_ID]
         missing = [s for s in SPECIALS if s not in words[:3]]
         if missing:
