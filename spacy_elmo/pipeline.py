@@ -24,8 +24,10 @@ from thinc.api import Model, Optimizer
 from thinc.types import Floats3d
 
 from .doc_data import ensure_extension, set_doc_data
+from .errors import ElmoError
 from .hooks import install_hooks
 from .layers import ActivationCache, ElmoListener, load_source, mix_summary
+from .layers.bilm import declared_layers
 
 Pooling = Union[str, List[float]]
 
@@ -57,6 +59,11 @@ def make_elmo(
     set_tensor: bool,
     cache_mb: int,
 ) -> "ElmoComponent":
+    if not isinstance(pooling, str):
+        # Checked when the pipeline is built (spacy debug config, spacy train), not at the first doc.
+        n_layers = declared_layers(model)
+        if n_layers is not None:
+            pooling_weights(pooling, n_layers)
     return ElmoComponent(nlp.vocab, model, name, pooling=pooling, store_layers=store_layers, frozen=frozen,
                          set_tensor=set_tensor, cache_mb=cache_mb)
 
@@ -64,9 +71,9 @@ def make_elmo(
 def _check_pooling(pooling: Pooling) -> None:
     if isinstance(pooling, str):
         if pooling not in POOLINGS:
-            raise ValueError(f"pooling {pooling!r} is not one of {', '.join(POOLINGS)} or a list of layer weights")
+            raise ElmoError(f"pooling {pooling!r} is not one of {', '.join(POOLINGS)} or a list of layer weights")
     elif not pooling or not all(isinstance(w, (int, float)) for w in pooling):
-        raise ValueError(f"pooling must be 'mean', 'top' or a non-empty list of layer weights, got {pooling!r}")
+        raise ElmoError(f"pooling must be 'mean', 'top' or a non-empty list of layer weights, got {pooling!r}")
 
 
 def pooling_weights(pooling: Pooling, n_layers: int) -> np.ndarray:
@@ -76,7 +83,7 @@ def pooling_weights(pooling: Pooling, n_layers: int) -> np.ndarray:
     if pooling == "top":
         return np.eye(n_layers, dtype=np.float32)[-1]
     if len(pooling) != n_layers:
-        raise ValueError(f"pooling has {len(pooling)} weights but the biLM has {n_layers} layers; "
+        raise ElmoError(f"pooling has {len(pooling)} weights but the biLM has {n_layers} layers; "
                          f"give one weight per layer (token layer first)")
     return np.asarray(pooling, dtype=np.float32)
 
@@ -88,7 +95,7 @@ def mixes_in(model: Model) -> List[Dict[str, object]]:
 
 def _replace_listener_cfg(tok2vec_model_cfg: Dict[str, Any], listener_cfg: Dict[str, Any], frozen: bool) -> Dict[str, Any]:
     if listener_cfg.get("@architectures") != "spacy-elmo.ElmoListener.v1":
-        raise ValueError(f"replace_listeners expected a spacy-elmo.ElmoListener.v1 config, got {listener_cfg!r}")
+        raise ElmoError(f"replace_listeners expected a spacy-elmo.ElmoListener.v1 config, got {listener_cfg!r}")
     kept = {k: v for k, v in listener_cfg.items() if k not in ("@architectures", "upstream")}
     return {"@architectures": "spacy-elmo.ElmoTok2Vec.v1", "bilm": tok2vec_model_cfg, "frozen": frozen, **kept}
 
@@ -259,7 +266,7 @@ class ElmoComponent(TrainablePipe):
         """Load the biLM: `options`/`weights` from [initialize.components.<name>] win over the model config.
         The examples are not needed: nothing about the biLM depends on the training data."""
         if weights is not None and options is None:
-            raise ValueError(f"[initialize.components.{self.name}] gives weights {weights} without options")
+            raise ElmoError(f"[initialize.components.{self.name}] gives weights {weights} without options")
         load_source(self.model, options, weights)
         self.model.initialize()
         self.cache.clear()

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Optional, Sequence
 
+from .errors import ElmoError
+
 
 @dataclass(frozen=True)
 class Segment:
@@ -24,9 +26,9 @@ class Segment:
 
 def check_window_settings(max_length: int, overlap: int) -> None:
     if max_length < 1:
-        raise ValueError(f"max_length must be at least 1, got {max_length}")
+        raise ElmoError(f"max_length must be at least 1, got {max_length}")
     if not 0 <= 2 * overlap < max_length:
-        raise ValueError(f"overlap must be >= 0 and less than half of max_length ({max_length}), got {overlap}")
+        raise ElmoError(f"overlap must be >= 0 and less than half of max_length ({max_length}), got {overlap}")
 
 
 def windows(start: int, end: int, max_length: int, overlap: int) -> List[Segment]:
@@ -56,7 +58,7 @@ def segment(
         return []
     bounds = list(sentence_starts) if sentence_starts else [0]
     if bounds[0] != 0 or any(b <= a for a, b in zip(bounds, bounds[1:])) or bounds[-1] >= n_tokens:
-        raise ValueError(f"sentence starts must rise from 0 and stay below {n_tokens}, got {bounds[:10]}")
+        raise ElmoError(f"sentence starts must rise from 0 and stay below {n_tokens}, got {bounds[:10]}")
     ends = bounds[1:] + [n_tokens]
     out: List[Segment] = []
     for start, end in zip(bounds, ends):

@@ -54,3 +54,23 @@ def test_latin1_options(tmp_path):
     latin.write_bytes(b'{"lstm": "\xe9"}')
     with pytest.raises(InputFileError, match="options.json.*not UTF-8"):
         ElmoOptions.from_file(latin)
+
+
+def test_unknown_bundled_name_fails_when_the_config_is_built():
+    import spacy
+
+    nlp = spacy.blank("en")
+    with pytest.raises(Exception, match="no bundled ELMo model named 'nope'"):
+        nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v1", "name": "nope"}})
+
+
+def test_wrong_number_of_pooling_weights_fails_spacy_debug_config(tmp_path):
+    import subprocess
+    import sys
+
+    config = Path(__file__).resolve().parent.parent / "configs" / "tagger_elmo.cfg"
+    result = subprocess.run([sys.executable, "-m", "spacy", "debug", "config", str(config), "--paths.train", "x",
+                             "--paths.dev", "x", "--components.elmo.pooling", "[0.5, 0.5]"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode != 0
+    assert "pooling has 2 weights but the biLM has 3 layers" in result.stdout + result.stderr

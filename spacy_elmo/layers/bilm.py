@@ -32,6 +32,7 @@ from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v3, get_torch_default_de
 from thinc.types import Floats3d
 from torch import nn
 
+from ..errors import ElmoError
 from ..models import bundled_model_paths
 from ..nn.bilm import BiLM
 from ..nn.fast import FAST_MODES, FastModeError, make_fast
@@ -93,9 +94,25 @@ def _convert_outputs(model: Model, inputs_outputs: Any, is_train: bool) -> Tuple
 def check_source(options: Optional[PathLike], weights: Optional[PathLike], name: Optional[str]) -> None:
     """Reject ambiguous or incomplete sources when the config is built, not when the weights are loaded."""
     if options is not None and name is not None:
-        raise ValueError(f"give either the bundled model name ({name!r}) or an options path ({options}), not both")
+        raise ElmoError(f"give either the bundled model name ({name!r}) or an options path ({options}), not both")
     if weights is not None and options is None:
-        raise ValueError(f"weights {weights} given without `options`: the options.json says how to read them")
+        raise ElmoError(f"weights {weights} given without `options`: the options.json says how to read them")
+    if name is not None:
+        bundled_model_paths(name)  # an unknown name fails here, with the bundled names, not at first use
+
+
+def declared_layers(model: Model) -> Optional[int]:
+    """L + 1 for the biLM the layer will load, read from its options.json alone (cheap, no weights);
+    None when the options come only at initialize."""
+    if get_bilm(model) is not None:
+        return get_bilm(model).n_layers
+    options = model.attrs["options"]
+    if options is None:
+        name = model.attrs["name"]
+        options = (bundled_model_paths(name) if name is not None else bundled_model_paths())[0]
+    if not Path(options).is_file():
+        return None
+    return ElmoOptions.from_file(options).n_output_layers
 
 
 def bilm_layer(
@@ -119,7 +136,7 @@ def bilm_layer(
     if fast_mode is not None and stateful:
         raise FastModeError("fast_mode runs stateless only; set stateful = false or fast_mode = null")
     if max_batch_tokens < 1:
-        raise ValueError(f"max_batch_tokens must be at least 1, got {max_batch_tokens}")
+        raise ElmoError(f"max_batch_tokens must be at least 1, got {max_batch_tokens}")
     check_window_settings(max_length, overlap)  # now, not at the first long doc
     wrapper = PyTorchWrapper_v3(
         BiLMHolder(),
@@ -178,7 +195,7 @@ def load_source(model: Model, options: Optional[PathLike] = None, weights: Optio
             name = model.attrs["name"]
             options, weights = bundled_model_paths(name) if name is not None else bundled_model_paths()
     if weights is None:
-        raise ValueError(f"the biLM with options {options} has no weights: set `weights` in the model "
+        raise ElmoError(f"the biLM with options {options} has no weights: set `weights` in the model "
                          "config or in [initialize.components.<elmo component>]")
     set_bilm(model, load_bilm(options, weights, warm_start=model.attrs["warm_start"]))
 

@@ -9,11 +9,13 @@ from typing import Hashable, Optional
 
 import numpy as np
 
+from ..errors import ElmoError
+
 
 class ActivationCache:
     def __init__(self, max_bytes: int) -> None:
         if max_bytes < 0:
-            raise ValueError(f"the activation cache budget must not be negative, got {max_bytes} bytes")
+            raise ElmoError(f"the activation cache budget must not be negative, got {max_bytes} bytes")
         self.max_bytes = max_bytes
         self.n_bytes = 0
         self.hits = 0

@@ -14,6 +14,7 @@ from thinc.api import Linear, Model, chain, concatenate, with_array
 from thinc.types import Floats2d, Floats3d
 
 from ..doc_data import get_layers
+from ..errors import ElmoError
 
 
 class ElmoListener(Model):
@@ -51,7 +52,7 @@ class ElmoListener(Model):
 
     def check_upstream(self) -> Any:
         if self._upstream is None:
-            raise ValueError(
+            raise ElmoError(
                 f"an ElmoListener listens to an 'elmo' component named {self.upstream_name!r}, but the pipeline "
                 f"has no such component before it. Add one (nlp.add_pipe('elmo', name={self.upstream_name!r}, "
                 "before=<this component>)) or set the listener's `upstream` to the name of the one you have; "
@@ -80,7 +81,7 @@ def _listener_init(model: ElmoListener, X: Optional[List[Doc]] = None, Y: Any = 
 def _listener_forward(model: ElmoListener, docs: List[Doc], is_train: bool) -> Tuple[List[Floats3d], Callable]:
     if is_train and model._batch_id is not None:
         if model.get_batch_id(docs) != model._batch_id:
-            raise ValueError(
+            raise ElmoError(
                 "ElmoListener got a batch that differs from the one its upstream 'elmo' component last "
                 "processed: run the upstream component's update on the same examples first (it must come "
                 "before this component in the pipeline and not be frozen in [training])")
@@ -101,7 +102,7 @@ def build_elmo_tok2vec(
         model = concatenate(model, extra_features)
     if width is not None:
         if width < 1:
-            raise ValueError(f"width must be a positive number of features, got {width}")
+            raise ElmoError(f"width must be a positive number of features, got {width}")
         model = chain(model, with_array(Linear(width)))
         model.set_dim("nO", width)
     return model

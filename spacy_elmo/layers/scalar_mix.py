@@ -15,6 +15,8 @@ import numpy as np
 from thinc.api import Model
 from thinc.types import Floats2d, Floats3d
 
+from ..errors import ElmoError
+
 InT = List[Floats3d]
 OutT = List[Floats2d]
 
@@ -32,9 +34,9 @@ def scalar_mix(
     """`weights` are pre-softmax values (all zero, i.e. the plain mean, when None); their number must
     match the biLM's L+1 layers, checked on the first batch."""
     if not 0.0 <= dropout < 1.0:
-        raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+        raise ElmoError(f"dropout must be in [0, 1), got {dropout}")
     if l2 < 0:
-        raise ValueError(f"l2 must not be negative, got {l2}")
+        raise ElmoError(f"l2 must not be negative, got {l2}")
     return Model(
         "elmo-scalar-mix",
         _forward,
@@ -61,7 +63,7 @@ def _allocate(model: Model, n_layers: int) -> None:
     if initial is None:
         initial = [0.0] * n_layers
     if len(initial) != n_layers:
-        raise ValueError(f"ScalarMix has {len(initial)} initial weights but the biLM gives {n_layers} layers; "
+        raise ElmoError(f"ScalarMix has {len(initial)} initial weights but the biLM gives {n_layers} layers; "
                          f"give {n_layers} weights or leave `weights` unset")
     model.set_param("w", model.ops.asarray1f(initial))
     model.set_param("gamma", model.ops.asarray1f([model.attrs["initial_gamma"]]))
@@ -106,7 +108,7 @@ def _forward(model: Model, Xs: InT, is_train: bool) -> Tuple[OutT, Callable]:
     w = model.get_param("w")
     gamma = float(model.get_param("gamma")[0])
     if X.shape[0] != w.shape[0]:
-        raise ValueError(f"ScalarMix has {w.shape[0]} layer weights but got {X.shape[0]} layers")
+        raise ElmoError(f"ScalarMix has {w.shape[0]} layer weights but got {X.shape[0]} layers")
     s = softmax(w, xp)
     real = xp.abs(X).sum(axis=(0, 2)) > 0 if model.attrs["layer_norm"] else None
     H, inv_std = _normalise(X, real, xp) if real is not None else (X, None)

@@ -18,6 +18,7 @@ import torch
 from torch import nn
 
 from ..chars import BOS_TOKEN, EOS_TOKEN, CharacterMapper
+from ..errors import ElmoError
 from ..options import ElmoOptions
 from .char_encoder import CharEncoder
 from .lstm import BiLSTMStack, State, run_directions
@@ -111,7 +112,7 @@ class BiLM(nn.Module):
         if sentences is None:
             sentences = [line.split() for line in WARMUP_TEXT.read_text(encoding="utf8").splitlines() if line.split()]
         if not sentences:
-            raise ValueError("set_warm_start needs at least one sentence")
+            raise ElmoError("set_warm_start needs at least one sentence")
         forward = [t for s in sentences for t in (BOS_TOKEN, *s)]
         backward = [t for s in reversed(sentences) for t in (EOS_TOKEN, *reversed(s))]
         was_training = self.training
@@ -262,7 +263,7 @@ class BiLM(nn.Module):
         the previous batch, as the original does.
         """
         if batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+            raise ElmoError(f"batch_size must be at least 1, got {batch_size}")
         order = list(range(len(sentences)))
         if not stateful:
             order.sort(key=lambda i: len(sentences[i]), reverse=True)

@@ -16,13 +16,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..errors import ElmoError
+
 
 class LogUniformSampler:
     """Distinct ids from P(k) = log((k + 2) / (k + 1)) / log(V + 1), k in [0, V)."""
 
     def __init__(self, n_vocab: int, n_samples: int) -> None:
         if not 0 < n_samples < n_vocab:
-            raise ValueError(
+            raise ElmoError(
                 f"the sampled softmax needs 0 < n_negative_samples < vocabulary size, got {n_samples} "
                 f"negatives for {n_vocab} words; lower n_negative_samples or use the full softmax"
             )

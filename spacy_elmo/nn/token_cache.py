@@ -11,11 +11,13 @@ from typing import Callable, List, Sequence
 
 import torch
 
+from ..errors import ElmoError
+
 
 class TokenEmbeddingCache:
     def __init__(self, capacity: int = 20_000) -> None:
         if capacity < 0:
-            raise ValueError(f"token cache capacity must be >= 0, got {capacity}")
+            raise ElmoError(f"token cache capacity must be >= 0, got {capacity}")
         self.capacity = capacity
         self._rows: "OrderedDict[str, torch.Tensor]" = OrderedDict()
 

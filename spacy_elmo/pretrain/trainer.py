@@ -28,17 +28,33 @@ from ..options import ElmoOptions
 from ..weights import load_weights
 from . import distributed
 from .batching import Batch, StreamBatcher
-from .checkpoint import (CHECKPOINT_FILE, LOG_FILE, MetricsLog, check_run_dir, load_checkpoint,
-                         save_checkpoint, write_config)
+from .checkpoint import (
+    CHECKPOINT_FILE,
+    LOG_FILE,
+    MetricsLog,
+    check_run_dir,
+    load_checkpoint,
+    save_checkpoint,
+    write_config,
+)
 from .config import ConfigError, PretrainConfig, TrainingSettings
 from .corpus import CorpusStats, corpus_stats, expand_paths, sentence_stream
 from .export import OPTIONS_FILE, SOFTMAX_FILE, VOCAB_FILE, WEIGHTS_FILE, export_model, load_softmax
 from .model import LanguageModel, States, parameters_digest
-from .prefetch import Prefetcher
-from .steps import (NonFiniteGuard, RunningStats, StepInputs, TrainingError, average_sparse_gradients,
-                    check_device_settings, clip_gradients, precision, step_inputs)
 from .perplexity import Perplexity, perplexity
 from .plot import plot_curves
+from .prefetch import Prefetcher
+from .steps import (
+    NonFiniteGuard,
+    RunningStats,
+    StepInputs,
+    TrainingError,
+    average_sparse_gradients,
+    check_device_settings,
+    clip_gradients,
+    precision,
+    step_inputs,
+)
 from .vocab import Vocabulary
 
 logger = logging.getLogger(__name__)
