@@ -23,7 +23,7 @@ from typing import Dict, List
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DEFAULT_TEXT, flops_per_token, load_sentences, matmul_gflops, peak_rss_mb  # noqa: E402
+from common import DEFAULT_TEXT, flops_per_token, load_sentences, matmul_gflops, peak_rss_mb, machine  # noqa: E402
 
 from spacy_elmo import BiLM, preset  # noqa: E402
 
@@ -91,6 +91,7 @@ def main() -> None:
     parser.add_argument("--text", type=Path, default=DEFAULT_TEXT)
     parser.add_argument("--single", nargs=2, metavar=("SIZE", "BATCH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    print(machine(), flush=True)
     if args.single:
         size, batch = args.single[0], int(args.single[1])
         tokens = args.tokens // 4 if batch == 1 else args.tokens

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DEFAULT_TEXT, load_sentences  # noqa: E402
+from common import DEFAULT_TEXT, load_sentences, machine  # noqa: E402
 
 from spacy_elmo import BiLM, load_bilm, preset  # noqa: E402
 from spacy_elmo.nn.fast import FAST_MODES, make_fast  # noqa: E402
@@ -103,6 +103,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, help="torch threads (default: torch's own)")
     parser.add_argument("--skip-speed", action="store_true", help="only the trained model's deviation")
     args = parser.parse_args()
+    print(machine(), flush=True)
     if args.threads:
         torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, threads: {torch.get_num_threads()}")

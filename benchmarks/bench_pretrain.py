@@ -10,6 +10,7 @@ Prints figures only; nothing is asserted.
 from __future__ import annotations
 
 import argparse
+import sys
 import json
 import tempfile
 import time
@@ -19,6 +20,9 @@ import torch
 
 from spacy_elmo.pretrain import build_vocabulary, count_tokens, load_config, train
 from spacy_elmo.pretrain.checkpoint import LOG_FILE, MetricsLog
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import machine  # noqa: E402
 
 DEFAULT_DATA = str(Path(__file__).resolve().parents[2] / "shared" / "data" / "pretrain" / "gutenberg" / "train")
 
@@ -34,6 +38,7 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="Config override, e.g. training.batch_size=64 (repeatable).")
     args = parser.parse_args()
+    print(machine(), flush=True)
 
     files = sorted(p for p in Path(args.data).iterdir() if p.suffix == ".txt")[: args.files]
     with tempfile.TemporaryDirectory() as tmp:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_pipe import write_model  # noqa: E402
+from common import machine  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CONLLU = ROOT.parent / "shared" / "data" / "labeled" / "ud_english_ewt" / "en_ewt-ud-train.conllu"
@@ -44,6 +45,7 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--conllu", type=Path, default=DEFAULT_CONLLU)
     args = parser.parse_args()
+    print(machine(), flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
         write_model(args.size, directory)

@@ -16,6 +16,7 @@ Prints figures; asserts nothing.
 from __future__ import annotations
 
 import argparse
+import sys
 import math
 from pathlib import Path
 from typing import List, Optional, Tuple
@@ -25,6 +26,9 @@ import torch
 
 from spacy_elmo.chars import BOS_TOKEN, EOS_TOKEN
 from spacy_elmo.pretrain.export import load_language_model
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import machine  # noqa: E402
 
 State = List[Tuple[torch.Tensor, torch.Tensor]]
 
@@ -73,6 +77,7 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=2000)
     parser.add_argument("--warm-sentences", type=int, default=50)
     args = parser.parse_args()
+    print(machine(), flush=True)
     model, vocab = load_language_model(args.model_dir)
     sentences = read(args.heldout)
     scored, warm_text = sentences[: args.sentences], sentences[-args.warm_sentences :]

@@ -1,6 +1,8 @@
 """Shared pieces of the benchmarks: real English sentences, FLOP counts, the machine's matmul rate."""
 from __future__ import annotations
 
+import os
+import platform
 import random
 import resource
 import time
@@ -12,6 +14,19 @@ import torch
 from spacy_elmo.options import ElmoOptions
 
 DEFAULT_TEXT = Path(__file__).resolve().parents[2] / "shared" / "data" / "pretrain" / "gutenberg" / "heldout" / "gutenberg.dev.txt"
+
+
+def machine() -> str:
+    """The CPU (model name) and threads the figures were measured with: figures differ up to 4x between
+    CPUs for the same code, so every printout names it."""
+    name = platform.processor() or platform.machine()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                name = line.split(":", 1)[1].strip()
+                break
+    return f"CPU: {name}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}, torch {torch.__version__}"
 
 
 def load_sentences(path: Path, n_tokens: int, seed: int = 0, max_len: int = 80) -> List[List[str]]:
@@ -73,3 +88,22 @@ def current_rss_mb() -> float:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
     raise RuntimeError("no VmRSS in /proc/self/status")
+
+
+def reset_peak_rss() -> bool:
+    """Restart the kernel's peak-memory count of this process (Linux: /proc/self/clear_refs), so that a
+    peak measured next belongs to what runs next, not to loading; False where that is not possible."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+def peak_rss_since_reset_mb() -> float:
+    """Peak resident memory (VmHWM) since reset_peak_rss (MB), from /proc (Linux)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")

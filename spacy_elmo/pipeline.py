@@ -93,10 +93,26 @@ def mixes_in(model: Model) -> List[Dict[str, object]]:
     return [mix_summary(node) for node in model.walk() if node.name == MIX_NODE]
 
 
+def _find_listener_cfg(cfg: Any) -> Optional[Dict[str, Any]]:
+    """The ElmoListener section in a head's `tok2vec` config: itself, or nested (a Tok2Vec's `embed`)."""
+    if not isinstance(cfg, dict):
+        return None
+    if cfg.get("@architectures") == "spacy-elmo.ElmoListener.v1":
+        return cfg
+    for value in cfg.values():
+        found = _find_listener_cfg(value)
+        if found is not None:
+            return found
+    return None
+
+
 def _replace_listener_cfg(tok2vec_model_cfg: Dict[str, Any], listener_cfg: Dict[str, Any], frozen: bool) -> Dict[str, Any]:
-    if listener_cfg.get("@architectures") != "spacy-elmo.ElmoListener.v1":
-        raise ElmoError(f"replace_listeners expected a spacy-elmo.ElmoListener.v1 config, got {listener_cfg!r}")
-    kept = {k: v for k, v in listener_cfg.items() if k not in ("@architectures", "upstream")}
+    """spaCy passes the head's whole `model.tok2vec` section and writes the result at the listener's path;
+    the listener may sit inside it (the shipped configs: `model.tok2vec.embed`)."""
+    found = _find_listener_cfg(listener_cfg)
+    if found is None:
+        raise ElmoError(f"replace_listeners found no spacy-elmo.ElmoListener.v1 in {listener_cfg!r}")
+    kept = {k: v for k, v in found.items() if k not in ("@architectures", "upstream")}
     return {"@architectures": "spacy-elmo.ElmoTok2Vec.v1", "bilm": tok2vec_model_cfg, "frozen": frozen, **kept}
 
 

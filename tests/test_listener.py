@@ -146,3 +146,23 @@ def test_replace_listeners_gives_a_standalone_head(fixture_paths, tmp_path):
     nlp.to_disk(tmp_path / "standalone")
     loaded = spacy.load(tmp_path / "standalone")
     assert [t.tag_ for t in loaded(text)] == [t.tag_ for t in expected]
+
+
+def test_replace_listeners_inside_the_shipped_encoder_config():
+    """The shipped configs put the listener inside a Tok2Vec (`model.tok2vec.embed`)."""
+    from pathlib import Path
+
+    from spacy.training import Example
+    from spacy.util import load_model_from_config
+    from thinc.api import Config
+
+    path = Path(__file__).resolve().parent.parent / "configs" / "tagger_elmo.cfg"
+    config = Config().from_disk(path, overrides={"paths.train": "x", "paths.dev": "x",
+                                                 "components.elmo.model.name": "fixture-tiny"})
+    nlp = load_model_from_config(config, auto_fill=True)
+    examples = [Example.from_dict(nlp.make_doc("The bank rose ."), {"tags": ["D", "N", "V", "P"]})]
+    nlp.initialize(lambda: examples)
+    before = [t.tag_ for t in nlp("The bank rose .")]
+    nlp.replace_listeners("elmo", "tagger", ["model.tok2vec.embed"])
+    nlp.remove_pipe("elmo")
+    assert [t.tag_ for t in nlp("The bank rose .")] == before
