@@ -26,8 +26,8 @@ from thinc.types import Floats3d
 from .doc_data import ensure_extension, set_doc_data
 from .errors import ElmoError
 from .hooks import install_hooks
-from .layers import ActivationCache, ElmoListener, load_source, mix_summary
-from .layers.bilm import declared_layers
+from .layers import ActivationCache, ElmoListener, load_source, mix_summary, set_frozen
+from .layers.thinc_bilm import declared_layers
 
 Pooling = Union[str, List[float]]
 
@@ -143,7 +143,7 @@ class ElmoComponent(TrainablePipe):
         self._heads: Dict[str, Model] = {}
         self.cache = ActivationCache(int(cache_mb * 2**20))
         self._training = False  # set by the first update: only then does predict use the cache
-        model.attrs["frozen"] = frozen
+        set_frozen(model, frozen)
         model.attrs["replace_listener_cfg"] = partial(_replace_listener_cfg, frozen=frozen)
 
     # Listeners ---------------------------------------------------------------------------------

@@ -1,11 +1,7 @@
 """Shared test fixtures: the reference models copied into tests/fixtures (see its README)."""
-from pathlib import Path
-
 import pytest
 
-FIXTURES = Path(__file__).parent / "fixtures"
-ALLENNLP_DIR = FIXTURES / "elmo-allennlp"
-BILM_TF_DIR = FIXTURES / "elmo-bilm-tf"
+from .paths import ALLENNLP_DIR
 
 
 @pytest.fixture(scope="session")
@@ -16,6 +12,14 @@ def fixture_paths():
 
 @pytest.fixture(scope="session")
 def fixture_bilm(fixture_paths):
+    from spacy_elmo import load_bilm
+
+    return load_bilm(*fixture_paths)
+
+
+@pytest.fixture
+def fresh_bilm(fixture_paths):
+    """A biLM of this test's own, for tests that change its state (stateful calls, warm start)."""
     from spacy_elmo import load_bilm
 
     return load_bilm(*fixture_paths)

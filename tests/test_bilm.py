@@ -49,38 +49,33 @@ def test_forward_output_mask_and_padding(fixture_bilm):
     assert (out.layers[:, 1, 2:] == 0).all()
 
 
-def test_stateful_carries_state_and_reset_restores(fixture_bilm):
-    fixture_bilm.reset_states()
+def test_stateful_carries_state_and_reset_restores(fresh_bilm):
     batch = [SENTENCE, OTHERS[1]]
-    cold = fixture_bilm.embed(batch, stateful=True)
-    warm = fixture_bilm.embed(batch, stateful=True)
+    cold = fresh_bilm.embed(batch, stateful=True)
+    warm = fresh_bilm.embed(batch, stateful=True)
     assert np.abs(cold[0][1:] - warm[0][1:]).max() > 1e-4
-    fixture_bilm.reset_states()
-    np.testing.assert_array_equal(fixture_bilm.embed(batch, stateful=True)[0], cold[0])
-    fixture_bilm.reset_states()
+    fresh_bilm.reset_states()
+    np.testing.assert_array_equal(fresh_bilm.embed(batch, stateful=True)[0], cold[0])
 
 
-def test_rows_absent_from_a_smaller_batch_keep_their_state(fixture_bilm):
-    fixture_bilm.reset_states()
+def test_rows_absent_from_a_smaller_batch_keep_their_state(fresh_bilm):
     a, b = SENTENCE, OTHERS[1]
-    fixture_bilm.embed([a, b], stateful=True)
-    fixture_bilm.embed([a], stateful=True, batch_size=1)  # row 1 absent
-    kept = fixture_bilm.embed([a, b], stateful=True)[1]
-    fixture_bilm.reset_states()
-    fixture_bilm.embed([a, b], stateful=True)
-    expected = fixture_bilm.embed([a, b], stateful=True)[1]
-    fixture_bilm.reset_states()
+    fresh_bilm.embed([a, b], stateful=True)
+    fresh_bilm.embed([a], stateful=True, batch_size=1)  # row 1 absent
+    kept = fresh_bilm.embed([a, b], stateful=True)[1]
+    fresh_bilm.reset_states()
+    fresh_bilm.embed([a, b], stateful=True)
+    expected = fresh_bilm.embed([a, b], stateful=True)[1]
+    fresh_bilm.reset_states()
     np.testing.assert_array_equal(kept, expected)
 
 
-def test_stateful_states_are_detached(fixture_bilm):
-    fixture_bilm.reset_states()
-    ids = torch.from_numpy(fixture_bilm.char_mapper.batch_ids([SENTENCE]))
-    out = fixture_bilm(ids, stateful=True)
+def test_stateful_states_are_detached(fresh_bilm):
+    ids = torch.from_numpy(fresh_bilm.char_mapper.batch_ids([SENTENCE]))
+    out = fresh_bilm(ids, stateful=True)
     assert out.layers.requires_grad
-    h, c = fixture_bilm._states[0]
+    h, c = fresh_bilm._states[0]
     assert not h.requires_grad and not c.requires_grad
-    fixture_bilm.reset_states()
 
 
 def test_every_size_builds_from_options():

@@ -19,16 +19,16 @@ from torch.utils._pytree import tree_flatten
 
 from spacy_elmo import BiLM
 from spacy_elmo.chars import CharacterMapper
-from spacy_elmo.layers import bilm as bilm_layer_module
-from spacy_elmo.layers.bilm import get_bilm
+from spacy_elmo.layers import thinc_bilm as bilm_layer_module
+from spacy_elmo.layers.thinc_bilm import get_bilm
 from spacy_elmo.nn.fast import FastModeError, make_fast
 from spacy_elmo.nn.softmax import LogUniformSampler
 from spacy_elmo.options import ElmoOptions
 from spacy_elmo.pretrain.batching import StreamBatcher
 from spacy_elmo.pretrain.config import TrainingSettings
+from spacy_elmo.pretrain.distributed import Context
 from spacy_elmo.pretrain.model import LanguageModel, TensorBatch
 from spacy_elmo.pretrain.steps import NonFiniteGuard, RunningStats, check_device_settings
-from spacy_elmo.pretrain.distributed import Context
 from spacy_elmo.pretrain.vocab import Vocabulary
 
 META = torch.device("meta")

@@ -9,7 +9,6 @@ from spacy_elmo import BiLM, preset
 from spacy_elmo.options import ElmoOptions
 
 
-
 def options(activation: str) -> ElmoOptions:
     data = preset("small").to_dict()
     data["char_cnn"]["activation"] = activation

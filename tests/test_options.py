@@ -2,9 +2,9 @@ import json
 
 import pytest
 
-from spacy_elmo.options import ElmoOptions, OptionsError, PRESETS, preset
+from spacy_elmo.options import PRESETS, ElmoOptions, OptionsError, preset
 
-from .conftest import ALLENNLP_DIR, BILM_TF_DIR
+from .paths import ALLENNLP_DIR, BILM_TF_DIR
 
 
 def _base():

@@ -15,9 +15,18 @@ from typer.testing import CliRunner
 from spacy_elmo import load_bilm
 from spacy_elmo.chars import CharacterMapper
 from spacy_elmo.cli import app
-from spacy_elmo.pretrain import (ConfigError, CorpusError, RunDirError, TrainingError, VocabError,
-                                 load_config, load_language_model, parse_overrides, train,
-                                 unigram_perplexity)
+from spacy_elmo.pretrain import (
+    ConfigError,
+    CorpusError,
+    RunDirError,
+    TrainingError,
+    VocabError,
+    load_config,
+    load_language_model,
+    parse_overrides,
+    train,
+    unigram_perplexity,
+)
 from spacy_elmo.pretrain import trainer as trainer_module
 from spacy_elmo.pretrain.batching import PAD_TARGET, StreamBatcher
 from spacy_elmo.pretrain.checkpoint import CHECKPOINT_FILE, MetricsLog, load_checkpoint
@@ -25,7 +34,7 @@ from spacy_elmo.pretrain.corpus import expand_paths, sentence_stream
 from spacy_elmo.pretrain.model import LanguageModel, TensorBatch, parameters_digest
 from spacy_elmo.pretrain.vocab import Vocabulary, build_vocabulary
 
-from .conftest import ALLENNLP_DIR, BILM_TF_DIR
+from .paths import ALLENNLP_DIR, BILM_TF_DIR
 
 ROOT = Path(__file__).parent.parent
 TINY = ROOT / "configs" / "pretrain_tiny.cfg"

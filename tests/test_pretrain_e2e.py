@@ -12,7 +12,7 @@ import pytest
 
 from spacy_elmo.pretrain.checkpoint import CHECKPOINT_FILE, MetricsLog, load_checkpoint
 
-from .conftest import BILM_TF_DIR
+from .paths import BILM_TF_DIR
 
 ROOT = Path(__file__).parent.parent
 TINY = ROOT / "configs" / "pretrain_tiny.cfg"

@@ -12,7 +12,7 @@ import pytest
 
 from spacy_elmo import load_bilm
 
-from .conftest import ALLENNLP_DIR, BILM_TF_DIR
+from .paths import ALLENNLP_DIR, BILM_TF_DIR
 
 SETS = {
     "elmo-allennlp": (ALLENNLP_DIR, "sentences.json"),

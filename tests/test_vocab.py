@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 from spacy_elmo.cli import app
 from spacy_elmo.pretrain.vocab import SPECIALS, VocabError, Vocabulary, build_vocabulary, count_tokens
 
-from .conftest import BILM_TF_DIR
+from .paths import BILM_TF_DIR
 
 TRAIN_DIR = BILM_TF_DIR / "train"
 

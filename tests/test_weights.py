@@ -7,7 +7,7 @@ import torch
 
 from spacy_elmo import BiLM, ElmoOptions, WeightsError, load_bilm, load_weights, save_weights
 
-from .conftest import ALLENNLP_DIR
+from .paths import ALLENNLP_DIR
 
 
 def _datasets(path):

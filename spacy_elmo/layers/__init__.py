@@ -1,5 +1,5 @@
 """thinc glue between spaCy Docs and the torch biLM; nothing here reads HDF5 directly."""
-from .bilm import bilm_layer, get_bilm, load_source, set_bilm
+from .thinc_bilm import bilm_layer, get_bilm, load_source, set_bilm, set_frozen
 from .cache import ActivationCache
 from .listener import ElmoListener, build_elmo_tok2vec
 from .scalar_mix import mix_summary, scalar_mix
@@ -14,4 +14,5 @@ __all__ = [
     "mix_summary",
     "scalar_mix",
     "set_bilm",
+    "set_frozen",
 ]

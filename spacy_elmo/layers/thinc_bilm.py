@@ -121,15 +121,23 @@ def bilm_layer(
     name: Optional[str] = None,
     stateful: bool = False,
     max_batch_tokens: int = 4096,
-    frozen: bool = True,
     split_sentences: bool = True,
     max_length: int = 256,
     overlap: int = 32,
     warm_start: bool = False,
     fast_mode: Optional[str] = None,
 ) -> Model[InT, OutT]:
-    """Build the layer; see the module docstring for when weights are read. `fast_mode` ("int8", see
-    nn/fast.py) runs predictions and frozen training on a fast, inexact copy of the biLM."""
+    """`spacy-elmo.BiLM.v1`: the biLM's layers per doc, `[L+1, n_tokens, 2P]`.
+
+    The source is a bundled model by `name` (default: the bundled default), or `options` + `weights`
+    paths, read at initialization or first use, never when the config is built (see the module
+    docstring). `stateful`: the original's carried states (batches keep the docs' order). Docs go in per
+    sentence when they have sentence boundaries and `split_sentences`, pieces longer than `max_length`
+    tokens in windows overlapping by `overlap`; a batch holds at most `max_batch_tokens` padded tokens.
+    `warm_start`: every piece starts from a fixed warm LSTM state instead of zeros
+    (BiLM.set_warm_start). `fast_mode`: null (exact) or "int8", a fast inexact copy of the biLM for
+    prediction and frozen training (nn/fast.py). Whether the biLM trains is its owner's setting (the
+    `elmo` component's `frozen`, or ElmoTok2Vec's), written through `set_frozen`."""
     check_source(options, weights, name)
     if fast_mode is not None and fast_mode not in FAST_MODES:
         raise FastModeError(f"unknown fast_mode {fast_mode!r}; choose one of {', '.join(FAST_MODES)} or null")
@@ -157,7 +165,7 @@ def bilm_layer(
             "name": name,
             "stateful": stateful,
             "max_batch_tokens": max_batch_tokens,
-            "frozen": frozen,
+            "frozen": True,
             "split_sentences": split_sentences,
             "max_length": max_length,
             "overlap": overlap,
@@ -167,9 +175,19 @@ def bilm_layer(
     )
 
 
+def _holder(model: Model) -> BiLMHolder:
+    """The torch module inside the layer's PyTorchWrapper: the one place that knows where it sits."""
+    return model.layers[0].shims[0]._model
+
+
 def get_bilm(model: Model) -> Optional[BiLM]:
     """The torch BiLM inside a layer built by `bilm_layer`, or None before it is loaded."""
-    return model.layers[0].shims[0]._model.bilm
+    return _holder(model).bilm
+
+
+def set_frozen(model: Model, frozen: bool) -> None:
+    """Whether the layer's biLM trains (`frozen = false`) or only predicts; set by the layer's owner."""
+    model.attrs["frozen"] = frozen
 
 
 _FORK_GUARD = []
@@ -183,7 +201,7 @@ def _single_threaded_after_fork() -> None:
 
 def set_bilm(model: Model, bilm: BiLM) -> None:
     """Put `bilm` in the layer, on the device of the layer's ops (a GPU after spacy.require_gpu())."""
-    model.layers[0].shims[0]._model.bilm = bilm.eval().to(get_torch_default_device())
+    _holder(model).bilm = bilm.eval().to(get_torch_default_device())
     model.set_dim("nO", bilm.output_dim, force=True)
 
 

@@ -1,0 +1,6 @@
+"""Where the test data lives: the reference models copied into tests/fixtures (see its README)."""
+from pathlib import Path
+
+FIXTURES = Path(__file__).parent / "fixtures"
+ALLENNLP_DIR = FIXTURES / "elmo-allennlp"
+BILM_TF_DIR = FIXTURES / "elmo-bilm-tf"
