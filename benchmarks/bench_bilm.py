@@ -10,6 +10,7 @@ products and convolutions need on exactly the shapes of the run at batch 32 (sen
 the recurrent products shrinking as rows finish), measured with torch in the same process.
 Prints figures; asserts nothing.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,7 +24,7 @@ from typing import Dict, List
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DEFAULT_TEXT, flops_per_token, load_sentences, matmul_gflops, peak_rss_mb, machine  # noqa: E402
+from common import DEFAULT_TEXT, flops_per_token, load_sentences, machine, matmul_gflops, peak_rss_mb  # noqa: E402
 
 from spacy_elmo import BiLM, preset  # noqa: E402
 
@@ -54,19 +55,19 @@ def roofline_seconds(options, sentences: List[List[str]], batch_size: int) -> fl
             batch = lengths[start : start + batch_size]
             n_tok = sum(batch)
             chars = torch.randn(n_tok, cnn.embedding_dim, cnn.max_characters_per_token)
-            total += sum(_timed(lambda c=c: c(chars)) for c in convs)
+            total += sum(_timed(lambda c=c, chars=chars: c(chars)) for c in convs)
             x = torch.randn(n_tok, n_filters)
-            total += 2 * cnn.n_highway * _timed(lambda: x @ w_hw)
+            total += 2 * cnn.n_highway * _timed(lambda x=x: x @ w_hw)
             if n_filters != proj:
-                total += _timed(lambda: x @ w_proj)
+                total += _timed(lambda x=x: x @ w_proj)
             xp = torch.randn(2, n_tok, proj)
-            total += lstm.n_layers * _timed(lambda: torch.bmm(xp, w_in))
+            total += lstm.n_layers * _timed(lambda xp=xp: torch.bmm(xp, w_in))
             step_time = 0.0
             for t in range(batch[0]):
                 n = sum(1 for length in batch if length > t)
                 h = torch.randn(2, n, proj)
                 m = torch.randn(2, n, cell)
-                step_time += _timed(lambda: torch.bmm(h, w_rec)) + _timed(lambda: torch.bmm(m, w_p))
+                step_time += _timed(lambda h=h: torch.bmm(h, w_rec)) + _timed(lambda m=m: torch.bmm(m, w_p))
             total += lstm.n_layers * step_time
     return total
 
@@ -105,17 +106,35 @@ def main() -> None:
         sentences = load_sentences(args.text, args.tokens)
         n = sum(len(s) for s in sentences)
         roof = n / roofline_seconds(options, sentences, 32)
-        print(f"\n{size}: {fpt / 1e6:.1f} MFLOP/token; roofline at batch 32 (its own matmuls + convs): "
-              f"{roof:.0f} tokens/s")
+        print(
+            f"\n{size}: {fpt / 1e6:.1f} MFLOP/token; roofline at batch 32 (its own matmuls + convs): "
+            f"{roof:.0f} tokens/s"
+        )
         print(f"{'batch':>6} {'tokens/s':>10} {'GFLOP/s':>9} {'of matmul':>10} {'of roofline':>12} {'peak MB':>8}")
         for batch in args.batch_sizes:
-            out = subprocess.run([sys.executable, __file__, "--single", size, str(batch), "--tokens",
-                                  str(args.tokens), "--text", str(args.text)],
-                                 capture_output=True, text=True, check=True)
+            out = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--single",
+                    size,
+                    str(batch),
+                    "--tokens",
+                    str(args.tokens),
+                    "--text",
+                    str(args.text),
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             r = json.loads(out.stdout.strip().splitlines()[-1])
             gflops = r["tokens_per_s"] * fpt / 1e9
-            print(f"{batch:>6} {r['tokens_per_s']:>10.1f} {gflops:>9.1f} {gflops / rate:>9.0%} "
-                  f"{r['tokens_per_s'] / roof:>11.0%} {r['peak_mb']:>8.0f}", flush=True)
+            print(
+                f"{batch:>6} {r['tokens_per_s']:>10.1f} {gflops:>9.1f} {gflops / rate:>9.0%} "
+                f"{r['tokens_per_s'] / roof:>11.0%} {r['peak_mb']:>8.0f}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

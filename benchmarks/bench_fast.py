@@ -12,6 +12,7 @@ random-weight models from the same timed runs, and with `--model DIR` on that tr
 (options.json + weights.hdf5), whose clipping and saturation behave like a real model's.
 Prints figures; asserts nothing.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,8 +37,13 @@ def deviation(exact: Sequence[np.ndarray], fast: Sequence[np.ndarray]) -> Dict[s
     b = np.concatenate([f[-1] for f in fast])
     cos = (a * b).sum(1) / np.maximum(np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1), 1e-12)
     diff = np.abs(a - b)
-    return {"max": float(diff.max()), "mean": float(diff.mean()), "cos": float(cos.mean()),
-            "min_cos": float(cos.min()), "scale": float(np.abs(a).mean())}
+    return {
+        "max": float(diff.max()),
+        "mean": float(diff.mean()),
+        "cos": float(cos.mean()),
+        "min_cos": float(cos.min()),
+        "scale": float(np.abs(a).mean()),
+    }
 
 
 def timed_embed(model: BiLM, sentences: List[List[str]], warm: List[List[str]], batch_size: int):
@@ -73,8 +79,11 @@ def bench_size(size: str, modes: Sequence[str], batch_sizes: Sequence[int], n_to
                 print(f"{batch:>6} {name:>6} {n / seconds:>9.1f} {1.0:>7.2f}x", flush=True)
                 continue
             d = deviation(reference, out)
-            print(f"{batch:>6} {name:>6} {n / seconds:>9.1f} {base / seconds:>7.2f}x {deviation_row(d)}"
-                  f" [{d['scale']:.3f}]", flush=True)
+            print(
+                f"{batch:>6} {name:>6} {n / seconds:>9.1f} {base / seconds:>7.2f}x {deviation_row(d)}"
+                f" [{d['scale']:.3f}]",
+                flush=True,
+            )
 
 
 def bench_model(model_dir: Path, modes: Sequence[str], n_tokens: int, text: Path, batch_size: int) -> None:
@@ -82,8 +91,10 @@ def bench_model(model_dir: Path, modes: Sequence[str], n_tokens: int, text: Path
     sentences = load_sentences(text, n_tokens, seed=2)
     n = sum(len(s) for s in sentences)
     lstm = exact.options.lstm
-    print(f"\ntrained model {model_dir} ({lstm.n_layers}x{lstm.dim}, projection {lstm.projection_dim}, "
-          f"cell_clip {lstm.cell_clip}, proj_clip {lstm.proj_clip}); {n} tokens at batch {batch_size}")
+    print(
+        f"\ntrained model {model_dir} ({lstm.n_layers}x{lstm.dim}, projection {lstm.projection_dim}, "
+        f"cell_clip {lstm.cell_clip}, proj_clip {lstm.proj_clip}); {n} tokens at batch {batch_size}"
+    )
     reference = exact.embed(sentences, batch_size=batch_size)
     print(f"{'mode':>6} " + deviation_header() + "   mean |exact|")
     for mode in modes:

@@ -10,6 +10,7 @@ sentences, with an empty token cache. The long-document figure embeds one doc of
 without sentence boundaries (the largest size asked for) and prints its peak memory above the loaded
 pipeline. Prints figures; asserts nothing.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,8 +24,15 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import (DEFAULT_TEXT, current_rss_mb, load_sentences, machine, peak_rss_mb,  # noqa: E402
-                    peak_rss_since_reset_mb, reset_peak_rss)
+from common import (
+    DEFAULT_TEXT,
+    current_rss_mb,
+    load_sentences,
+    machine,
+    peak_rss_mb,  # noqa: E402
+    peak_rss_since_reset_mb,
+    reset_peak_rss,
+)
 
 from spacy_elmo import BiLM, preset, save_weights  # noqa: E402
 
@@ -40,9 +48,16 @@ def make_nlp(directory: Path):
     import spacy
 
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v1",
-                                           "options": str(directory / "options.json"),
-                                           "weights": str(directory / "weights.hdf5")}})
+    nlp.add_pipe(
+        "elmo",
+        config={
+            "model": {
+                "@architectures": "spacy-elmo.BiLM.v1",
+                "options": str(directory / "options.json"),
+                "weights": str(directory / "weights.hdf5"),
+            }
+        },
+    )
     nlp.initialize()
     return nlp
 
@@ -120,17 +135,24 @@ def main() -> None:
             directory.mkdir()
             write_model(size, directory)
             print(f"\n{size}: shuffled sentences of real English")
-            print(f"{'batch':>6} {'embed tok/s':>12} {'pipe tok/s':>11} {'pipe vs embed':>14} "
-                  f"{'embed peak MB':>14} {'pipe peak MB':>13}")
+            print(
+                f"{'batch':>6} {'embed tok/s':>12} {'pipe tok/s':>11} {'pipe vs embed':>14} "
+                f"{'embed peak MB':>14} {'pipe peak MB':>13}"
+            )
             for batch in [] if args.long_only else args.batch_sizes:
                 raw = child(str(directory), "raw", str(batch), *common_args)
                 piped = child(str(directory), "pipe", str(batch), *common_args)
-                print(f"{batch:>6} {raw['tokens_per_s']:>12.1f} {piped['tokens_per_s']:>11.1f} "
-                      f"{piped['tokens_per_s'] / raw['tokens_per_s'] - 1:>+14.0%} {raw['peak_mb']:>14.0f} "
-                      f"{piped['peak_mb']:>13.0f}", flush=True)
+                print(
+                    f"{batch:>6} {raw['tokens_per_s']:>12.1f} {piped['tokens_per_s']:>11.1f} "
+                    f"{piped['tokens_per_s'] / raw['tokens_per_s'] - 1:>+14.0%} {raw['peak_mb']:>14.0f} "
+                    f"{piped['peak_mb']:>13.0f}",
+                    flush=True,
+                )
         r = child(str(directory), "long", *common_args)
-        print(f"\n{args.sizes[-1]}: one doc of {r['tokens']} tokens, no sentence boundaries: {r['seconds']:.1f} s, "
-              f"peak {r['peak_mb'] - r['base_mb']:.0f} MB above the loaded pipeline ({r['peak_mb']:.0f} MB in all)")
+        print(
+            f"\n{args.sizes[-1]}: one doc of {r['tokens']} tokens, no sentence boundaries: {r['seconds']:.1f} s, "
+            f"peak {r['peak_mb'] - r['base_mb']:.0f} MB above the loaded pipeline ({r['peak_mb']:.0f} MB in all)"
+        )
 
 
 if __name__ == "__main__":

@@ -7,11 +7,12 @@ Builds a vocabulary from the first `--files` files of `--data`, trains `--steps`
 directory and prints the speed measured after `--warmup` steps (the first steps pay for allocations).
 Prints figures only; nothing is asserted.
 """
+
 from __future__ import annotations
 
 import argparse
-import sys
 import json
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -35,8 +36,13 @@ def main() -> None:
     parser.add_argument("--vocab-size", type=int, default=50_000)
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--warmup", type=int, default=10)
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="Config override, e.g. training.batch_size=64 (repeatable).")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="Config override, e.g. training.batch_size=64 (repeatable).",
+    )
     args = parser.parse_args()
     print(machine(), flush=True)
 
@@ -44,9 +50,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         vocab_path = Path(tmp) / "vocab.txt"
         build_vocabulary(count_tokens(files), max_size=args.vocab_size).to_file(vocab_path)
-        overrides = {"paths.train": [str(f) for f in files], "paths.vocab": str(vocab_path), "paths.dev": None,
-                     "training.max_steps": args.steps, "logging.log_every": 1,
-                     "logging.checkpoint_every": args.steps, "logging.plot": False}
+        overrides = {
+            "paths.train": [str(f) for f in files],
+            "paths.vocab": str(vocab_path),
+            "paths.dev": None,
+            "training.max_steps": args.steps,
+            "logging.log_every": 1,
+            "logging.checkpoint_every": args.steps,
+            "logging.plot": False,
+        }
         for item in args.set:
             key, _, value = item.partition("=")
             try:
@@ -63,10 +75,12 @@ def main() -> None:
     tokens = warm[-1]["tokens"] - (first["tokens"] if first else 0)
     seconds = warm[-1]["elapsed"] - (first["elapsed"] if first else 0)
     o, t = config.options, config.training
-    print(f"model: lstm {o.lstm.dim}x{o.lstm.n_layers} proj {o.lstm.projection_dim}, char filters "
-          f"{o.char_cnn.n_filters}, highway {o.char_cnn.n_highway}; softmax {t.softmax} "
-          f"({t.n_negative_samples} negatives) over {args.vocab_size} words; batch {t.batch_size} x "
-          f"{t.unroll_steps}; torch threads {torch.get_num_threads()}")
+    print(
+        f"model: lstm {o.lstm.dim}x{o.lstm.n_layers} proj {o.lstm.projection_dim}, char filters "
+        f"{o.char_cnn.n_filters}, highway {o.char_cnn.n_highway}; softmax {t.softmax} "
+        f"({t.n_negative_samples} negatives) over {args.vocab_size} words; batch {t.batch_size} x "
+        f"{t.unroll_steps}; torch threads {torch.get_num_threads()}"
+    )
     print(f"steps timed: {len(warm)} (after {args.warmup} warm-up), wall {wall:.1f} s in total")
     print(f"tokens/s (per direction): {tokens / seconds:,.0f}")
     print(f"seconds/step: {seconds / max(len(warm), 1):.3f}")

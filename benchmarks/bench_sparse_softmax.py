@@ -7,6 +7,7 @@ step and the time of the softmax part of a step (sampled loss forward and backwa
 original. Random targets from the same log-uniform distribution as the negatives (natural text repeats
 its frequent words similarly). Prints figures only.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,8 +44,10 @@ def main() -> None:
     parser.add_argument("--negatives", type=int, default=8192)
     parser.add_argument("--steps", type=int, default=5)
     args = parser.parse_args()
-    print(f"CPU: {cpu_name()}, {torch.get_num_threads()} threads; softmax {args.vocab:,} x {args.dim}, "
-          f"{args.rows} targets x 2 directions, {args.negatives} negatives")
+    print(
+        f"CPU: {cpu_name()}, {torch.get_num_threads()} threads; softmax {args.vocab:,} x {args.dim}, "
+        f"{args.rows} targets x 2 directions, {args.negatives} negatives"
+    )
     sampler = LogUniformSampler(args.vocab, args.negatives)
     generator = torch.Generator().manual_seed(0)
     for sparse in (False, True):
@@ -65,8 +68,10 @@ def main() -> None:
             optimizer.step()
             if step > 0:  # the first step allocates the optimizer state
                 times.append(time.perf_counter() - start)
-        print(f"{'sparse' if sparse else 'dense':>6}: gradient {size / 2**20:,.1f} MiB per step, "
-              f"softmax step {1000 * sorted(times)[len(times) // 2]:,.0f} ms (median of {args.steps})")
+        print(
+            f"{'sparse' if sparse else 'dense':>6}: gradient {size / 2**20:,.1f} MiB per step, "
+            f"softmax step {1000 * sorted(times)[len(times) // 2]:,.0f} ms (median of {args.steps})"
+        )
 
 
 if __name__ == "__main__":

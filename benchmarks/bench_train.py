@@ -6,6 +6,7 @@
 Builds the pipeline from configs/tagger_elmo.cfg (random biLM weights at a published size) and runs the
 same update loop as `spacy train`, timing each epoch. Prints figures; asserts nothing.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,10 +50,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
         write_model(args.size, directory)
-        config = load_config(ROOT / "configs" / "tagger_elmo.cfg", overrides={
-            "paths.elmo_options": str(directory / "options.json"),
-            "paths.elmo_weights": str(directory / "weights.hdf5"),
-        }, interpolate=True)
+        config = load_config(
+            ROOT / "configs" / "tagger_elmo.cfg",
+            overrides={
+                "paths.elmo_options": str(directory / "options.json"),
+                "paths.elmo_weights": str(directory / "weights.hdf5"),
+            },
+            interpolate=True,
+        )
         nlp = load_model_from_config(config, auto_fill=True)
         examples = read_examples(nlp, args.conllu, args.sentences)
         n_tokens = sum(len(eg.reference) for eg in examples)

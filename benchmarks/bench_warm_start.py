@@ -13,11 +13,12 @@ w_1..w_n, </S> from <S>, w_1..w_n and the backward LM w_n..w_1, <S> from </S>, w
 Perplexity (full softmax) is the language model's own measure of how well the states serve it.
 Prints figures; asserts nothing.
 """
+
 from __future__ import annotations
 
 import argparse
-import sys
 import math
+import sys
 from pathlib import Path
 from typing import List, Optional, Tuple
 
@@ -51,10 +52,12 @@ def run(model, tokens: List[str], direction: int, state: Optional[State]) -> Tup
 def sentence_losses(model, vocab, words: List[str], states: List[Optional[State]]) -> Tuple[float, float, List[State]]:
     """Summed forward and backward losses of one sentence, and the final states."""
     totals, finals = [], []
-    for direction, (inputs, targets) in enumerate((
-        ([BOS_TOKEN, *words], [*words, EOS_TOKEN]),
-        ([EOS_TOKEN, *reversed(words)], [*reversed(words), BOS_TOKEN]),
-    )):
+    for direction, (inputs, targets) in enumerate(
+        (
+            ([BOS_TOKEN, *words], [*words, EOS_TOKEN]),
+            ([EOS_TOKEN, *reversed(words)], [*reversed(words), BOS_TOKEN]),
+        )
+    ):
         hidden, final = run(model, inputs, direction, states[direction])
         losses = model.softmax.full_loss(hidden, torch.tensor(vocab.ids(targets)))
         totals.append(float(losses.sum()))
@@ -95,8 +98,11 @@ def main() -> None:
                 sums[0] += fwd
                 sums[1] += bwd
                 count += len(words) + 1
-            results[name] = (math.exp(sums[0] / count), math.exp(sums[1] / count),
-                             math.exp((sums[0] + sums[1]) / (2 * count)))
+            results[name] = (
+                math.exp(sums[0] / count),
+                math.exp(sums[1] / count),
+                math.exp((sums[0] + sums[1]) / (2 * count)),
+            )
     print(f"{len(scored)} sentences of {args.heldout.name}, scored one by one; model {args.model_dir}")
     print(f"{'initial state':>14} {'forward':>9} {'backward':>9} {'average':>9}")
     for name, (fwd, bwd, avg) in results.items():

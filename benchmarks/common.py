@@ -1,4 +1,5 @@
 """Shared pieces of the benchmarks: real English sentences, FLOP counts, the machine's matmul rate."""
+
 from __future__ import annotations
 
 import os
@@ -13,7 +14,9 @@ import torch
 
 from spacy_elmo.options import ElmoOptions
 
-DEFAULT_TEXT = Path(__file__).resolve().parents[2] / "shared" / "data" / "pretrain" / "gutenberg" / "heldout" / "gutenberg.dev.txt"
+DEFAULT_TEXT = (
+    Path(__file__).resolve().parents[2] / "shared" / "data" / "pretrain" / "gutenberg" / "heldout" / "gutenberg.dev.txt"
+)
 
 
 def machine() -> str:
@@ -59,9 +62,11 @@ def flops_per_token(options: ElmoOptions) -> float:
     highway = cnn.n_highway * 2 * f * f
     proj = f * options.projection_dim if f != options.projection_dim else 0
     lstm = options.lstm
-    per_layer = (options.projection_dim * 4 * lstm.dim  # input product
-                 + options.projection_dim * 4 * lstm.dim  # recurrent product
-                 + lstm.dim * options.projection_dim)  # projection
+    per_layer = (
+        options.projection_dim * 4 * lstm.dim  # input product
+        + options.projection_dim * 4 * lstm.dim  # recurrent product
+        + lstm.dim * options.projection_dim
+    )  # projection
     return 2.0 * (conv + highway + proj + 2 * lstm.n_layers * per_layer)
 
 

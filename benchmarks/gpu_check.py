@@ -12,6 +12,7 @@
 Prints a table at the end (PASS/FAIL per check, figures); exits 1 if a check failed. Nothing in the test
 suite depends on it: the suite checks device placement on the CPU (pytest -k device).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -92,12 +93,20 @@ def pretraining_speed(data: Path) -> List[Result]:
     with tempfile.TemporaryDirectory() as tmp:
         vocab_path = Path(tmp) / "vocab.txt"
         build_vocabulary(count_tokens(files), max_size=50_000).to_file(vocab_path)
-        for label, extra in (("fp32", {}), ("tf32 + bf16 + prefetch", {"training.tf32": True, "training.bf16": True,
-                                                                        "training.prefetch": 4})):
+        for label, extra in (
+            ("fp32", {}),
+            ("tf32 + bf16 + prefetch", {"training.tf32": True, "training.bf16": True, "training.prefetch": 4}),
+        ):
             out = Path(tmp) / label.replace(" ", "")
-            overrides = {"paths.train": [str(f) for f in files], "paths.vocab": str(vocab_path),
-                         "training.max_steps": 60, "logging.log_every": 10, "logging.checkpoint_every": 1000,
-                         "logging.plot": False, **extra}
+            overrides = {
+                "paths.train": [str(f) for f in files],
+                "paths.vocab": str(vocab_path),
+                "training.max_steps": 60,
+                "logging.log_every": 10,
+                "logging.checkpoint_every": 1000,
+                "logging.plot": False,
+                **extra,
+            }
             config = load_config(REPO / "configs" / "pretrain_small.cfg", overrides)
             train(config, out, show_progress=False)
             speeds = [r["tokens_per_s"] for r in MetricsLog(out / LOG_FILE).records() if r.get("event") == "train"]
@@ -120,18 +129,31 @@ def component_check() -> List[Result]:
     def build() -> "spacy.language.Language":
         nlp = spacy.blank("en")
         nlp.add_pipe("elmo", config={"frozen": False})
-        nlp.add_pipe("tagger", config={"model": {"@architectures": "spacy.Tagger.v2", "tok2vec": {
-            "@architectures": "spacy-elmo.ElmoListener.v1", "upstream": "elmo",
-            "mix": {"@layers": "spacy-elmo.ScalarMix.v1", "layer_norm": True, "dropout": 0.1}}}})
+        nlp.add_pipe(
+            "tagger",
+            config={
+                "model": {
+                    "@architectures": "spacy.Tagger.v2",
+                    "tok2vec": {
+                        "@architectures": "spacy-elmo.ElmoListener.v1",
+                        "upstream": "elmo",
+                        "mix": {"@layers": "spacy-elmo.ScalarMix.v1", "layer_norm": True, "dropout": 0.1},
+                    },
+                }
+            },
+        )
         return nlp
 
     def examples(nlp: "spacy.language.Language") -> list:
-        return [Example.from_dict(nlp.make_doc(t), {"tags": ["X" if i % 2 else "Y" for i, _ in
-                                                            enumerate(t.split())]}) for t in texts]
+        return [
+            Example.from_dict(nlp.make_doc(t), {"tags": ["X" if i % 2 else "Y" for i, _ in enumerate(t.split())]})
+            for t in texts
+        ]
 
     def vectors(nlp: "spacy.language.Language") -> np.ndarray:
-        return np.concatenate([nlp.get_pipe("elmo").model.ops.to_numpy(d._.elmo["vectors"])
-                               for d in nlp.pipe(texts, batch_size=4)])
+        return np.concatenate(
+            [nlp.get_pipe("elmo").model.ops.to_numpy(d._.elmo["vectors"]) for d in nlp.pipe(texts, batch_size=4)]
+        )
 
     cpu_nlp = build()
     cpu_nlp.initialize(lambda: examples(cpu_nlp))
@@ -147,14 +169,20 @@ def component_check() -> List[Result]:
         gpu_nlp.update(train_examples, sgd=optimizer, losses=losses)
     loss = losses["tagger"]
     worst = float(np.abs(gpu_vectors - cpu_vectors).max())
-    return [("component vectors under require_gpu vs CPU", worst <= TOLERANCE, f"max |diff| {worst:.2e}"),
-            ("component fine-tuning update on the GPU", bool(np.isfinite(loss)), f"tagger loss {loss:.3f}")]
+    return [
+        ("component vectors under require_gpu vs CPU", worst <= TOLERANCE, f"max |diff| {worst:.2e}"),
+        ("component fine-tuning update on the GPU", bool(np.isfinite(loss)), f"tagger loss {loss:.3f}"),
+    ]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="Directory of one-sentence-per-line "
-                        "tokenized .txt files for the pretraining check.")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=DEFAULT_DATA,
+        help="Directory of one-sentence-per-line tokenized .txt files for the pretraining check.",
+    )
     parser.add_argument("--skip-pretrain", action="store_true")
     parser.add_argument("--skip-component", action="store_true")
     args = parser.parse_args()
@@ -162,8 +190,11 @@ def main() -> None:
         sys.exit("no CUDA device: this script checks a GPU; on the CPU run `pytest -k device` instead")
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    print(f"GPU: {torch.cuda.get_device_name()}; CPU: {platform.processor() or platform.machine()}; "
-          f"torch {torch.__version__}", flush=True)
+    print(
+        f"GPU: {torch.cuda.get_device_name()}; CPU: {platform.processor() or platform.machine()}; "
+        f"torch {torch.__version__}",
+        flush=True,
+    )
     checks: List[Callable[[], List[Result]]] = [
         lambda: compare_bilm("bundled", load_bilm(*bundled_model_paths())),
         lambda: compare_bilm("original size (random)", BiLM(preset("original")).eval()),

@@ -1,4 +1,5 @@
 """ELMo (Peters et al. 2018) for spaCy: the biLM in PyTorch, exact to the published weights."""
+
 from typing import Any
 
 from .chars import CharacterMapper, batch_to_ids
@@ -17,6 +18,7 @@ def __getattr__(name: str) -> Any:
 
         return restore_vectors
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "BiLM",

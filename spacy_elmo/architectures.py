@@ -1,5 +1,6 @@
 """Registry entries (`spacy-elmo.*.v1`): the builders of layers/ registered as they are, and two thin
 functions that combine them."""
+
 from __future__ import annotations
 
 from typing import List, Optional

@@ -6,6 +6,7 @@ then padding. At prediction every id is shifted by +1 so that an all-zero row ma
 (batch padding); the padding *inside* a word is therefore 261, not 0. The char-CNN always sees all
 positions, so the row length is never trimmed.
 """
+
 from __future__ import annotations
 
 from typing import Dict, List, Sequence

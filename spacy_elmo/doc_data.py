@@ -12,6 +12,7 @@ doc-level key: `Doc.from_docs` keeps such values (shifting them by each doc's ch
 it drops doc-level ones (spaCy's warning W101), so a merged doc keeps every part's data and
 `doc._.elmo` joins them in order.
 """
+
 from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
@@ -27,9 +28,11 @@ def _key(start_char: int) -> Tuple[str, str, int, None]:
 
 
 def _parts(doc: Doc) -> List[Tuple[int, Dict[str, np.ndarray]]]:
-    return sorted((key[2], value) for key, value in doc.user_data.items()
-                  if isinstance(key, tuple) and len(key) == 4 and key[:2] == ("._.", EXTENSION)
-                  and isinstance(key[2], int))
+    return sorted(
+        (key[2], value)
+        for key, value in doc.user_data.items()
+        if isinstance(key, tuple) and len(key) == 4 and key[:2] == ("._.", EXTENSION) and isinstance(key[2], int)
+    )
 
 
 def ensure_extension() -> None:
@@ -55,8 +58,7 @@ def get_doc_data(doc: Doc) -> Optional[Dict[str, np.ndarray]]:
     if len(parts) == 1:
         return parts[0][1]
     datas = [data for _, data in parts]
-    layers = (np.concatenate([d["layers"] for d in datas], axis=1)
-              if all("layers" in d for d in datas) else None)
+    layers = np.concatenate([d["layers"] for d in datas], axis=1) if all("layers" in d for d in datas) else None
     set_doc_data(doc, np.concatenate([d["vectors"] for d in datas]), layers)
     return get_doc_data(doc)
 

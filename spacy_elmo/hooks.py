@@ -6,6 +6,7 @@ and doc means. Hooks are functions and `Doc.to_bytes` drops them (spaCy warning 
 `doc._.elmo` survives: `restore_vectors(docs)` re-installs the hooks on docs that came back from bytes,
 a DocBin or `nlp.pipe(n_process=...)`.
 """
+
 from __future__ import annotations
 
 from typing import Iterable, Union
@@ -56,13 +57,11 @@ def _similarity(obj: Obj, other: Obj) -> float:
 
 def install_hooks(doc: Doc) -> None:
     """Make the doc's vectors and similarities use `doc._.elmo`; requires the data to be set."""
-    doc.user_token_hooks.update(
-        vector=_token_vector, has_vector=_has_vector, vector_norm=_norm, similarity=_similarity)
+    doc.user_token_hooks.update(vector=_token_vector, has_vector=_has_vector, vector_norm=_norm, similarity=_similarity)
     # No span "vector_norm" hook: spaCy 3.8's Span.vector_norm calls the span's "vector" hook when one is
     # set, and without it computes the norm from Span.vector, which uses our hook.
     doc.user_span_hooks.update(vector=_span_vector, has_vector=_has_vector, similarity=_similarity)
-    doc.user_hooks.update(
-        vector=_doc_vector, has_vector=_has_vector, vector_norm=_norm, similarity=_similarity)
+    doc.user_hooks.update(vector=_doc_vector, has_vector=_has_vector, vector_norm=_norm, similarity=_similarity)
 
 
 def restore_vectors(docs: Iterable[Doc]) -> int:

@@ -1,5 +1,6 @@
 """Reading the user's files with errors that name them, writing files that are never half-written,
 and cheap file statistics."""
+
 from __future__ import annotations
 
 import contextlib
@@ -49,11 +50,14 @@ def check_input_file(path: Union[str, Path], what: str, error: Type[InputFileErr
     return path
 
 
-def _not_utf8(path: Path, what: str, err: UnicodeDecodeError, error: Type[InputFileError],
-              line: int = 0) -> InputFileError:
+def _not_utf8(
+    path: Path, what: str, err: UnicodeDecodeError, error: Type[InputFileError], line: int = 0
+) -> InputFileError:
     where = f"line {line}" if line else f"byte {err.start}"
-    return error(f"{what} file {path} is not UTF-8 text ({err.reason} at {where}); is it the right "
-                          "file? Convert text to UTF-8 first (e.g. iconv -t utf-8)")
+    return error(
+        f"{what} file {path} is not UTF-8 text ({err.reason} at {where}); is it the right "
+        "file? Convert text to UTF-8 first (e.g. iconv -t utf-8)"
+    )
 
 
 def read_text(path: Union[str, Path], what: str, error: Type[InputFileError] = InputFileError) -> str:
@@ -70,22 +74,23 @@ def read_text(path: Union[str, Path], what: str, error: Type[InputFileError] = I
 def text_lines(path: Union[str, Path], what: str, error: Type[InputFileError] = InputFileError) -> Iterator[str]:
     """The file's lines as UTF-8 text, streamed; a bad byte is an InputFileError naming the line."""
     path = check_input_file(path, what, error)
-    number = 0
+    lines_read = 0
     try:
         with open(path, encoding="utf8") as f:
-            for number, line in enumerate(f, 1):
+            for line in f:
                 yield line
+                lines_read += 1
     except UnicodeDecodeError as err:
-        raise _not_utf8(path, what, err, error, number + 1) from None
+        raise _not_utf8(path, what, err, error, lines_read + 1) from None
 
 
-def open_hdf5(path: Union[str, Path], what: str, error: Type[InputFileError] = InputFileError,
-              mode: str = "r") -> h5py.File:
+def open_hdf5(
+    path: Union[str, Path], what: str, error: Type[InputFileError] = InputFileError, mode: str = "r"
+) -> h5py.File:
     """An HDF5 file, or an InputFileError for a missing, truncated or non-HDF5 file."""
     if mode == "r":
         path = check_input_file(path, what, error)
     try:
         return h5py.File(path, mode)
     except OSError as err:
-        raise error(f"{what} file {path} is not a readable HDF5 file (truncated or another format?): "
-                             f"{err}") from None
+        raise error(f"{what} file {path} is not a readable HDF5 file (truncated or another format?): {err}") from None

@@ -4,6 +4,7 @@ The file is the contract between the published weights and the model that loads 
 checked here, once, with an error that names the key: a typo or a wrong size found later would surface as
 a shape error deep inside torch.
 """
+
 from __future__ import annotations
 
 import json
@@ -166,8 +167,7 @@ def _check_unknown(section: Dict[str, Any], allowed: set, where: str) -> None:
     unknown = sorted(set(section) - allowed)
     if unknown:
         raise OptionsError(
-            f"unknown key(s) {', '.join(repr(f'{where}{k}') for k in unknown)}; "
-            f"allowed: {', '.join(sorted(allowed))}"
+            f"unknown key(s) {', '.join(repr(f'{where}{k}') for k in unknown)}; allowed: {', '.join(sorted(allowed))}"
         )
 
 
@@ -210,15 +210,11 @@ def _parse(data: Any) -> ElmoOptions:
         width = _positive_int(item[0], f"char_cnn.filters[{i}] width")
         count = _positive_int(item[1], f"char_cnn.filters[{i}] count")
         if width > max_chars:
-            raise OptionsError(
-                f"'char_cnn.filters[{i}]' width {width} exceeds max_characters_per_token {max_chars}"
-            )
+            raise OptionsError(f"'char_cnn.filters[{i}]' width {width} exceeds max_characters_per_token {max_chars}")
         filters.append((width, count))
     n_characters = _require(cnn_raw, "n_characters", "char_cnn")
     if n_characters not in N_CHARACTERS_ALLOWED:
-        raise OptionsError(
-            f"'char_cnn.n_characters' must be 261 (training) or 262 (prediction), got {n_characters!r}"
-        )
+        raise OptionsError(f"'char_cnn.n_characters' must be 261 (training) or 262 (prediction), got {n_characters!r}")
     activation = _require(cnn_raw, "activation", "char_cnn")
     if activation not in ACTIVATIONS:
         raise OptionsError(f"'char_cnn.activation' must be one of {ACTIVATIONS}, got {activation!r}")
@@ -236,14 +232,21 @@ def _parse(data: Any) -> ElmoOptions:
 
 
 def _check_training(training: TrainingOptions) -> None:
-    for key in ("n_epochs", "n_train_tokens", "batch_size", "n_tokens_vocab", "unroll_steps",
-                "n_negative_samples_batch"):
+    for key in (
+        "n_epochs",
+        "n_train_tokens",
+        "batch_size",
+        "n_tokens_vocab",
+        "unroll_steps",
+        "n_negative_samples_batch",
+    ):
         value = getattr(training, key)
         if value is not None:
             _positive_int(value, key)
     dropout = training.dropout
-    if dropout is not None and (isinstance(dropout, bool) or not isinstance(dropout, (int, float))
-                                or not 0 <= dropout < 1):
+    if dropout is not None and (
+        isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout < 1
+    ):
         raise OptionsError(f"'dropout' must be a number in [0, 1), got {dropout!r}")
     for key in ("all_clip_norm_val", "learning_rate"):
         value = getattr(training, key)
@@ -260,10 +263,22 @@ _ORIGINAL_FILTERS = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7
 
 def _preset(dim: int, proj: int, n_highway: int) -> Dict[str, Any]:
     return {
-        "lstm": {"dim": dim, "projection_dim": proj, "n_layers": 2, "cell_clip": 3, "proj_clip": 3,
-                 "use_skip_connections": True},
-        "char_cnn": {"embedding": {"dim": 16}, "filters": _ORIGINAL_FILTERS, "n_highway": n_highway,
-                     "n_characters": 262, "max_characters_per_token": 50, "activation": "relu"},
+        "lstm": {
+            "dim": dim,
+            "projection_dim": proj,
+            "n_layers": 2,
+            "cell_clip": 3,
+            "proj_clip": 3,
+            "use_skip_connections": True,
+        },
+        "char_cnn": {
+            "embedding": {"dim": 16},
+            "filters": _ORIGINAL_FILTERS,
+            "n_highway": n_highway,
+            "n_characters": 262,
+            "max_characters_per_token": 50,
+            "activation": "relu",
+        },
     }
 
 

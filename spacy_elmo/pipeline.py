@@ -9,6 +9,7 @@ backpropagates into the biLM and updates it. With `frozen = true` (the default, 
 is no gradient to pass on, so the biLM runs without autograd and each training doc's layers are kept in
 a byte-bounded LRU cache: epochs after the first cost only the heads.
 """
+
 from __future__ import annotations
 
 from functools import partial
@@ -64,8 +65,16 @@ def make_elmo(
         n_layers = declared_layers(model)
         if n_layers is not None:
             pooling_weights(pooling, n_layers)
-    return ElmoComponent(nlp.vocab, model, name, pooling=pooling, store_layers=store_layers, frozen=frozen,
-                         set_tensor=set_tensor, cache_mb=cache_mb)
+    return ElmoComponent(
+        nlp.vocab,
+        model,
+        name,
+        pooling=pooling,
+        store_layers=store_layers,
+        frozen=frozen,
+        set_tensor=set_tensor,
+        cache_mb=cache_mb,
+    )
 
 
 def _check_pooling(pooling: Pooling) -> None:
@@ -83,8 +92,10 @@ def pooling_weights(pooling: Pooling, n_layers: int) -> np.ndarray:
     if pooling == "top":
         return np.eye(n_layers, dtype=np.float32)[-1]
     if len(pooling) != n_layers:
-        raise ElmoError(f"pooling has {len(pooling)} weights but the biLM has {n_layers} layers; "
-                         f"give one weight per layer (token layer first)")
+        raise ElmoError(
+            f"pooling has {len(pooling)} weights but the biLM has {n_layers} layers; "
+            f"give one weight per layer (token layer first)"
+        )
     return np.asarray(pooling, dtype=np.float32)
 
 
@@ -106,7 +117,9 @@ def _find_listener_cfg(cfg: Any) -> Optional[Dict[str, Any]]:
     return None
 
 
-def _replace_listener_cfg(tok2vec_model_cfg: Dict[str, Any], listener_cfg: Dict[str, Any], frozen: bool) -> Dict[str, Any]:
+def _replace_listener_cfg(
+    tok2vec_model_cfg: Dict[str, Any], listener_cfg: Dict[str, Any], frozen: bool
+) -> Dict[str, Any]:
     """spaCy passes the head's whole `model.tok2vec` section and writes the result at the listener's path;
     the listener may sit inside it (the shipped configs: `model.tok2vec.embed`)."""
     found = _find_listener_cfg(listener_cfg)
@@ -137,8 +150,13 @@ class ElmoComponent(TrainablePipe):
         self.vocab = vocab
         self.model = model
         self.name = name
-        self.cfg = {"pooling": pooling, "store_layers": store_layers, "frozen": frozen,
-                    "set_tensor": set_tensor, "cache_mb": cache_mb}
+        self.cfg = {
+            "pooling": pooling,
+            "store_layers": store_layers,
+            "frozen": frozen,
+            "set_tensor": set_tensor,
+            "cache_mb": cache_mb,
+        }
         self.listener_map: Dict[str, List[ElmoListener]] = {}
         self._heads: Dict[str, Model] = {}
         self.cache = ActivationCache(int(cache_mb * 2**20))
@@ -227,7 +245,10 @@ class ElmoComponent(TrainablePipe):
         losses.setdefault(self.name, 0.0)
         if self.cfg["frozen"]:
             layers = self._frozen_layers(docs)
-            accumulate: Callable = lambda d_layers: []
+
+            def accumulate(d_layers: List[Floats3d]) -> List[Doc]:
+                return []  # a frozen biLM takes no gradient
+
             backprop: Callable = accumulate
         else:
             layers, bp_layers = self.model.begin_update(docs)
@@ -257,9 +278,13 @@ class ElmoComponent(TrainablePipe):
         if self.model.attrs["stateful"] or self.cache.max_bytes == 0:
             return self.model.predict(docs)
         # The layers depend on the tokens and, when the doc is split per sentence, on where they start.
-        keys = [(tuple(token.text for token in doc),
-                 tuple(sent.start for sent in doc.sents) if doc.has_annotation("SENT_START") else None)
-                for doc in docs]
+        keys = [
+            (
+                tuple(token.text for token in doc),
+                tuple(sent.start for sent in doc.sents) if doc.has_annotation("SENT_START") else None,
+            )
+            for doc in docs
+        ]
         layers = [self.cache.get(key) for key in keys]
         missing = [i for i, value in enumerate(layers) if value is None]
         if missing:

@@ -6,6 +6,7 @@ a sentence (or a document without boundaries) longer than `max_length` is cut in
 and each token keeps the vectors of the window where it sits furthest from an edge: every kept token sees
 at least `overlap` tokens of context on each side (less only at the document's own edges).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -49,9 +50,7 @@ def windows(start: int, end: int, max_length: int, overlap: int) -> List[Segment
     return segments
 
 
-def segment(
-    n_tokens: int, sentence_starts: Optional[Sequence[int]], max_length: int, overlap: int
-) -> List[Segment]:
+def segment(n_tokens: int, sentence_starts: Optional[Sequence[int]], max_length: int, overlap: int) -> List[Segment]:
     """Segments covering tokens `[0, n_tokens)` once each: per sentence when `sentence_starts` (the
     first token index of each sentence, starting with 0) is given, windows otherwise."""
     if n_tokens == 0:

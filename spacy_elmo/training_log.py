@@ -3,6 +3,7 @@
 The learned s_j (softmaxed) and gamma are the paper's per-task answer to "which biLM layers matter";
 printing them next to the scores makes their movement visible during `spacy train`.
 """
+
 from __future__ import annotations
 
 import sys

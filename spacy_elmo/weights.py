@@ -5,6 +5,7 @@ belongs to another model fails with the dataset's name and both shapes instead o
 Conversions are pure transposes and the stored char embedding keeps its 261 rows, so save -> load is
 bit-exact. The forget-gate bias of +1 is never stored (TF adds it at run time; so does nn/lstm.py).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -26,8 +27,9 @@ class WeightsError(InputFileError):
 
 
 # (dataset name, expected stored shape, stored -> torch, torch -> stored, target parameter)
-_Entry = Tuple[str, Tuple[int, ...], Callable[[np.ndarray], np.ndarray], Callable[[np.ndarray], np.ndarray],
-               torch.Tensor]
+_Entry = Tuple[
+    str, Tuple[int, ...], Callable[[np.ndarray], np.ndarray], Callable[[np.ndarray], np.ndarray], torch.Tensor
+]
 
 
 def _same(a: np.ndarray) -> np.ndarray:
@@ -45,8 +47,13 @@ def _entries(bilm: BiLM) -> Iterator[_Entry]:
     yield ("char_embed", (N_CHARS_TRAIN, emb_dim), _same, _same, encoder.char_embed.weight[1:])
     for i, (conv, (width, count)) in enumerate(zip(encoder.convs, options.char_cnn.filters)):
         # TF conv2d kernels are [1, width, in, out]; torch Conv1d wants [out, in, width].
-        yield (f"CNN/W_cnn_{i}", (1, width, emb_dim, count),
-               lambda a: a[0].transpose(2, 1, 0), lambda a: a.transpose(2, 1, 0)[None], conv.weight)
+        yield (
+            f"CNN/W_cnn_{i}",
+            (1, width, emb_dim, count),
+            lambda a: a[0].transpose(2, 1, 0),
+            lambda a: a.transpose(2, 1, 0)[None],
+            conv.weight,
+        )
         yield (f"CNN/b_cnn_{i}", (count,), _same, _same, conv.bias)
     n_filters = options.char_cnn.n_filters
     for k, highway in enumerate(encoder.highways):
@@ -57,16 +64,14 @@ def _entries(bilm: BiLM) -> Iterator[_Entry]:
         proj = options.projection_dim
         yield ("CNN_proj/W_proj", (n_filters, proj), _transpose, _transpose, encoder.projection.weight)
         yield ("CNN_proj/b_proj", (proj,), _same, _same, encoder.projection.bias)
-    for l, layer in enumerate(bilm.lstm.layers):
+    for index, layer in enumerate(bilm.lstm.layers):
         for d in range(2):
-            prefix = f"RNN_{d}/RNN/MultiRNNCell/Cell{l}/LSTMCell"
+            prefix = f"RNN_{d}/RNN/MultiRNNCell/Cell{index}/LSTMCell"
             n_in, n_proj, n_gates = layer.input_dim, layer.projection_dim, 4 * layer.cell_dim
             # TF multiplies [x, h_prev] by one kernel: input rows first, then recurrent rows. Our
             # layout is TF's ([in, out]), so the two halves are plain row slices.
-            yield (f"{prefix}/W_0", (n_in + n_proj, n_gates), lambda a, n=n_in: a[:n],
-                   None, layer.input_weight[d])  # type: ignore[misc]
-            yield (f"{prefix}/W_0", (n_in + n_proj, n_gates), lambda a, n=n_in: a[n:],
-                   None, layer.state_weight[d])  # type: ignore[misc]
+            yield (f"{prefix}/W_0", (n_in + n_proj, n_gates), lambda a, n=n_in: a[:n], None, layer.input_weight[d])  # type: ignore[misc]
+            yield (f"{prefix}/W_0", (n_in + n_proj, n_gates), lambda a, n=n_in: a[n:], None, layer.state_weight[d])  # type: ignore[misc]
             yield (f"{prefix}/B", (n_gates,), _same, _same, layer.input_bias[d])
             yield (f"{prefix}/W_P_0", (layer.cell_dim, n_proj), _same, _same, layer.projection_weight[d])
 
@@ -88,7 +93,9 @@ def load_weights(bilm: BiLM, path: Union[str, Path]) -> None:
         entries = list(_entries(bilm))
         unused = sorted(set(_dataset_names(f)) - {name for name, *_ in entries})
         if unused:
-            shown = ", ".join(f"'{n}'" for n in unused[:6]) + (f" and {len(unused) - 6} more" if len(unused) > 6 else "")
+            shown = ", ".join(f"'{n}'" for n in unused[:6]) + (
+                f" and {len(unused) - 6} more" if len(unused) > 6 else ""
+            )
             raise WeightsError(
                 f"weights file {path} has datasets that the options do not use: {shown}. The options.json "
                 "describes a smaller model (check lstm.n_layers and char_cnn.n_highway) or the file holds "
@@ -110,8 +117,9 @@ def load_weights(bilm: BiLM, path: Union[str, Path]) -> None:
             try:
                 stored = dataset[()]
             except OSError as err:
-                raise WeightsError(f"weights file {path}: dataset '{name}' cannot be read ({err}); "
-                                   "the file is probably truncated") from None
+                raise WeightsError(
+                    f"weights file {path}: dataset '{name}' cannot be read ({err}); the file is probably truncated"
+                ) from None
             value = np.ascontiguousarray(to_torch(np.asarray(stored, dtype=np.float32)))
             if tuple(value.shape) != tuple(target.shape):
                 raise WeightsError(f"dataset '{name}' converts to {value.shape}, parameter needs {tuple(target.shape)}")

@@ -1,4 +1,5 @@
 """Shared test fixtures: the reference models copied into tests/fixtures (see its README)."""
+
 import pytest
 
 from .paths import ALLENNLP_DIR

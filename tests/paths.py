@@ -1,4 +1,5 @@
 """Where the test data lives: the reference models copied into tests/fixtures (see its README)."""
+
 from pathlib import Path
 
 FIXTURES = Path(__file__).parent / "fixtures"

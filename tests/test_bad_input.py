@@ -1,4 +1,5 @@
 """Files that would give a wrong model or a raw traceback: each is an InputFileError naming the file."""
+
 import json
 import shutil
 from pathlib import Path
@@ -15,10 +16,13 @@ FIXTURE = Path(__file__).resolve().parent / "fixtures" / "elmo-allennlp"
 OPTIONS, WEIGHTS = FIXTURE / "options.json", FIXTURE / "lm_weights.hdf5"
 
 
-@pytest.mark.parametrize("change, unused", [
-    (lambda o: o["lstm"].update(n_layers=1), "RNN_0/RNN/MultiRNNCell/Cell1"),
-    (lambda o: o["char_cnn"].update(n_highway=0), "CNN_high_0"),
-])
+@pytest.mark.parametrize(
+    "change, unused",
+    [
+        (lambda o: o["lstm"].update(n_layers=1), "RNN_0/RNN/MultiRNNCell/Cell1"),
+        (lambda o: o["char_cnn"].update(n_highway=0), "CNN_high_0"),
+    ],
+)
 def test_weights_with_datasets_the_options_do_not_use_are_refused(tmp_path, change, unused):
     options = json.loads(OPTIONS.read_text())
     change(options)
@@ -38,11 +42,14 @@ def test_a_file_with_one_extra_dataset_is_refused(tmp_path):
         load_bilm(OPTIONS, extra)
 
 
-@pytest.mark.parametrize("path, message", [
-    ("", "empty"),
-    (FIXTURE, "is a directory"),
-    (WEIGHTS, "not UTF-8"),
-])
+@pytest.mark.parametrize(
+    "path, message",
+    [
+        ("", "empty"),
+        (FIXTURE, "is a directory"),
+        (WEIGHTS, "not UTF-8"),
+    ],
+)
 def test_options_that_are_no_options_file(path, message):
     with pytest.raises(OptionsError, match=message) as caught:
         ElmoOptions.from_file(path)
@@ -69,8 +76,24 @@ def test_wrong_number_of_pooling_weights_fails_spacy_debug_config(tmp_path):
     import sys
 
     config = Path(__file__).resolve().parent.parent / "configs" / "tagger_elmo.cfg"
-    result = subprocess.run([sys.executable, "-m", "spacy", "debug", "config", str(config), "--paths.train", "x",
-                             "--paths.dev", "x", "--components.elmo.pooling", "[0.5, 0.5]"],
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "spacy",
+            "debug",
+            "config",
+            str(config),
+            "--paths.train",
+            "x",
+            "--paths.dev",
+            "x",
+            "--components.elmo.pooling",
+            "[0.5, 0.5]",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode != 0
     assert "pooling has 2 weights but the biLM has 3 layers" in result.stdout + result.stderr

@@ -1,5 +1,6 @@
 """Bad files through the CLI as a user would give them: a clear message naming the file, no traceback,
 nothing overwritten or half-written."""
+
 import shutil
 import subprocess
 import sys
@@ -16,8 +17,9 @@ BILM_TF_TRAIN = ROOT / "tests" / "fixtures" / "elmo-bilm-tf" / "train"
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "spacy_elmo", *map(str, args)], capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "spacy_elmo", *map(str, args)], capture_output=True, text=True, timeout=300
+    )
 
 
 def assert_clear_error(result: subprocess.CompletedProcess, *fragments: str) -> None:
@@ -31,9 +33,21 @@ def assert_clear_error(result: subprocess.CompletedProcess, *fragments: str) -> 
 def run_dir(tmp_path_factory):
     """A tiny pretraining output directory (it has a softmax), for `evaluate`."""
     out = tmp_path_factory.mktemp("tiny") / "run"
-    result = cli("pretrain", TINY_RUN_CONFIG, "--output", out, "--no-progress", "--paths.train",
-                 BILM_TF_TRAIN / "data.txt", "--paths.vocab", BILM_TF_TRAIN / "vocab.txt", "--training.max_steps", "3",
-                 "--logging.plot", "false")
+    result = cli(
+        "pretrain",
+        TINY_RUN_CONFIG,
+        "--output",
+        out,
+        "--no-progress",
+        "--paths.train",
+        BILM_TF_TRAIN / "data.txt",
+        "--paths.vocab",
+        BILM_TF_TRAIN / "vocab.txt",
+        "--training.max_steps",
+        "3",
+        "--logging.plot",
+        "false",
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     return out
 
@@ -46,15 +60,21 @@ def sentences(tmp_path):
 
 
 def test_dump_with_an_hdf5_file_as_options(sentences, tmp_path):
-    assert_clear_error(cli("dump", "--options", WEIGHTS, "--weights", WEIGHTS, sentences, tmp_path / "o.hdf5"),
-                       "lm_weights.hdf5", "not UTF-8")
+    assert_clear_error(
+        cli("dump", "--options", WEIGHTS, "--weights", WEIGHTS, sentences, tmp_path / "o.hdf5"),
+        "lm_weights.hdf5",
+        "not UTF-8",
+    )
 
 
 def test_dump_with_latin1_options(sentences, tmp_path):
     latin = tmp_path / "options.json"
     latin.write_bytes(OPTIONS.read_bytes() + "\n\xe9".encode("latin-1"))
-    assert_clear_error(cli("dump", "--options", latin, "--weights", WEIGHTS, sentences, tmp_path / "o.hdf5"),
-                       "options.json", "not UTF-8")
+    assert_clear_error(
+        cli("dump", "--options", latin, "--weights", WEIGHTS, sentences, tmp_path / "o.hdf5"),
+        "options.json",
+        "not UTF-8",
+    )
 
 
 def test_dump_of_a_non_utf8_input(tmp_path):
@@ -75,8 +95,9 @@ def test_dump_refuses_to_overwrite_and_to_dump_nothing(sentences, tmp_path):
         assert sorted(f) == ["0", "1"]
     empty = tmp_path / "empty.txt"
     empty.write_text("")
-    assert_clear_error(cli("dump", "--options", OPTIONS, "--weights", WEIGHTS, empty, tmp_path / "e.hdf5"),
-                       "empty.txt", "no tokens")
+    assert_clear_error(
+        cli("dump", "--options", OPTIONS, "--weights", WEIGHTS, empty, tmp_path / "e.hdf5"), "empty.txt", "no tokens"
+    )
     assert not (tmp_path / "e.hdf5").exists()
 
 

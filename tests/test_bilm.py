@@ -1,4 +1,5 @@
 """The biLM's behaviour beyond the reference numbers: batch independence, edge cases, state handling."""
+
 import numpy as np
 import pytest
 import torch
@@ -175,6 +176,6 @@ def test_warm_state_is_the_state_after_the_warm_up_text(fixture_paths):
     with torch.inference_mode():
         emb = bilm.char_encoder(torch.from_numpy(bilm.char_mapper.batch_ids([stream], add_boundaries=False)))
         _, finals = bilm.lstm(emb.unsqueeze(0).expand(2, -1, -1, -1).contiguous(), [len(stream)])
-    for i, (h, c) in enumerate(finals):
+    for i, (h, _) in enumerate(finals):
         np.testing.assert_allclose(getattr(bilm, f"initial_h_{i}")[0].numpy(), h[0].numpy(), atol=1e-6)
     assert warm.shape == (3, 1, len(SENTENCE), 32)

@@ -13,8 +13,9 @@ def test_demo_runs_on_the_bundled_default_model():
 
 
 def test_demo_unknown_model_is_a_clear_error():
-    result = subprocess.run([sys.executable, "-m", "spacy_elmo", "demo", "--model", "nope"],
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy_elmo", "demo", "--model", "nope"], capture_output=True, text=True, timeout=300
+    )
     assert result.returncode != 0
     assert "no bundled ELMo model named 'nope'" in result.stderr
     assert "Traceback" not in result.stderr

@@ -11,9 +11,22 @@ def test_dump_writes_one_dataset_per_line(fixture_bilm, fixture_paths, tmp_path)
     source.write_text("\n".join(lines) + "\n", encoding="utf8")
     target = tmp_path / "out.hdf5"
     result = subprocess.run(
-        [sys.executable, "-m", "spacy_elmo", "dump", "--options", str(fixture_paths[0]),
-         "--weights", str(fixture_paths[1]), str(source), str(target), "--batch-size", "2"],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "spacy_elmo",
+            "dump",
+            "--options",
+            str(fixture_paths[0]),
+            "--weights",
+            str(fixture_paths[1]),
+            str(source),
+            str(target),
+            "--batch-size",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 0, result.stderr
     expected = fixture_bilm.embed([line.split() for line in lines])
@@ -31,9 +44,20 @@ def test_dump_bad_weights_is_a_clear_error_and_writes_nothing(fixture_paths, tmp
     bad.write_text("nope")
     target = tmp_path / "out.hdf5"
     result = subprocess.run(
-        [sys.executable, "-m", "spacy_elmo", "dump", "--options", str(fixture_paths[0]),
-         "--weights", str(bad), str(source), str(target)],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "spacy_elmo",
+            "dump",
+            "--options",
+            str(fixture_paths[0]),
+            "--weights",
+            str(bad),
+            str(source),
+            str(target),
+        ],
+        capture_output=True,
+        text=True,
     )
     assert result.returncode != 0
     assert "not a readable HDF5" in result.stderr

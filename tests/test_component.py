@@ -1,5 +1,6 @@
 """The `elmo` component: vectors through spaCy's API, equal to the biLM's pooled layers, kept through
 serialization; the biLM layer's batching; the activation cache; clear errors."""
+
 import h5py
 import numpy as np
 import pytest
@@ -39,8 +40,7 @@ def test_token_vector_is_the_configured_pooling_of_the_bilm_layers(fixture_paths
     nlp = _nlp(fixture_paths, pooling=pooling)
     doc = nlp(MONEY)
     layers = fixture_bilm.embed([MONEY.split()])[0]
-    expected = {"mean": layers.mean(axis=0), "top": layers[-1]}.get(
-        pooling if isinstance(pooling, str) else "", None)
+    expected = {"mean": layers.mean(axis=0), "top": layers[-1]}.get(pooling if isinstance(pooling, str) else "", None)
     if expected is None:
         expected = np.tensordot(np.array(pooling), layers, axes=1)
     for token in doc:
@@ -61,7 +61,8 @@ def test_bank_depends_on_context_and_similarity_works(nlp):
     assert money.vector_norm == pytest.approx(float(np.linalg.norm(money.vector)))
     assert 0 < money.similarity(river) < 1
     assert span.similarity(river[3:5]) == pytest.approx(
-        float(span.vector @ river[3:5].vector / (span.vector_norm * river[3:5].vector_norm)), rel=1e-5)
+        float(span.vector @ river[3:5].vector / (span.vector_norm * river[3:5].vector_norm)), rel=1e-5
+    )
     assert bank_money.similarity(money[4:5]) == pytest.approx(1.0, rel=1e-5)
 
 
@@ -167,8 +168,10 @@ def test_weights_that_do_not_fit_the_options_fail_clearly(fixture_paths, tmp_pat
         for name in ("char_embed",):
             dst.create_dataset(name, data=src[name][()][:, :2])
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v1", "options": str(options),
-                                           "weights": str(broken)}})
+    nlp.add_pipe(
+        "elmo",
+        config={"model": {"@architectures": "spacy-elmo.BiLM.v1", "options": str(options), "weights": str(broken)}},
+    )
     with pytest.raises(WeightsError, match="char_embed"):
         nlp.initialize()
 
@@ -178,8 +181,9 @@ def test_initialize_paths_override_the_model_config(fixture_paths, fixture_bilm)
     nlp = spacy.blank("en")
     nlp.add_pipe("elmo")  # the bundled default
     nlp.get_pipe("elmo").initialize(lambda: [], nlp=nlp, options=str(options), weights=str(weights))
-    np.testing.assert_allclose(nlp(MONEY)._.elmo["layers"], fixture_bilm.embed([MONEY.split()])[0],
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        nlp(MONEY)._.elmo["layers"], fixture_bilm.embed([MONEY.split()])[0], rtol=1e-5, atol=1e-6
+    )
     with pytest.raises(ValueError, match="without options"):
         nlp.get_pipe("elmo").initialize(lambda: [], nlp=nlp, weights=str(weights))
 

@@ -7,6 +7,7 @@ not moved is caught at the first op that mixes it with the model's, even where t
 the mix (a CPU index into a CUDA tensor) and quietly copy it at every step.
 Run with `pytest -k device`; on a machine with a GPU, benchmarks/gpu_check.py runs the real thing.
 """
+
 from pathlib import Path
 from typing import Any, List, Set
 
@@ -49,7 +50,9 @@ class DeviceChecker(TorchDispatchMode):
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         flat, _ = tree_flatten((args, kwargs or {}))
-        devices = {t.device for t in flat if isinstance(t, torch.Tensor) and not (t.device.type == "cpu" and t.dim() == 0)}
+        devices = {
+            t.device for t in flat if isinstance(t, torch.Tensor) and not (t.device.type == "cpu" and t.dim() == 0)
+        }
         if len(devices) > 1:
             raise MixedDevices(f"{func} mixes tensors on {sorted(map(str, devices))}")
         self.seen.update(str(d) for d in devices)
@@ -157,6 +160,7 @@ def test_device_gpu_options_refused_on_the_cpu():
 def meta_component_io(monkeypatch):
     """Call it to make thinc's torch <-> array conversions take meta tensors: zeros of the right shape
     out, meta in."""
+
     def torch2xp(tensor: torch.Tensor, ops: Any = None) -> np.ndarray:
         assert tensor.device == META, f"the biLM gave a tensor on {tensor.device}"
         return np.zeros(tensor.shape, dtype=np.float32)
@@ -176,11 +180,22 @@ def test_device_component_predict_and_update(meta_component_io, frozen):
     from spacy.training import Example
 
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v1", "name": "fixture-tiny"},
-                                 "frozen": frozen})
-    tagger = nlp.add_pipe("tagger", config={"model": {"@architectures": "spacy.Tagger.v2", "tok2vec": {
-        "@architectures": "spacy-elmo.ElmoListener.v1", "upstream": "elmo",
-        "mix": {"@layers": "spacy-elmo.ScalarMix.v1"}}}})
+    nlp.add_pipe(
+        "elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v1", "name": "fixture-tiny"}, "frozen": frozen}
+    )
+    tagger = nlp.add_pipe(
+        "tagger",
+        config={
+            "model": {
+                "@architectures": "spacy.Tagger.v2",
+                "tok2vec": {
+                    "@architectures": "spacy-elmo.ElmoListener.v1",
+                    "upstream": "elmo",
+                    "mix": {"@layers": "spacy-elmo.ScalarMix.v1"},
+                },
+            }
+        },
+    )
     examples = [Example.from_dict(nlp.make_doc("The bank rose ."), {"tags": ["D", "N", "V", "P"]})]
     nlp.initialize(lambda: examples)
     assert tagger is nlp.get_pipe("tagger")

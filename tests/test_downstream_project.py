@@ -1,5 +1,6 @@
 """The downstream experiment's spaCy project runs end to end (on 50 sentences, 4 steps, the tiny biLM),
 so the command behind the README's table does not rot."""
+
 import json
 import shutil
 import subprocess
@@ -17,12 +18,18 @@ DATA = REPO.parent / "shared" / "data" / "labeled"
 @pytest.mark.skipif(not DATA.is_dir(), reason="needs ../shared/data/labeled beside the repository")
 def test_smoke_workflow_trains_tests_and_reports():
     shutil.rmtree(PROJECT / "runs-smoke", ignore_errors=True)  # finished runs are skipped: start clean
-    result = subprocess.run([sys.executable, "-m", "spacy", "project", "run", "smoke", str(PROJECT)],
-                            capture_output=True, text=True, timeout=600, cwd=REPO)
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy", "project", "run", "smoke", str(PROJECT)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=REPO,
+    )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     records = [json.loads(p.read_text()) for p in (PROJECT / "runs-smoke").glob("*/*/*/seed*/result.json")]
-    assert {(r["task"], r["system"]) for r in records} == {(t, s) for t in ("pos", "ner")
-                                                           for s in ("baseline", "elmo_encoder")}
+    assert {(r["task"], r["system"]) for r in records} == {
+        (t, s) for t in ("pos", "ner") for s in ("baseline", "elmo_encoder")
+    }
     assert all("error" not in r and r["train_seconds"] > 0 for r in records)
     assert all(r["test"]["tag_acc"] > 0 for r in records if r["task"] == "pos")
     table = (PROJECT / "runs-smoke" / "results.md").read_text()

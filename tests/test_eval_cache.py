@@ -1,4 +1,5 @@
 """A frozen biLM's layers for the dev set are computed once per training run, not at every evaluation."""
+
 import spacy
 from spacy.training import Example
 
@@ -9,11 +10,22 @@ TEXTS = ["The bank raised its rates .", "They sat on the river bank .", "Money t
 
 def pipeline(frozen: bool):
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v1", "name": "fixture-tiny"},
-                                 "frozen": frozen})
-    nlp.add_pipe("tagger", config={"model": {"@architectures": "spacy.Tagger.v2", "tok2vec": {
-        "@architectures": "spacy-elmo.ElmoListener.v1", "upstream": "elmo",
-        "mix": {"@layers": "spacy-elmo.ScalarMix.v1"}}}})
+    nlp.add_pipe(
+        "elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v1", "name": "fixture-tiny"}, "frozen": frozen}
+    )
+    nlp.add_pipe(
+        "tagger",
+        config={
+            "model": {
+                "@architectures": "spacy.Tagger.v2",
+                "tok2vec": {
+                    "@architectures": "spacy-elmo.ElmoListener.v1",
+                    "upstream": "elmo",
+                    "mix": {"@layers": "spacy-elmo.ScalarMix.v1"},
+                },
+            }
+        },
+    )
     examples = [Example.from_dict(nlp.make_doc(t), {"tags": ["X"] * len(t.split())}) for t in TEXTS]
     nlp.initialize(lambda: examples)
     return nlp, examples

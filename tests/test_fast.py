@@ -5,6 +5,7 @@ matrix products only. On this model that measures max |d| 0.04 and mean cosine 0
 the tests allow 0.25 and 0.999. Clipping moves this model's top layer by up to 0.87, so the int8 model
 staying within 0.25 of the clipped exact model and not of the unclipped one shows it clips as exact does.
 """
+
 import copy
 
 import numpy as np
@@ -21,8 +22,25 @@ SENTENCES = [
     ["The", "cat", "sat", "on", "the", "mat", "."],
     ["Hello", "!"],
     [],
-    ["A", "much", "longer", "sentence", "with", "several", "words", "that", "are", "not", "all", "common",
-     ",", "such", "as", "sesquipedalian", "."],
+    [
+        "A",
+        "much",
+        "longer",
+        "sentence",
+        "with",
+        "several",
+        "words",
+        "that",
+        "are",
+        "not",
+        "all",
+        "common",
+        ",",
+        "such",
+        "as",
+        "sesquipedalian",
+        ".",
+    ],
     ["Short", "one"],
     ["Colorless", "green", "ideas", "sleep", "furiously"],
 ]

@@ -1,5 +1,6 @@
 """The trainer starts from bilm-tf's initialisation, so the original's hyperparameters carry over: each
 scale checked against the distribution bilm-tf draws from (training.py, TF's LSTMCell defaults)."""
+
 import math
 
 import pytest

@@ -1,5 +1,6 @@
 """ElmoListener: fed by the upstream component in training, reading the Doc at prediction; gradient
 accumulation across listeners; frozen vs fine-tuned biLM; replace_listeners; clear errors."""
+
 import numpy as np
 import pytest
 import spacy
@@ -19,13 +20,28 @@ def _pipeline(fixture_paths, frozen=True, heads=("tagger",), upstream="elmo", wi
     options, weights = fixture_paths
     nlp = spacy.blank("en")
     if with_elmo:
-        nlp.add_pipe("elmo", config={"frozen": frozen, "model": {
-            "@architectures": "spacy-elmo.BiLM.v1", "options": str(options), "weights": str(weights)}})
+        nlp.add_pipe(
+            "elmo",
+            config={
+                "frozen": frozen,
+                "model": {"@architectures": "spacy-elmo.BiLM.v1", "options": str(options), "weights": str(weights)},
+            },
+        )
     for head in heads:
-        nlp.add_pipe("tagger", name=head, config={"model": {
-            "@architectures": "spacy.Tagger.v2",
-            "tok2vec": {"@architectures": "spacy-elmo.ElmoListener.v1", "upstream": upstream,
-                        "mix": {"@layers": "spacy-elmo.ScalarMix.v1"}}}})
+        nlp.add_pipe(
+            "tagger",
+            name=head,
+            config={
+                "model": {
+                    "@architectures": "spacy.Tagger.v2",
+                    "tok2vec": {
+                        "@architectures": "spacy-elmo.ElmoListener.v1",
+                        "upstream": upstream,
+                        "mix": {"@layers": "spacy-elmo.ScalarMix.v1"},
+                    },
+                }
+            },
+        )
     return nlp
 
 
@@ -100,6 +116,7 @@ def test_fine_tuning_accumulates_gradients_from_all_listeners(fixture_paths):
             def wrapped(d_layers):
                 grads.setdefault(id(listener), []).append([d.copy() for d in d_layers])
                 return callback(d_layers)
+
             original(batch_id, outputs, wrapped)
 
         listener.receive = receive
@@ -157,8 +174,9 @@ def test_replace_listeners_inside_the_shipped_encoder_config():
     from thinc.api import Config
 
     path = Path(__file__).resolve().parent.parent / "configs" / "tagger_elmo.cfg"
-    config = Config().from_disk(path, overrides={"paths.train": "x", "paths.dev": "x",
-                                                 "components.elmo.model.name": "fixture-tiny"})
+    config = Config().from_disk(
+        path, overrides={"paths.train": "x", "paths.dev": "x", "components.elmo.model.name": "fixture-tiny"}
+    )
     nlp = load_model_from_config(config, auto_fill=True)
     examples = [Example.from_dict(nlp.make_doc("The bank rose ."), {"tags": ["D", "N", "V", "P"]})]
     nlp.initialize(lambda: examples)

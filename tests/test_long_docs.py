@@ -1,4 +1,5 @@
 """Long documents: per sentence when the doc has sentence boundaries, windows otherwise (segment.py)."""
+
 import numpy as np
 import pytest
 import spacy
@@ -29,7 +30,9 @@ def test_sentences_are_embedded_separately(fixture_paths, fixture_bilm):
     first, second = fixture_bilm.embed([words[:6], words[6:]])
     np.testing.assert_allclose(doc._.elmo["layers"][:, :6], first, atol=1e-6)
     np.testing.assert_allclose(doc._.elmo["layers"][:, 6:], second, atol=1e-6)
-    whole = _nlp(fixture_paths, split_sentences=False)(Doc(nlp.vocab, words=words, sent_starts=doc.to_array(["SENT_START"]).tolist()))
+    whole = _nlp(fixture_paths, split_sentences=False)(
+        Doc(nlp.vocab, words=words, sent_starts=doc.to_array(["SENT_START"]).tolist())
+    )
     assert np.abs(whole._.elmo["layers"][2, 6:] - second[2]).max() > 1e-4
 
 
@@ -42,8 +45,11 @@ def test_long_doc_without_sentences_is_windowed(fixture_paths, fixture_bilm):
     segments = segment(3000, None, 64, 8)
     embedded = fixture_bilm.embed([words[s.start : s.end] for s in segments])
     for seg, out in zip(segments, embedded):
-        np.testing.assert_allclose(layers[:, seg.keep_start : seg.keep_end],
-                                   out[:, seg.keep_start - seg.start : seg.keep_end - seg.start], atol=1e-6)
+        np.testing.assert_allclose(
+            layers[:, seg.keep_start : seg.keep_end],
+            out[:, seg.keep_start - seg.start : seg.keep_end - seg.start],
+            atol=1e-6,
+        )
     assert np.abs(layers).sum(axis=(0, 2)).min() > 0
 
 

@@ -1,4 +1,5 @@
 """The LSTM on its own: clipping, the forget bias, finished rows' states, single-direction use."""
+
 import numpy as np
 import torch
 
@@ -35,8 +36,9 @@ def test_layer_matches_the_cell_definition_with_ragged_rows():
     for d in range(2):
         for row, n in enumerate(lengths):
             with torch.no_grad():
-                ref_out, ref_h, ref_c = _naive_direction(layer, d, x[d, row, :n], state[0][d, row].double(),
-                                                         state[1][d, row].double())
+                ref_out, ref_h, ref_c = _naive_direction(
+                    layer, d, x[d, row, :n], state[0][d, row].double(), state[1][d, row].double()
+                )
             if n:
                 np.testing.assert_allclose(out[d, row, :n].numpy(), ref_out.numpy(), atol=1e-5)
                 clipped += int((ref_c.abs() == 0.7).sum()) + int((ref_out.abs() == 0.3).sum())

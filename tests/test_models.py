@@ -1,4 +1,5 @@
 """The biLMs shipped inside the package load with no download and give sensible vectors."""
+
 import numpy as np
 import pytest
 

@@ -21,9 +21,19 @@ def test_fixture_options_load(directory):
 
 def test_round_trip_keeps_training_keys(tmp_path):
     data = _base()
-    data.update({"bidirectional": True, "dropout": 0.1, "all_clip_norm_val": 10.0, "n_epochs": 10,
-                 "n_train_tokens": 768648884, "batch_size": 128, "n_tokens_vocab": 793471,
-                 "unroll_steps": 20, "n_negative_samples_batch": 8192})
+    data.update(
+        {
+            "bidirectional": True,
+            "dropout": 0.1,
+            "all_clip_norm_val": 10.0,
+            "n_epochs": 10,
+            "n_train_tokens": 768648884,
+            "batch_size": 128,
+            "n_tokens_vocab": 793471,
+            "unroll_steps": 20,
+            "n_negative_samples_batch": 8192,
+        }
+    )
     options = ElmoOptions.from_dict(data)
     options.to_file(tmp_path / "options.json")
     again = ElmoOptions.from_file(tmp_path / "options.json")

@@ -3,6 +3,7 @@
 The model is configs/pretrain_tiny.cfg (char dim 4, filters [[1,4],[2,8],[3,16]], 1 highway, projection
 16, LSTM cell 32, full softmax): the small preset's recipe at sizes that train in seconds.
 """
+
 import json
 from collections import Counter
 from pathlib import Path
@@ -59,6 +60,7 @@ def trained(tmp_path_factory):
 
 # --- streams and batches ---------------------------------------------------------------------------
 
+
 def test_stream_packs_rows_with_boundaries_as_targets_only():
     vocab = build_vocabulary(Counter("a b c".split()))
     a, b, c = vocab.ids("abc")
@@ -87,8 +89,10 @@ def test_streams_are_shuffled_per_direction_and_split_between_ranks(tmp_path):
     for k in range(3):
         files.append(tmp_path / f"{k}.txt")
         files[-1].write_text("".join(f"s{k}_{i} x\n" for i in range(20)), encoding="utf8")
+
     def firsts(stream):
         return [s[0] for s in stream]
+
     forward = firsts(sentence_stream(files, 1, 0, "forward", buffer_size=7))
     assert sorted(forward) == sorted(f"s{k}_{i}" for k in range(3) for i in range(20))
     assert forward == firsts(sentence_stream(files, 1, 0, "forward", buffer_size=7))
@@ -121,25 +125,33 @@ def test_char_encoding_per_distinct_token_matches_per_position():
 
 # --- config ----------------------------------------------------------------------------------------
 
+
 def test_overrides_parse_like_spacy_train():
-    assert parse_overrides(["--training.batch_size", "64", "--paths.train=a/*.txt", "--logging.plot", "false"]) \
-        == {"training.batch_size": 64, "paths.train": "a/*.txt", "logging.plot": False}
+    assert parse_overrides(["--training.batch_size", "64", "--paths.train=a/*.txt", "--logging.plot", "false"]) == {
+        "training.batch_size": 64,
+        "paths.train": "a/*.txt",
+        "logging.plot": False,
+    }
     with pytest.raises(ConfigError, match="needs a value"):
         parse_overrides(["--training.batch_size"])
 
 
-@pytest.mark.parametrize("overrides, message", [
-    ({"training.bacth_size": 3}, "bacth_size"),
-    ({"model.char_cnn.filters": [[1, 4], [60, 8]]}, "exceeds max_characters_per_token"),
-    ({"training.dropout": 1.5}, "dropout"),
-    ({"training.softmax": "hierarchical"}, "softmax"),
-])
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"training.bacth_size": 3}, "bacth_size"),
+        ({"model.char_cnn.filters": [[1, 4], [60, 8]]}, "exceeds max_characters_per_token"),
+        ({"training.dropout": 1.5}, "dropout"),
+        ({"training.softmax": "hierarchical"}, "softmax"),
+    ],
+)
 def test_bad_configs_name_the_key(overrides, message):
     with pytest.raises(ConfigError, match=message):
         tiny_config(**overrides)
 
 
 # --- training, perplexity, export ------------------------------------------------------------------
+
 
 def test_perplexity_falls_far_below_unigram(trained):
     out, result = trained
@@ -170,8 +182,9 @@ def test_evaluate_cli_reports_the_trainers_heldout_perplexity(trained):
     out, result = trained
     # The trainer evaluates with the config's window (10) and eval batch (64); the packing of sentences
     # into rows, hence the context carried into each sentence, depends on both.
-    cli = CliRunner().invoke(app, ["evaluate", str(out), str(DATA), "--json", "--unroll-steps", "10",
-                                   "--batch-size", "64"])
+    cli = CliRunner().invoke(
+        app, ["evaluate", str(out), str(DATA), "--json", "--unroll-steps", "10", "--batch-size", "64"]
+    )
     assert cli.exit_code == 0, cli.output
     reported = json.loads(cli.output)
     assert reported["average"] == pytest.approx(result.heldout.average, rel=1e-5)
@@ -179,8 +192,7 @@ def test_evaluate_cli_reports_the_trainers_heldout_perplexity(trained):
 
 
 def test_sampled_softmax_trains(tmp_path):
-    config = tiny_config(**{"training.softmax": "sampled", "training.n_negative_samples": 8,
-                            "training.max_steps": 200})
+    config = tiny_config(**{"training.softmax": "sampled", "training.n_negative_samples": 8, "training.max_steps": 200})
     result = train(config, tmp_path / "run", show_progress=False)
     assert result.step == 200
     assert result.heldout.average < unigram_perplexity(Vocabulary.from_file(VOCAB), DATA, DATA)
@@ -190,8 +202,9 @@ def test_resume_continues_exactly(tmp_path):
     settings = {"training.n_epochs": 10, "logging.checkpoint_every": 4, "logging.eval_every": 4}
     straight = train(tiny_config(**settings, **{"training.max_steps": 10}), tmp_path / "a", show_progress=False)
     train(tiny_config(**settings, **{"training.max_steps": 6}), tmp_path / "b", show_progress=False)
-    resumed = train(tiny_config(**settings, **{"training.max_steps": 10}), tmp_path / "b", resume=True,
-                    show_progress=False)
+    resumed = train(
+        tiny_config(**settings, **{"training.max_steps": 10}), tmp_path / "b", resume=True, show_progress=False
+    )
     assert resumed.step == straight.step == 10 and resumed.tokens == straight.tokens
     assert resumed.digests == straight.digests
     steps = [r["step"] for r in MetricsLog(tmp_path / "b" / "log.jsonl").records() if r["event"] == "eval"]
@@ -213,12 +226,12 @@ def test_continue_from_a_run_and_from_published_weights(trained, tmp_path):
     overrides.update({"paths.init": str(ALLENNLP_DIR / "lm_weights.hdf5"), "training.max_steps": 2})
     assert train(tiny_config(**overrides), tmp_path / "from-published", show_progress=False).step == 2
     with pytest.raises(ConfigError, match="lstm.dim"):
-        train(tiny_config(**{"paths.init": str(out), "model.lstm.dim": 48}), tmp_path / "mismatch",
-              show_progress=False)
+        train(tiny_config(**{"paths.init": str(out), "model.lstm.dim": 48}), tmp_path / "mismatch", show_progress=False)
     assert not (tmp_path / "mismatch").exists()
 
 
 # --- bad input -------------------------------------------------------------------------------------
+
 
 def test_empty_corpus_fails_and_writes_nothing(tmp_path):
     empty = tmp_path / "empty.txt"

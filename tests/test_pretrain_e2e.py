@@ -1,5 +1,6 @@
 """Pretraining as a user runs it: a process killed with SIGKILL and resumed, and torchrun on two CPU
 processes (gloo) whose replicas must stay identical."""
+
 import json
 import os
 import signal
@@ -17,13 +18,31 @@ from .paths import BILM_TF_DIR
 ROOT = Path(__file__).parent.parent
 TINY = ROOT / "configs" / "pretrain_tiny.cfg"
 DATA = BILM_TF_DIR / "train" / "data.txt"
-PATHS = ["--paths.train", str(DATA), "--paths.vocab", str(BILM_TF_DIR / "train" / "vocab.txt"),
-         "--paths.dev", str(DATA), "--logging.plot", "false"]
+PATHS = [
+    "--paths.train",
+    str(DATA),
+    "--paths.vocab",
+    str(BILM_TF_DIR / "train" / "vocab.txt"),
+    "--paths.dev",
+    str(DATA),
+    "--logging.plot",
+    "false",
+]
 
 
 def pretrain_command(out: Path, *extra: str):
-    return [sys.executable, "-m", "spacy_elmo", "pretrain", str(TINY), "--output", str(out), "--no-progress",
-            *PATHS, *extra]
+    return [
+        sys.executable,
+        "-m",
+        "spacy_elmo",
+        "pretrain",
+        str(TINY),
+        "--output",
+        str(out),
+        "--no-progress",
+        *PATHS,
+        *extra,
+    ]
 
 
 def wait_for_checkpoint(log: MetricsLog, min_step: int, process: subprocess.Popen, timeout: float = 60) -> None:
@@ -40,9 +59,14 @@ def wait_for_checkpoint(log: MetricsLog, min_step: int, process: subprocess.Pope
 def test_sigkill_mid_run_resumes_from_the_last_checkpoint(tmp_path):
     out = tmp_path / "run"
     # A checkpoint every 3 steps, so the kill often lands while one is being written.
-    process = subprocess.Popen(pretrain_command(out, "--training.n_epochs", "1000", "--logging.checkpoint_every",
-                                                "3", "--logging.eval_every", "1000000"),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        pretrain_command(
+            out, "--training.n_epochs", "1000", "--logging.checkpoint_every", "3", "--logging.eval_every", "1000000"
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_for_checkpoint(MetricsLog(out / "log.jsonl"), 30, process)
         time.sleep(0.137)
@@ -53,10 +77,23 @@ def test_sigkill_mid_run_resumes_from_the_last_checkpoint(tmp_path):
     recorded = load_checkpoint(out / CHECKPOINT_FILE)["step"]
     assert recorded >= 30 and recorded % 3 == 0
 
-    resumed = subprocess.run(pretrain_command(out, "--resume", "--training.n_epochs", "1000",
-                                              "--logging.checkpoint_every", "3", "--logging.eval_every",
-                                              "1000000", "--training.max_steps", str(recorded + 4)),
-                             capture_output=True, text=True, timeout=120)
+    resumed = subprocess.run(
+        pretrain_command(
+            out,
+            "--resume",
+            "--training.n_epochs",
+            "1000",
+            "--logging.checkpoint_every",
+            "3",
+            "--logging.eval_every",
+            "1000000",
+            "--training.max_steps",
+            str(recorded + 4),
+        ),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert resumed.returncode == 0, resumed.stderr
     assert f"resumed from step {recorded} " in resumed.stderr + resumed.stdout
     assert load_checkpoint(out / CHECKPOINT_FILE)["step"] == recorded + 4
@@ -65,14 +102,20 @@ def test_sigkill_mid_run_resumes_from_the_last_checkpoint(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("softmax", [[], ["--training.softmax", "sampled", "--training.sparse_softmax", "true"]],
-                         ids=["full", "sparse-sampled"])
+@pytest.mark.parametrize(
+    "softmax",
+    [[], ["--training.softmax", "sampled", "--training.sparse_softmax", "true"]],
+    ids=["full", "sparse-sampled"],
+)
 def test_torchrun_two_cpu_processes_keep_identical_replicas(tmp_path, softmax):
     out = tmp_path / "run"
     torchrun = Path(sys.executable).parent / "torchrun"
     launcher = [str(torchrun)] if torchrun.exists() else [sys.executable, "-m", "torch.distributed.run"]
-    command = launcher + ["--standalone", "--nproc_per_node", "2", "-m", "spacy_elmo"] + \
-        pretrain_command(out, "--training.max_steps", "12", "--logging.checkpoint_every", "5", *softmax)[3:]
+    command = (
+        launcher
+        + ["--standalone", "--nproc_per_node", "2", "-m", "spacy_elmo"]
+        + pretrain_command(out, "--training.max_steps", "12", "--logging.checkpoint_every", "5", *softmax)[3:]
+    )
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     result = subprocess.run(command, capture_output=True, text=True, timeout=180, env=env)
     assert result.returncode == 0, result.stderr[-3000:]

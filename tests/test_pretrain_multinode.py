@@ -1,6 +1,7 @@
 """Pretraining on two "machines": two torchrun launchers (`--nnodes 2 --nproc_per_node 1`) meeting at a
 c10d rendezvous on 127.0.0.1, as two hosts with a shared output directory would. Replicas stay
 identical, one rank writes, and after one node is killed the job resumes on both with `--resume`."""
+
 import os
 import signal
 import socket
@@ -28,19 +29,53 @@ def free_port() -> int:
 def launcher(out: Path, port: int, run_id: str, *extra: str) -> List[str]:
     torchrun = Path(sys.executable).parent / "torchrun"
     start = [str(torchrun)] if torchrun.exists() else [sys.executable, "-m", "torch.distributed.run"]
-    return start + ["--nnodes", "2", "--nproc_per_node", "1", "--rdzv_backend", "c10d",
-                    "--rdzv_endpoint", f"127.0.0.1:{port}", "--rdzv_id", run_id, "-m", "spacy_elmo", "pretrain",
-                    str(ROOT / "configs" / "pretrain_tiny.cfg"), "--output", str(out), "--no-progress",
-                    "--paths.train", str(FIXTURE / "data.txt"), "--paths.vocab", str(FIXTURE / "vocab.txt"),
-                    "--paths.dev", str(FIXTURE / "data.txt"), "--logging.plot", "false",
-                    "--training.max_steps", str(STEPS), "--logging.checkpoint_every", "4", *extra]
+    return start + [
+        "--nnodes",
+        "2",
+        "--nproc_per_node",
+        "1",
+        "--rdzv_backend",
+        "c10d",
+        "--rdzv_endpoint",
+        f"127.0.0.1:{port}",
+        "--rdzv_id",
+        run_id,
+        "-m",
+        "spacy_elmo",
+        "pretrain",
+        str(ROOT / "configs" / "pretrain_tiny.cfg"),
+        "--output",
+        str(out),
+        "--no-progress",
+        "--paths.train",
+        str(FIXTURE / "data.txt"),
+        "--paths.vocab",
+        str(FIXTURE / "vocab.txt"),
+        "--paths.dev",
+        str(FIXTURE / "data.txt"),
+        "--logging.plot",
+        "false",
+        "--training.max_steps",
+        str(STEPS),
+        "--logging.checkpoint_every",
+        "4",
+        *extra,
+    ]
 
 
 def start_nodes(out: Path, *extra: str) -> List[subprocess.Popen]:
     port, run_id = free_port(), f"elmo-{time.monotonic_ns()}"
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    return [subprocess.Popen(launcher(out, port, run_id, *extra), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             env=env, start_new_session=True) for _ in range(2)]
+    return [
+        subprocess.Popen(
+            launcher(out, port, run_id, *extra),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
+        for _ in range(2)
+    ]
 
 
 def kill(node: subprocess.Popen) -> None:

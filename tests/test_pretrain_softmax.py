@@ -1,4 +1,5 @@
 """The pretraining softmax: full loss, sampled loss and the log-uniform sampler."""
+
 import pytest
 import torch
 import torch.nn.functional as F

@@ -1,4 +1,5 @@
 """Sparse softmax updates: the rows of a step's targets and negatives only, the same training as dense."""
+
 from pathlib import Path
 
 import pytest
@@ -18,9 +19,17 @@ TOLERANCE = 1e-5
 
 
 def config(**overrides):
-    base = {"paths.train": str(DATA), "paths.vocab": str(VOCAB), "paths.dev": None, "logging.plot": False,
-            "training.softmax": "sampled", "training.n_negative_samples": 8, "training.max_steps": 15,
-            "logging.log_every": 1, "logging.checkpoint_every": 100}
+    base = {
+        "paths.train": str(DATA),
+        "paths.vocab": str(VOCAB),
+        "paths.dev": None,
+        "logging.plot": False,
+        "training.softmax": "sampled",
+        "training.n_negative_samples": 8,
+        "training.max_steps": 15,
+        "logging.log_every": 1,
+        "logging.checkpoint_every": 100,
+    }
     base.update(overrides)
     return load_config(TINY, base)
 
@@ -52,10 +61,13 @@ def test_sparse_softmax_gradients_hold_only_the_used_rows():
     assert norm > 1.0 and total == pytest.approx(1.0, rel=1e-4)
 
 
-@pytest.mark.parametrize("overrides, message", [
-    ({"training.softmax": "full"}, 'needs softmax = "sampled"'),
-    ({"training.optimizer": "adam"}, "adagrad or sgd"),
-])
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"training.softmax": "full"}, 'needs softmax = "sampled"'),
+        ({"training.optimizer": "adam"}, "adagrad or sgd"),
+    ],
+)
 def test_sparse_softmax_settings_that_cannot_work_are_refused(overrides, message):
     with pytest.raises(ConfigError, match=message):
         config(**{"training.sparse_softmax": True, **overrides})

@@ -1,6 +1,7 @@
 """Property tests over the text path with hypothesis: whatever the words (control characters, emoji,
 combining marks, very long tokens) and whitespace tokens, vectors are finite, whitespace tokens get none,
 a doc's vectors do not depend on its batch, and bytes round trips keep them."""
+
 import numpy as np
 import pytest
 import spacy
@@ -19,8 +20,12 @@ WORDS = st.one_of(
 )
 SPACES = st.sampled_from([" ", "\n", "\n\n", "\t", "  "])
 DOC_TOKENS = st.lists(st.one_of(WORDS, WORDS, WORDS, SPACES), min_size=0, max_size=30)
-PROPERTY_SETTINGS = settings(max_examples=25, deadline=None, derandomize=True,
-                             suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+PROPERTY_SETTINGS = settings(
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 
 
 @pytest.fixture(scope="module")

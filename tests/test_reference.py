@@ -4,6 +4,7 @@ Tolerance: 1e-6 absolute on every value (`rtol=0`). The largest differences are 
 (2 float32 ulps there): the two implementations round differently in sigmoid/tanh and in the order of
 the sums, and our layout follows TF's (`x @ W`) so that the sums come out in the same order.
 """
+
 import json
 
 import h5py
@@ -40,8 +41,9 @@ def test_top_layer_stateful_over_ten_batches(name):
         batch = [sentences[k][i].split() for k in range(3)]
         outputs = bilm.embed(batch, stateful=True, batch_size=3)
         for k in range(3):
-            np.testing.assert_allclose(outputs[k][-1], references[k][i], atol=1e-6, rtol=0,
-                                       err_msg=f"batch {i} row {k}")
+            np.testing.assert_allclose(
+                outputs[k][-1], references[k][i], atol=1e-6, rtol=0, err_msg=f"batch {i} row {k}"
+            )
 
 
 @pytest.mark.parametrize("name", list(SETS))

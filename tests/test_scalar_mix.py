@@ -1,4 +1,5 @@
 """ScalarMix: Eq. 1 of the paper, its gradients, layer norm over real rows, fixed vs trainable mixes."""
+
 import numpy as np
 import pytest
 from thinc.api import SGD, set_dropout_rate
@@ -42,7 +43,7 @@ def test_wrong_number_of_initial_weights_names_both_counts():
 def _loss_and_grads(model, Xs, target):
     Ys, backprop = model.begin_update(Xs)
     dYs = [Y - T for Y, T in zip(Ys, target)]
-    loss = sum(float((d ** 2).sum()) / 2 for d in dYs)
+    loss = sum(float((d**2).sum()) / 2 for d in dYs)
     dXs = backprop(dYs)
     return loss, dXs
 

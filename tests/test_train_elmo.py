@@ -1,4 +1,5 @@
 """End to end: `python -m spacy train` on the shipped tagger+NER config, on a tiny corpus written here."""
+
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,11 @@ from spacy_elmo.layers import get_bilm
 
 CONFIG = Path(__file__).parent.parent / "configs" / "tagger_ner_elmo.cfg"
 SENTENCES = [
-    ("Alice went to the bank in Paris .", ["NNP", "VBD", "TO", "DT", "NN", "IN", "NNP", "."], [(0, 1, "PER"), (6, 7, "LOC")]),
+    (
+        "Alice went to the bank in Paris .",
+        ["NNP", "VBD", "TO", "DT", "NN", "IN", "NNP", "."],
+        [(0, 1, "PER"), (6, 7, "LOC")],
+    ),
     ("Bob sat on the bank of the river .", ["NNP", "VBD", "IN", "DT", "NN", "IN", "DT", "NN", "."], [(0, 1, "PER")]),
     ("Carol lives in London .", ["NNP", "VBZ", "IN", "NNP", "."], [(0, 1, "PER"), (3, 4, "LOC")]),
     ("The money is in the bank .", ["DT", "NN", "VBZ", "IN", "DT", "NN", "."], []),
@@ -36,11 +41,30 @@ def _train(tmp_path, fixture_paths, *overrides):
     train, dev = _corpus(tmp_path / "train.spacy", 4), _corpus(tmp_path / "dev.spacy", 1)
     out = tmp_path / "out"
     result = subprocess.run(
-        [sys.executable, "-m", "spacy", "train", str(CONFIG), "--output", str(out),
-         "--paths.train", str(train), "--paths.dev", str(dev),
-         "--paths.elmo_options", str(options), "--paths.elmo_weights", str(weights),
-         "--training.eval_frequency", "4", *overrides],
-        capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            "-m",
+            "spacy",
+            "train",
+            str(CONFIG),
+            "--output",
+            str(out),
+            "--paths.train",
+            str(train),
+            "--paths.dev",
+            str(dev),
+            "--paths.elmo_options",
+            str(options),
+            "--paths.elmo_weights",
+            str(weights),
+            "--training.eval_frequency",
+            "4",
+            *overrides,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-3000:] + result.stdout[-3000:]
     return out / "model-last", result.stdout
 
@@ -48,7 +72,9 @@ def _train(tmp_path, fixture_paths, *overrides):
 def _max_change(nlp, fixture_paths):
     reference = load_bilm(*fixture_paths)
     trained = get_bilm(nlp.get_pipe("elmo").model)
-    return max(float((a.detach() - b.detach()).abs().max()) for a, b in zip(trained.parameters(), reference.parameters()))
+    return max(
+        float((a.detach() - b.detach()).abs().max()) for a, b in zip(trained.parameters(), reference.parameters())
+    )
 
 
 @pytest.mark.slow
@@ -79,8 +105,21 @@ def test_fine_tuning_changes_the_bilm(tmp_path, fixture_paths):
 def test_shipped_configs_pass_spacy_debug_config(name, tmp_path):
     train, dev = _corpus(tmp_path / "train.spacy", 1), _corpus(tmp_path / "dev.spacy", 1)
     result = subprocess.run(
-        [sys.executable, "-m", "spacy", "debug", "config", str(CONFIG.parent / name),
-         "--paths.train", str(train), "--paths.dev", str(dev)],
-        capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            "-m",
+            "spacy",
+            "debug",
+            "config",
+            str(CONFIG.parent / name),
+            "--paths.train",
+            str(train),
+            "--paths.dev",
+            str(dev),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert "Config is valid" in result.stdout

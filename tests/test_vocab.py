@@ -1,4 +1,5 @@
 """The training vocabulary: format, order, limits, and clear errors on bad files."""
+
 from collections import Counter
 
 import pytest

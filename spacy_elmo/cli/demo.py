@@ -1,4 +1,5 @@
 """`demo`: the `elmo` spaCy component on a few sentences with the bundled default model; no files needed."""
+
 import typer
 
 from ..models import DEFAULT_MODEL
@@ -19,8 +20,10 @@ def demo_command(model: str = typer.Option(DEFAULT_MODEL, help="Name of a bundle
 
     nlp = spacy.blank("en")
     # The top layer shows context best: the mean of the layers includes the context-free token layer.
-    nlp.add_pipe("elmo", config={"pooling": "top", "model": {"@architectures": "spacy-elmo.BiLM.v1",
-                                                             "name": model, "warm_start": True}})
+    nlp.add_pipe(
+        "elmo",
+        config={"pooling": "top", "model": {"@architectures": "spacy-elmo.BiLM.v1", "name": model, "warm_start": True}},
+    )
     docs = list(nlp.pipe(SENTENCES))
     banks = [next(t for t in doc if t.text == "bank") for doc in docs]
     typer.echo(f"model {model}: token vectors of width {banks[0].vector.shape[0]} (top biLM layer)")
@@ -31,5 +34,7 @@ def demo_command(model: str = typer.Option(DEFAULT_MODEL, help="Name of a bundle
     for i, bank in enumerate(banks):
         typer.echo(f"  [{i}] " + " ".join(f"{bank.similarity(other):.3f}" for other in banks))
     money, river = docs[0], docs[2]
-    typer.echo(f"span 'the bank' [0] vs [2]: {money[3:5].similarity(river[3:5]):.3f};  "
-               f"doc [0] vs [1]: {money.similarity(docs[1]):.3f}, doc [0] vs [2]: {money.similarity(river):.3f}")
+    typer.echo(
+        f"span 'the bank' [0] vs [2]: {money[3:5].similarity(river[3:5]):.3f};  "
+        f"doc [0] vs [1]: {money.similarity(docs[1]):.3f}, doc [0] vs [2]: {money.similarity(river):.3f}"
+    )

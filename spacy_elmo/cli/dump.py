@@ -1,4 +1,5 @@
 """`dump`: a text file's biLM layers into HDF5, the layout of the original's dataset dump."""
+
 from itertools import islice
 from pathlib import Path
 from typing import Iterator, List
@@ -20,7 +21,9 @@ def _lines(path: Path) -> Iterator[List[str]]:
 
 @app.command("dump")
 def dump_command(
-    input_path: Path = typer.Argument(..., exists=True, dir_okay=False, help="One whitespace-tokenized sentence per line."),
+    input_path: Path = typer.Argument(
+        ..., exists=True, dir_okay=False, help="One whitespace-tokenized sentence per line."
+    ),
     output_path: Path = typer.Argument(..., dir_okay=False, help="HDF5 file to write."),
     options: Path = typer.Option(..., "--options", exists=True, dir_okay=False, help="options.json of the model."),
     weights: Path = typer.Option(..., "--weights", exists=True, dir_okay=False, help="Weights (.hdf5) of the model."),
@@ -32,8 +35,10 @@ def dump_command(
     if output_path.exists() and not overwrite:
         raise ElmoError(f"{output_path} exists; pass --overwrite to replace it, or choose another output file")
     if not any(line.split() for line in text_lines(input_path, "input")):  # stops at the first token
-        raise ElmoError(f"input file {input_path} has no tokens; it needs one whitespace-tokenized sentence per "
-                        "line (nothing was written)")
+        raise ElmoError(
+            f"input file {input_path} has no tokens; it needs one whitespace-tokenized sentence per "
+            "line (nothing was written)"
+        )
     n_lines = count_lines(input_path)
     bilm = load_bilm(options, weights)
     with atomic_output(output_path) as tmp_path, h5py.File(tmp_path, "w") as out:
@@ -47,4 +52,3 @@ def dump_command(
                     index += 1
                 bar.update(len(chunk))
     typer.echo(f"wrote {index} sentences to {output_path}")
-

@@ -1,4 +1,5 @@
 """`evaluate`: held-out perplexity of a pretrained biLM."""
+
 import json
 from pathlib import Path
 
@@ -18,8 +19,9 @@ def evaluate_command(
     batch_size: int = typer.Option(64, "--batch-size", min=1, help="Rows of text read in parallel."),
     unroll_steps: int = typer.Option(20, "--unroll-steps", min=1, help="Tokens per window (states carried)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
-    device: str = typer.Option("auto", "--device", help="torch device, e.g. cpu or cuda:0; auto: a GPU if "
-                                                        "there is one."),
+    device: str = typer.Option(
+        "auto", "--device", help="torch device, e.g. cpu or cuda:0; auto: a GPU if there is one."
+    ),
 ) -> None:
     """Forward, backward and average perplexity (full softmax, states carried, as the original reports)."""
     model, vocab = load_language_model(model_dir)
@@ -28,6 +30,13 @@ def evaluate_command(
     if as_json:
         typer.echo(json.dumps(result.to_dict()))
         return
-    msg.table([("forward", f"{result.forward:.2f}"), ("backward", f"{result.backward:.2f}"),
-               ("average", f"{result.average:.2f}"), ("tokens", str(result.n_tokens))],
-              header=("perplexity", ""), divider=True)
+    msg.table(
+        [
+            ("forward", f"{result.forward:.2f}"),
+            ("backward", f"{result.backward:.2f}"),
+            ("average", f"{result.average:.2f}"),
+            ("tokens", str(result.n_tokens)),
+        ],
+        header=("perplexity", ""),
+        divider=True,
+    )

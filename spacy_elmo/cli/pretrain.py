@@ -1,4 +1,5 @@
 """`pretrain`: train a biLM from a config, on one process or many (torchrun), resumable."""
+
 import logging
 import os
 from pathlib import Path
@@ -14,10 +15,16 @@ from . import app
 @app.command("pretrain", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def pretrain_command(
     ctx: typer.Context,
-    config_path: Path = typer.Argument(..., dir_okay=False, help="Pretraining config (.cfg), e.g. "
-                                                                 "configs/pretrain_small.cfg."),
-    output: Path = typer.Option(..., "--output", "-o", file_okay=False, help="Run directory: checkpoint, log, "
-                                "plot and the exported options.json + weights.hdf5."),
+    config_path: Path = typer.Argument(
+        ..., dir_okay=False, help="Pretraining config (.cfg), e.g. configs/pretrain_small.cfg."
+    ),
+    output: Path = typer.Option(
+        ...,
+        "--output",
+        "-o",
+        file_okay=False,
+        help="Run directory: checkpoint, log, plot and the exported options.json + weights.hdf5.",
+    ),
     resume: bool = typer.Option(False, "--resume", help="Continue the run in --output from its last checkpoint."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
 ) -> None:

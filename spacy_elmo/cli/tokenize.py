@@ -4,6 +4,7 @@ The biLM sees the tokens a spaCy pipeline will give it later, so the pretraining
 the same language's spaCy tokenizer. Whitespace tokens are dropped (they never reach the biLM in the
 component either); every non-empty line stays one line, so sentence boundaries are the input's.
 """
+
 from pathlib import Path
 from typing import Iterator, List, Optional, TextIO
 
@@ -24,20 +25,26 @@ def _lines(path: Path) -> Iterator[str]:
                 if line:
                     yield line
     except UnicodeDecodeError as err:
-        raise ElmoError(f"{path} is not UTF-8 text ({err.reason} at byte {err.start}); convert it to UTF-8 "
-                        "first") from None
+        raise ElmoError(
+            f"{path} is not UTF-8 text ({err.reason} at byte {err.start}); convert it to UTF-8 first"
+        ) from None
 
 
 @app.command("tokenize")
 def tokenize_command(
-    inputs: List[str] = typer.Argument(..., help="Text files, directories or glob patterns; one sentence (or "
-                                                 "post) per line, raw text."),
-    output_dir: Path = typer.Option(..., "--output-dir", "-o", file_okay=False,
-                                    help="Directory for the tokenized files (same names as the inputs)."),
+    inputs: List[str] = typer.Argument(
+        ..., help="Text files, directories or glob patterns; one sentence (or post) per line, raw text."
+    ),
+    output_dir: Path = typer.Option(
+        ..., "--output-dir", "-o", file_okay=False, help="Directory for the tokenized files (same names as the inputs)."
+    ),
     lang: str = typer.Option("en", "--lang", help="spaCy language code whose tokenizer to use."),
     holdout_every: Optional[int] = typer.Option(
-        None, "--holdout-every", min=2,
-        help="Send every N-th line to OUTPUT_DIR/heldout/ instead, for a held-out set from the same text."),
+        None,
+        "--holdout-every",
+        min=2,
+        help="Send every N-th line to OUTPUT_DIR/heldout/ instead, for a held-out set from the same text.",
+    ),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace output files that exist."),
 ) -> None:
     """Write each input's lines with spaCy's tokens joined by single spaces, whitespace tokens left out."""
@@ -56,8 +63,9 @@ def tokenize_command(
         (output_dir / "heldout").mkdir(exist_ok=True)
     n_tokens = n_lines = n_heldout = 0
     for path, target in zip(tqdm(paths, unit="file", desc="tokenizing", disable=len(paths) < 2), targets):
-        heldout: Optional[TextIO] = (open(output_dir / "heldout" / path.name, "w", encoding="utf8")
-                                     if holdout_every else None)
+        heldout: Optional[TextIO] = (
+            open(output_dir / "heldout" / path.name, "w", encoding="utf8") if holdout_every else None
+        )
         try:
             with open(target, "w", encoding="utf8") as out:
                 for i, doc in enumerate(tokenizer.pipe(_lines(path), batch_size=1000)):

@@ -1,4 +1,5 @@
 """`vocab`: the training vocabulary of a corpus, in the original's format."""
+
 from pathlib import Path
 from typing import List, Optional
 
@@ -13,12 +14,14 @@ from . import app
 
 @app.command("vocab")
 def vocab_command(
-    corpus: List[str] = typer.Argument(..., help="Text files, directories or glob patterns; one sentence per "
-                                                 "line, tokens separated by whitespace."),
+    corpus: List[str] = typer.Argument(
+        ..., help="Text files, directories or glob patterns; one sentence per line, tokens separated by whitespace."
+    ),
     output: Path = typer.Option(..., "--output", "-o", dir_okay=False, help="Vocabulary file to write."),
     min_count: int = typer.Option(1, "--min-count", min=1, help="Leave out tokens seen fewer times."),
-    max_size: Optional[int] = typer.Option(None, "--max-size", min=4,
-                                           help="At most this many entries, the three special tokens included."),
+    max_size: Optional[int] = typer.Option(
+        None, "--max-size", min=4, help="At most this many entries, the three special tokens included."
+    ),
 ) -> None:
     """Write `<S>`, `</S>`, `<UNK>`, then the tokens by descending frequency, one per line."""
     paths = expand_paths(corpus)
@@ -27,5 +30,7 @@ def vocab_command(
     vocab.to_file(output)
     total = sum(counts.values())
     covered = sum(counts[w] for w in vocab.words[3:])
-    msg.good(f"wrote {len(vocab)} entries to {output}: {len(counts)} distinct tokens, {total} tokens, "
-             f"{100 * covered / total:.2f}% of them in the vocabulary")
+    msg.good(
+        f"wrote {len(vocab)} entries to {output}: {len(counts)} distinct tokens, {total} tokens, "
+        f"{100 * covered / total:.2f}% of them in the vocabulary"
+    )

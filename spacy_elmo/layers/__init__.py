@@ -1,8 +1,9 @@
 """thinc glue between spaCy Docs and the torch biLM; nothing here reads HDF5 directly."""
-from .thinc_bilm import bilm_layer, get_bilm, load_source, set_bilm, set_frozen
+
 from .cache import ActivationCache
 from .listener import ElmoListener, build_elmo_tok2vec
 from .scalar_mix import mix_summary, scalar_mix
+from .thinc_bilm import bilm_layer, get_bilm, load_source, set_bilm, set_frozen
 
 __all__ = [
     "ActivationCache",

@@ -2,6 +2,7 @@
 
 Keyed by the doc's token strings: a stateless frozen biLM's output depends on nothing else.
 """
+
 from __future__ import annotations
 
 from collections import OrderedDict

@@ -5,6 +5,7 @@ a callback for their gradient (`receive`); the listener checks the batch is the 
 At prediction, components may batch differently, so the listener reads `doc._.elmo["layers"]`; docs
 without them (e.g. the sample docs a head is initialized on) are run through the upstream's model.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, List, Optional, Tuple
@@ -24,8 +25,14 @@ class ElmoListener(Model):
     name = "elmo-listener"
 
     def __init__(self, upstream_name: str) -> None:
-        Model.__init__(self, name=self.name, forward=_listener_forward, init=_listener_init,
-                       dims={"nO": None}, attrs={"upstream_name": upstream_name})
+        Model.__init__(
+            self,
+            name=self.name,
+            forward=_listener_forward,
+            init=_listener_init,
+            dims={"nO": None},
+            attrs={"upstream_name": upstream_name},
+        )
         self._upstream: Optional[Any] = None
         self._batch_id: Optional[int] = None
         self._outputs: Optional[List[Floats3d]] = None
@@ -56,7 +63,8 @@ class ElmoListener(Model):
                 f"an ElmoListener listens to an 'elmo' component named {self.upstream_name!r}, but the pipeline "
                 f"has no such component before it. Add one (nlp.add_pipe('elmo', name={self.upstream_name!r}, "
                 "before=<this component>)) or set the listener's `upstream` to the name of the one you have; "
-                "to use the head without an upstream component, nlp.replace_listeners() it.")
+                "to use the head without an upstream component, nlp.replace_listeners() it."
+            )
         return self._upstream
 
     def from_docs(self, docs: List[Doc]) -> List[Floats3d]:
@@ -84,7 +92,8 @@ def _listener_forward(model: ElmoListener, docs: List[Doc], is_train: bool) -> T
             raise ElmoError(
                 "ElmoListener got a batch that differs from the one its upstream 'elmo' component last "
                 "processed: run the upstream component's update on the same examples first (it must come "
-                "before this component in the pipeline and not be frozen in [training])")
+                "before this component in the pipeline and not be frozen in [training])"
+            )
         return model._outputs, model._backprop  # type: ignore[return-value]
     return model.from_docs(docs), lambda d_layers: []
 
@@ -106,4 +115,3 @@ def build_elmo_tok2vec(
         model = chain(model, with_array(Linear(width)))
         model.set_dim("nO", width)
     return model
-

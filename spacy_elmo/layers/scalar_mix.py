@@ -7,6 +7,7 @@ the original does, so with it a doc's output depends on its batch; rows that are
 weights `w` enters as its gradient `2 * l2 * w`, like weight decay on these parameters only.
 The dropout is the mix's own (attr `mix_dropout`), so spaCy's global `training.dropout` leaves it alone.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -63,8 +64,10 @@ def _allocate(model: Model, n_layers: int) -> None:
     if initial is None:
         initial = [0.0] * n_layers
     if len(initial) != n_layers:
-        raise ElmoError(f"ScalarMix has {len(initial)} initial weights but the biLM gives {n_layers} layers; "
-                         f"give {n_layers} weights or leave `weights` unset")
+        raise ElmoError(
+            f"ScalarMix has {len(initial)} initial weights but the biLM gives {n_layers} layers; "
+            f"give {n_layers} weights or leave `weights` unset"
+        )
     model.set_param("w", model.ops.asarray1f(initial))
     model.set_param("gamma", model.ops.asarray1f([model.attrs["initial_gamma"]]))
 

@@ -2,8 +2,9 @@
 
 The layer never reads a file when it is built: it records where its weights come from (options/weights
 paths, a bundled model's name, or else the default bundled model) and loads them on first use or in
-`initialize`. A pipeline saved with `to_disk` carries options and parameters inside the torch shim's bytes, so `spacy.load` needs none of
-those paths any more, also when the layer sits inside another model (after `replace_listeners`).
+`initialize`. A pipeline saved with `to_disk` carries options and parameters inside the torch shim's
+bytes, so `spacy.load` needs none of those paths any more, also when the layer sits inside another
+model (after `replace_listeners`).
 
 Whitespace tokens (`token.is_space`) never reach the biLM, which saw none in training; their rows are
 zeros. A doc goes in sentence by sentence when it has sentence boundaries (and `split_sentences`), and
@@ -16,6 +17,7 @@ A process forked after torch ran a parallel op (`nlp.pipe(n_process=2)` on Linux
 first parallel op; so once a biLM is loaded, forked children run torch single-threaded, which is also
 what several worker processes sharing the cores want.
 """
+
 from __future__ import annotations
 
 import io
@@ -213,8 +215,10 @@ def load_source(model: Model, options: Optional[PathLike] = None, weights: Optio
             name = model.attrs["name"]
             options, weights = bundled_model_paths(name) if name is not None else bundled_model_paths()
     if weights is None:
-        raise ElmoError(f"the biLM with options {options} has no weights: set `weights` in the model "
-                         "config or in [initialize.components.<elmo component>]")
+        raise ElmoError(
+            f"the biLM with options {options} has no weights: set `weights` in the model "
+            "config or in [initialize.components.<elmo component>]"
+        )
     set_bilm(model, load_bilm(options, weights, warm_start=model.attrs["warm_start"]))
 
 
@@ -244,7 +248,9 @@ def _init(model: Model, X: Optional[InT] = None, Y: Any = None) -> None:
     _ensure_loaded(model)
 
 
-def plan_batches(lengths: Sequence[int], max_batch_tokens: int, stateful: bool, batch_size: int = 64) -> List[List[int]]:
+def plan_batches(
+    lengths: Sequence[int], max_batch_tokens: int, stateful: bool, batch_size: int = 64
+) -> List[List[int]]:
     """Doc indices per sub-batch. Stateless: longest first, each batch's padded size
     (rows x longest row) within the budget. Stateful: consecutive docs, so rows keep their states."""
     order = list(range(len(lengths)))
@@ -300,16 +306,18 @@ def _forward(model: Model, docs: InT, is_train: bool) -> Tuple[OutT, Callable]:
                 layers = wrapper.predict((sentences, stateful))
         for row, u in enumerate(batch):
             d, seg = units[u]
-            outputs[d][:, rows_of[d][seg.keep_start : seg.keep_end]] = \
-                layers[:, row, seg.keep_start - seg.start : seg.keep_end - seg.start]
+            outputs[d][:, rows_of[d][seg.keep_start : seg.keep_end]] = layers[
+                :, row, seg.keep_start - seg.start : seg.keep_end - seg.start
+            ]
 
     def backprop(d_outputs: OutT) -> InT:
         for batch, shape, batch_backprop in callbacks:
             d_layers = ops.alloc(shape, dtype="float32")
             for row, u in enumerate(batch):
                 d, seg = units[u]
-                d_layers[:, row, seg.keep_start - seg.start : seg.keep_end - seg.start] = \
-                    d_outputs[d][:, rows_of[d][seg.keep_start : seg.keep_end]]
+                d_layers[:, row, seg.keep_start - seg.start : seg.keep_end - seg.start] = d_outputs[d][
+                    :, rows_of[d][seg.keep_start : seg.keep_end]
+                ]
             batch_backprop(d_layers)
         return []
 

@@ -1,4 +1,5 @@
 """Models shipped inside the package, so that nothing is downloaded at run time."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,6 +19,8 @@ def bundled_model_paths(name: str = DEFAULT_MODEL) -> Tuple[Path, Path]:
     """(options.json, weights.hdf5) of a bundled model."""
     models = bundled_models()
     if name not in models:
-        raise ElmoError(f"no bundled ELMo model named {name!r}; bundled: {', '.join(models)}. "
-                         "For other weights give the paths to options.json and the .hdf5 file.")
+        raise ElmoError(
+            f"no bundled ELMo model named {name!r}; bundled: {', '.join(models)}. "
+            "For other weights give the paths to options.json and the .hdf5 file."
+        )
     return models[name] / "options.json", models[name] / "weights.hdf5"

@@ -3,10 +3,12 @@
 Stateless by default: every row starts from the same initial state, so a sentence's vectors never depend
 on the batch it is in. That state is zero unless `set_warm_start` fixes it to the state the LSTMs reach
 after reading other text, which is what they saw during training (they were trained on streams carried
-across sentences): benchmarks/bench_warm_start.py measures the difference. `stateful=True` reproduces the original's behaviour (and its reference outputs): each
-batch row carries its final state into the same row of the next batch, rows absent from a smaller batch
-or empty in this one keep theirs, and states are detached between calls.
+across sentences): benchmarks/bench_warm_start.py measures the difference. `stateful=True` reproduces
+the original's behaviour (and its reference outputs): each batch row carries its final state into the
+same row of the next batch, rows absent from a smaller batch or empty in this one keep theirs, and
+states are detached between calls.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -59,8 +61,16 @@ class BiLM(nn.Module):
         self.options = options
         lstm = options.lstm
         self.char_encoder = CharEncoder(options.char_cnn, lstm.projection_dim)
-        self.lstm = BiLSTMStack(lstm.n_layers, lstm.projection_dim, lstm.dim, lstm.projection_dim,
-                                lstm.cell_clip, lstm.proj_clip, lstm.use_skip_connections, dropout)
+        self.lstm = BiLSTMStack(
+            lstm.n_layers,
+            lstm.projection_dim,
+            lstm.dim,
+            lstm.projection_dim,
+            lstm.cell_clip,
+            lstm.proj_clip,
+            lstm.use_skip_connections,
+            dropout,
+        )
         self.char_mapper = CharacterMapper(options.char_cnn.max_characters_per_token)
         self.token_cache = TokenEmbeddingCache()
         # The initial state of stateless calls, per layer `[2, 1, dim]`; buffers, so that a saved
@@ -193,8 +203,11 @@ class BiLM(nn.Module):
         # Drop <S> and </S>: keep positions 1..n of each row.
         inner_lengths = torch.from_numpy(np.asarray(lengths, dtype=np.int64) - 2).to(embedded.device)
         inner_mask = torch.arange(max(time - 2, 0), device=embedded.device).unsqueeze(0) < inner_lengths.unsqueeze(1)
-        stacked = torch.stack(layers)[:, :, 1 : time - 1] if time >= 2 else embedded.new_zeros(
-            len(layers), batch, 0, self.output_dim)
+        stacked = (
+            torch.stack(layers)[:, :, 1 : time - 1]
+            if time >= 2
+            else embedded.new_zeros(len(layers), batch, 0, self.output_dim)
+        )
         stacked = stacked * inner_mask.unsqueeze(0).unsqueeze(-1).to(stacked.dtype)
         return BiLMOutput(layers=stacked, mask=inner_mask)
 
@@ -206,9 +219,13 @@ class BiLM(nn.Module):
         if stateful:
             initial = self._initial_states(batch, embedded)
         elif self.warm_start:
-            initial = [(getattr(self, f"initial_h_{i}").expand(-1, batch, -1).contiguous(),
-                        getattr(self, f"initial_c_{i}").expand(-1, batch, -1).contiguous())
-                       for i in range(len(self.lstm.layers))]
+            initial = [
+                (
+                    getattr(self, f"initial_h_{i}").expand(-1, batch, -1).contiguous(),
+                    getattr(self, f"initial_c_{i}").expand(-1, batch, -1).contiguous(),
+                )
+                for i in range(len(self.lstm.layers))
+            ]
         else:
             initial = None
         outputs, finals = run_directions(self.lstm, (embedded, backward_input), (lengths, lengths), initial)
@@ -250,7 +267,6 @@ class BiLM(nn.Module):
         """Context-independent embeddings `[..., P]` of char ids `[..., max_chars]`."""
         flat = char_ids.reshape(1, -1, char_ids.shape[-1])
         return self.char_encoder(flat).reshape(*char_ids.shape[:-1], -1)
-
 
     def embed(
         self, sentences: Sequence[Sequence[str]], stateful: bool = False, batch_size: int = 64

@@ -4,6 +4,7 @@ Highway layers follow the convention of the stored TF weights (the gate called "
 transform), so the weights load without sign flips: y = c * relu(W_t x + b_t) + (1 - c) * x,
 c = sigmoid(W_c x + b_c).
 """
+
 from __future__ import annotations
 
 import math
@@ -87,8 +88,9 @@ class CharEncoder(nn.Module):
         """`[n, max_chars]` -> `[n, output_dim]`, `chunk_size` tokens at a time."""
         if char_ids.shape[0] == 0:
             return self.char_embed.weight.new_zeros(0, self.output_dim)
-        return torch.cat([self._encode(char_ids[i : i + self.chunk_size])
-                          for i in range(0, char_ids.shape[0], self.chunk_size)])
+        return torch.cat(
+            [self._encode(char_ids[i : i + self.chunk_size]) for i in range(0, char_ids.shape[0], self.chunk_size)]
+        )
 
     def _encode(self, char_ids: torch.Tensor) -> torch.Tensor:
         # [n, embedding_dim, max_chars]: Conv1d wants channels before positions.

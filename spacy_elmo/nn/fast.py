@@ -15,6 +15,7 @@ The char-CNN is the exact one (its output is cached per token type at inference 
 is a snapshot: it copies the weights, so training the exact model later does not change it. It cannot
 train (int8 products have no gradients) and cannot run stateful (it carries no states between batches).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -39,14 +40,19 @@ def make_fast(bilm: BiLM, mode: str) -> "FastBiLM":
     """A frozen, stateless copy of `bilm` whose LSTM runs in `mode` (see the module docstring for what
     each mode gives up). The exact `bilm` is left untouched."""
     if mode not in FAST_MODES:
-        raise FastModeError(f"unknown fast mode {mode!r}; choose one of {', '.join(FAST_MODES)}, "
-                            "or use the BiLM itself for exact outputs")
+        raise FastModeError(
+            f"unknown fast mode {mode!r}; choose one of {', '.join(FAST_MODES)}, "
+            "or use the BiLM itself for exact outputs"
+        )
     if bilm.device.type != "cpu":
-        raise FastModeError(f"the {mode!r} fast mode runs on the CPU only (fbgemm's int8 products), but the "
-                            f"biLM is on {bilm.device}; on a GPU use the exact BiLM (fast_mode = null), "
-                            "which is the faster one there")
-    stack = BiLSTMStack.of_layers([Int8BiLSTMLayer(layer) for layer in bilm.lstm.layers],
-                                  bilm.lstm.use_skip_connections)
+        raise FastModeError(
+            f"the {mode!r} fast mode runs on the CPU only (fbgemm's int8 products), but the "
+            f"biLM is on {bilm.device}; on a GPU use the exact BiLM (fast_mode = null), "
+            "which is the faster one there"
+        )
+    stack = BiLSTMStack.of_layers(
+        [Int8BiLSTMLayer(layer) for layer in bilm.lstm.layers], bilm.lstm.use_skip_connections
+    )
     return FastBiLM(bilm, stack, mode)
 
 
@@ -64,35 +70,42 @@ class FastBiLM(BiLM):
         state = {k: v.detach().clone() for k, v in exact.state_dict().items() if not k.startswith("lstm.")}
         self.load_state_dict(state, assign=True)
         if any(t.is_meta for t in (*self.parameters(), *self.buffers())):
-            raise FastModeError("a BiLM tensor outside its state_dict was not copied to the fast model; "
-                                "make_fast needs updating for it")
+            raise FastModeError(
+                "a BiLM tensor outside its state_dict was not copied to the fast model; make_fast needs updating for it"
+            )
         self.requires_grad_(False)
         nn.Module.train(self, False)
 
     def train(self, mode: bool = True) -> "FastBiLM":
         if mode:
-            raise FastModeError(f"a {self.mode!r} fast model cannot train; train the exact BiLM and "
-                                "call make_fast on it again afterwards")
+            raise FastModeError(
+                f"a {self.mode!r} fast model cannot train; train the exact BiLM and "
+                "call make_fast on it again afterwards"
+            )
         return super().train(False)
 
     def _run_directions(self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool) -> List[torch.Tensor]:
         if stateful:
-            raise FastModeError(f"a {self.mode!r} fast model is stateless only; use the exact BiLM "
-                                "for stateful=True")
+            raise FastModeError(f"a {self.mode!r} fast model is stateless only; use the exact BiLM for stateful=True")
         if torch.is_grad_enabled() and embedded.requires_grad:
-            raise FastModeError(f"a {self.mode!r} fast model gives no gradients; run it under "
-                                "torch.inference_mode() or use the exact BiLM")
+            raise FastModeError(
+                f"a {self.mode!r} fast model gives no gradients; run it under "
+                "torch.inference_mode() or use the exact BiLM"
+            )
         return super()._run_directions(embedded, lengths, stateful)
 
     def set_warm_start(self, sentences: Optional[Sequence[Sequence[str]]] = None) -> None:
-        raise FastModeError("set the warm start on the exact BiLM and call make_fast on it afterwards: "
-                            "the fast model takes the exact model's initial state with its weights")
+        raise FastModeError(
+            "set the warm start on the exact BiLM and call make_fast on it afterwards: "
+            "the fast model takes the exact model's initial state with its weights"
+        )
 
 
 def _check_both_directions(directions: slice) -> None:
     if directions != BOTH:
-        raise FastModeError("a fast LSTM stack runs both directions together only; "
-                            "use the exact BiLSTMStack for a single direction")
+        raise FastModeError(
+            "a fast LSTM stack runs both directions together only; use the exact BiLSTMStack for a single direction"
+        )
 
 
 class Int8Linear(nn.Module):
@@ -111,10 +124,12 @@ class Int8Linear(nn.Module):
                 warnings.simplefilter("ignore")
                 qweight = torch.quantize_per_channel(w, scale, zero, 0, torch.qint8)
                 self._packed = torch.ops.quantized.linear_prepack(
-                    qweight, None if bias is None else bias.detach().float().clone())
+                    qweight, None if bias is None else bias.detach().float().clone()
+                )
         except (AttributeError, RuntimeError) as error:
-            raise FastModeError(f"this torch build ({torch.__version__}) cannot run int8 products "
-                                f"({error}); use the exact BiLM") from error
+            raise FastModeError(
+                f"this torch build ({torch.__version__}) cannot run int8 products ({error}); use the exact BiLM"
+            ) from error
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.ops.quantized.linear_dynamic(x, self._packed, True)
@@ -126,8 +141,7 @@ class Int8BiLSTMLayer(BiLSTMLayer):
     def __init__(self, exact: BiLSTMLayer) -> None:
         nn.Module.__init__(self)
         self._set_sizes(exact.input_dim, exact.cell_dim, exact.projection_dim, exact.cell_clip, exact.proj_clip)
-        self.inputs = nn.ModuleList(Int8Linear(exact.input_weight[d], exact.input_bias[d])
-                                    for d in range(N_DIRECTIONS))
+        self.inputs = nn.ModuleList(Int8Linear(exact.input_weight[d], exact.input_bias[d]) for d in range(N_DIRECTIONS))
         self.recurrent = nn.ModuleList(Int8Linear(exact.state_weight[d]) for d in range(N_DIRECTIONS))
         self.projections = nn.ModuleList(Int8Linear(exact.projection_weight[d]) for d in range(N_DIRECTIONS))
 

@@ -18,6 +18,7 @@ after the other (measured by benchmarks/bench_bilm.py).
 Rows must come sorted by length, longest first: at each step only the rows still running are computed,
 which saves the work on padding and leaves each finished row's state exactly at its last real step.
 """
+
 from __future__ import annotations
 
 from typing import List, Optional, Sequence, Tuple
@@ -69,8 +70,9 @@ class BiLSTMLayer(nn.Module):
         self.projection_weight = nn.Parameter(torch.empty(N_DIRECTIONS, cell_dim, projection_dim))
         self.reset_parameters()
 
-    def _set_sizes(self, input_dim: int, cell_dim: int, projection_dim: int, cell_clip: Optional[float],
-                   proj_clip: Optional[float]) -> None:
+    def _set_sizes(
+        self, input_dim: int, cell_dim: int, projection_dim: int, cell_clip: Optional[float], proj_clip: Optional[float]
+    ) -> None:
         self.input_dim = input_dim
         self.cell_dim = cell_dim
         self.projection_dim = projection_dim
@@ -90,8 +92,10 @@ class BiLSTMLayer(nn.Module):
             nn.init.zeros_(self.input_bias)
 
     def zero_state(self, batch: int, like: torch.Tensor, n_directions: int = N_DIRECTIONS) -> State:
-        return (like.new_zeros(n_directions, batch, self.projection_dim),
-                like.new_zeros(n_directions, batch, self.cell_dim))
+        return (
+            like.new_zeros(n_directions, batch, self.projection_dim),
+            like.new_zeros(n_directions, batch, self.cell_dim),
+        )
 
     def input_products(self, x: torch.Tensor, directions: slice) -> torch.Tensor:
         """x `[directions, rows, input_dim]` -> x W_x + b `[directions, rows, 4C]`."""
@@ -181,8 +185,9 @@ class BiLSTMStack(nn.Module):
         self.dropout = dropout
 
     @classmethod
-    def of_layers(cls, layers: Sequence[BiLSTMLayer], use_skip_connections: bool,
-                  dropout: float = 0.0) -> "BiLSTMStack":
+    def of_layers(
+        cls, layers: Sequence[BiLSTMLayer], use_skip_connections: bool, dropout: float = 0.0
+    ) -> "BiLSTMStack":
         """A stack of given layers (e.g. the int8 copies of an exact stack's layers)."""
         stack = cls.__new__(cls)
         nn.Module.__init__(stack)
@@ -245,13 +250,12 @@ def run_directions(
         host_order = np.argsort(-np.asarray(group_lengths, dtype=np.int64), kind="stable")
         order = torch.from_numpy(host_order).to(device)
         unsort = torch.from_numpy(np.argsort(host_order, kind="stable")).to(device)
-        initial = None if states is None else [(h[directions][:, order], c[directions][:, order])
-                                                for h, c in states]
-        outputs, finals = lstm(inputs[:, order], np.asarray(group_lengths)[host_order].tolist(), initial,
-                               directions)
-        per_group.append(([out[:, unsort] for out in outputs],
-                          [(h[:, unsort], c[:, unsort]) for h, c in finals]))
+        initial = None if states is None else [(h[directions][:, order], c[directions][:, order]) for h, c in states]
+        outputs, finals = lstm(inputs[:, order], np.asarray(group_lengths)[host_order].tolist(), initial, directions)
+        per_group.append(([out[:, unsort] for out in outputs], [(h[:, unsort], c[:, unsort]) for h, c in finals]))
     outputs = [torch.cat(parts) for parts in zip(*(outs for outs, _ in per_group))]
-    finals = [(torch.cat([f[0] for f in parts]), torch.cat([f[1] for f in parts]))
-              for parts in zip(*(fins for _, fins in per_group))]
+    finals = [
+        (torch.cat([f[0] for f in parts]), torch.cat([f[1] for f in parts]))
+        for parts in zip(*(fins for _, fins in per_group))
+    ]
     return [(out[0], out[1]) for out in outputs], finals

@@ -7,6 +7,7 @@ log of its expected count in the sample, and a negative that happens to be a row
 removed from that row. The sampled loss estimates the full one, so perplexity is always measured with
 `full_loss`.
 """
+
 from __future__ import annotations
 
 import math
@@ -34,7 +35,7 @@ class LogUniformSampler:
 
     def probability(self, ids: torch.Tensor) -> torch.Tensor:
         ids = ids.double()
-        return (torch.log1p(1.0 / (ids + 1.0)) / self._log_range)
+        return torch.log1p(1.0 / (ids + 1.0)) / self._log_range
 
     def expected_count(self, ids: torch.Tensor, n_tries: int) -> torch.Tensor:
         """How often `ids` are expected in a sample of `n_tries` draws that stops at n distinct ids."""
@@ -78,8 +79,11 @@ class GatherRows(torch.autograd.Function):
         (ids,) = ctx.saved_tensors
         weight_shape, bias_shape = ctx.shapes
         index = ids.unsqueeze(0)
-        return (None, torch.sparse_coo_tensor(index, grad_rows, weight_shape, check_invariants=False),
-                torch.sparse_coo_tensor(index, grad_bias, bias_shape, check_invariants=False))
+        return (
+            None,
+            torch.sparse_coo_tensor(index, grad_rows, weight_shape, check_invariants=False),
+            torch.sparse_coo_tensor(index, grad_bias, bias_shape, check_invariants=False),
+        )
 
 
 class Softmax(nn.Module):

@@ -4,6 +4,7 @@ The char-CNN and highway layers cost about a fifth of a full-size ELMo's time pe
 text repeats its tokens (a few thousand word types cover most tokens), so at inference each type is
 encoded once and reused. Least recently used types are dropped beyond `capacity`.
 """
+
 from __future__ import annotations
 
 from collections import OrderedDict

@@ -1,4 +1,5 @@
 """Pretraining your own biLM: vocabulary, streamed corpus, training loop, perplexity, export."""
+
 from .checkpoint import RunDirError
 from .config import ConfigError, PretrainConfig, load_config, parse_overrides
 from .corpus import CorpusError

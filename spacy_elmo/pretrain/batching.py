@@ -7,6 +7,7 @@ input: a forward sentence gives inputs `<S> w1 .. wn` and targets `w1 .. wn </S>
 sentence's `<S>` follows; the backward direction does the same over the reversed sentence with the
 roles of `<S>` and `</S>` swapped. Rows only run short at the very end of the stream.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -5,6 +5,7 @@ everything that a resumed run needs to continue exactly where the checkpointed o
 optimizer state, the step (which fixes the position in the data, replayed on resume), every rank's
 carried LSTM states and random generator states. A directory holding another run is never overwritten.
 """
+
 from __future__ import annotations
 
 import json
@@ -42,8 +43,10 @@ def check_run_dir(output_dir: Union[str, Path], config: Config, resume: bool) ->
         )
     if entries and resume:
         if not config_path.is_file():
-            raise RunDirError(f"output directory {output_dir} holds files but no {CONFIG_FILE}: it is not a "
-                              "pretraining run; choose a new directory")
+            raise RunDirError(
+                f"output directory {output_dir} holds files but no {CONFIG_FILE}: it is not a "
+                "pretraining run; choose a new directory"
+            )
         saved = Config().from_disk(config_path)
         differences = [k for k in config_differences(saved, config) if k not in RESUMABLE_CHANGES]
         if differences:
@@ -77,8 +80,10 @@ def load_checkpoint(path: Union[str, Path]) -> Optional[Dict[str, Any]]:
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # torch raises several types for a damaged file
-        raise RunDirError(f"checkpoint {path} cannot be read ({err}); it was not written by this trainer "
-                          "or the disk lost it; move it away to restart the run") from None
+        raise RunDirError(
+            f"checkpoint {path} cannot be read ({err}); it was not written by this trainer "
+            "or the disk lost it; move it away to restart the run"
+        ) from None
 
 
 class MetricsLog:

@@ -4,6 +4,7 @@
 gets exported. Everything is validated before any file is written: an unknown key, a wrong type or sizes
 that cannot work together fail with the key's name, not after an hour of training.
 """
+
 from __future__ import annotations
 
 import json
@@ -61,9 +62,14 @@ OPTIMIZERS = ("adagrad", "adam", "sgd")
 SPARSE_OPTIMIZERS = ("adagrad", "sgd")
 # Keys a resumed run may change: they do not alter what has been computed so far (the stream of epoch e
 # does not depend on the number of epochs).
-RESUMABLE_CHANGES = {"training.n_epochs", "training.max_steps", "paths.dev", "training.tf32", "training.bf16",
-                     "training.prefetch"} | {
-    f"logging.{f.name}" for f in fields(LoggingSettings)}
+RESUMABLE_CHANGES = {
+    "training.n_epochs",
+    "training.max_steps",
+    "paths.dev",
+    "training.tf32",
+    "training.bf16",
+    "training.prefetch",
+} | {f"logging.{f.name}" for f in fields(LoggingSettings)}
 
 
 @dataclass
@@ -78,8 +84,18 @@ class PretrainConfig:
     config: Config
 
 
-_POSITIVE_INTS = {"n_epochs", "batch_size", "unroll_steps", "n_negative_samples", "shuffle_buffer",
-                  "log_every", "eval_every", "eval_max_tokens", "eval_batch_size", "checkpoint_every"}
+_POSITIVE_INTS = {
+    "n_epochs",
+    "batch_size",
+    "unroll_steps",
+    "n_negative_samples",
+    "shuffle_buffer",
+    "log_every",
+    "eval_every",
+    "eval_max_tokens",
+    "eval_batch_size",
+    "checkpoint_every",
+}
 
 
 def _check_value(section: str, name: str, value: Any, default: Any) -> Any:
@@ -145,8 +161,9 @@ def parse_config(config: Config) -> PretrainConfig:
     if isinstance(train, (str, Path)) and str(train):
         train = [str(train)]
     if not isinstance(train, list) or not train or not all(isinstance(t, (str, Path)) for t in train):
-        raise ConfigError("[paths] train must name the training text: a file, a directory, a glob or a list "
-                          f"of them, got {train!r}")
+        raise ConfigError(
+            f"[paths] train must name the training text: a file, a directory, a glob or a list of them, got {train!r}"
+        )
     vocab = _optional_path(paths.get("vocab"), "[paths] vocab")
     if vocab is None:
         raise ConfigError("[paths] vocab must name a vocabulary file (build it with `python -m spacy_elmo vocab`)")
@@ -161,11 +178,15 @@ def parse_config(config: Config) -> PretrainConfig:
     if training.optimizer not in OPTIMIZERS:
         raise ConfigError(f"[training] optimizer must be one of {', '.join(OPTIMIZERS)}, got {training.optimizer!r}")
     if training.sparse_softmax and training.softmax != "sampled":
-        raise ConfigError('[training] sparse_softmax = true needs softmax = "sampled": the full softmax touches '
-                          "every row at every step")
+        raise ConfigError(
+            '[training] sparse_softmax = true needs softmax = "sampled": the full softmax touches '
+            "every row at every step"
+        )
     if training.sparse_softmax and training.optimizer not in SPARSE_OPTIMIZERS:
-        raise ConfigError(f"[training] sparse_softmax = true works with {' or '.join(SPARSE_OPTIMIZERS)} (torch's "
-                          f"{training.optimizer} takes no sparse gradients); change the optimizer or set it to false")
+        raise ConfigError(
+            f"[training] sparse_softmax = true works with {' or '.join(SPARSE_OPTIMIZERS)} (torch's "
+            f"{training.optimizer} takes no sparse gradients); change the optimizer or set it to false"
+        )
     return PretrainConfig(
         train=[str(t) for t in train],
         dev=_optional_path(paths.get("dev"), "[paths] dev"),
@@ -198,8 +219,10 @@ def load_config(
         else:
             path = Path(source)
             if not path.is_file():
-                raise ConfigError(f"config file {path} does not exist; the presets are in configs/ "
-                                  "(pretrain_small.cfg, pretrain_medium.cfg, pretrain_original.cfg)")
+                raise ConfigError(
+                    f"config file {path} does not exist; the presets are in configs/ "
+                    "(pretrain_small.cfg, pretrain_medium.cfg, pretrain_original.cfg)"
+                )
             config = Config().from_disk(path, overrides=overrides)
     except ConfigValidationError as err:
         raise ConfigError(f"invalid config: {err}") from None
@@ -229,6 +252,7 @@ def parse_overrides(args: Sequence[str]) -> Dict[str, Any]:
 
 def config_differences(old: Config, new: Config) -> List[str]:
     """Dotted keys whose values differ between two configs (sections flattened)."""
+
     def flatten(value: Any, prefix: str = "") -> Dict[str, Any]:
         if isinstance(value, dict):
             out: Dict[str, Any] = {}

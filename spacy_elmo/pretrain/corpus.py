@@ -6,6 +6,7 @@ rank): resuming a run replays it up to the recorded batch instead of storing rea
 forward and backward streams use different stream names so their orders are independent. Memory stays
 bounded by the shuffle buffer, whatever the size of the files.
 """
+
 from __future__ import annotations
 
 import glob
@@ -59,8 +60,7 @@ def corpus_stats(paths: Sequence[Path]) -> CorpusStats:
                 n_tokens += n
     if n_sentences == 0:
         names = ", ".join(str(p) for p in paths[:3]) + (" ..." if len(paths) > 3 else "")
-        raise CorpusError(f"the corpus ({names}) has no tokens; it needs one whitespace-tokenized sentence "
-                          "per line")
+        raise CorpusError(f"the corpus ({names}) has no tokens; it needs one whitespace-tokenized sentence per line")
     return CorpusStats(n_sentences, n_tokens)
 
 

@@ -5,6 +5,7 @@ code path. Each rank reads its own share of the sentence stream; gradients are a
 DistributedDataParallel; only rank 0 writes files. Decisions every rank must take together (stop at the
 end of the data, stop on NaN) are reduced across ranks so no rank waits forever for the others.
 """
+
 from __future__ import annotations
 
 import os

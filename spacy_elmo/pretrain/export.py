@@ -4,6 +4,7 @@ perplexity need: the softmax (`softmax.hdf5`) and the vocabulary it scores (`voc
 
 Every file is written atomically, so an export interrupted at any moment leaves the previous one whole.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,9 @@ SOFTMAX_FILE = "softmax.hdf5"
 VOCAB_FILE = "vocab.txt"
 
 
-def export_model(model: LanguageModel, vocab: Vocabulary, output_dir: Union[str, Path],
-                 options: Optional[ElmoOptions] = None) -> None:
+def export_model(
+    model: LanguageModel, vocab: Vocabulary, output_dir: Union[str, Path], options: Optional[ElmoOptions] = None
+) -> None:
     """Write the four files of a trained model into `output_dir`. `options` (default: the model's)
     may carry the training keys the original wrote beside the architecture."""
     output_dir = Path(output_dir)
@@ -45,8 +47,7 @@ def export_model(model: LanguageModel, vocab: Vocabulary, output_dir: Union[str,
     vocab.to_file(output_dir / VOCAB_FILE)
 
 
-def load_softmax(model: LanguageModel, path: Union[str, Path], vocab: Vocabulary,
-                 saved_vocab: Vocabulary) -> int:
+def load_softmax(model: LanguageModel, path: Union[str, Path], vocab: Vocabulary, saved_vocab: Vocabulary) -> int:
     """Copy the rows of a saved softmax whose words are in `vocab`; returns how many were copied.
     Words new to `vocab` keep their fresh initialisation, so training can continue on new text with a
     different vocabulary."""
@@ -59,8 +60,10 @@ def load_softmax(model: LanguageModel, path: Union[str, Path], vocab: Vocabulary
         except OSError as err:
             raise WeightsError(f"softmax file {path} cannot be read ({err}); it is probably truncated") from None
     if weight.shape != (len(saved_vocab), model.options.projection_dim):
-        raise WeightsError(f"{path}: softmax/W has shape {weight.shape}, expected "
-                           f"({len(saved_vocab)}, {model.options.projection_dim}) for its vocabulary and options")
+        raise WeightsError(
+            f"{path}: softmax/W has shape {weight.shape}, expected "
+            f"({len(saved_vocab)}, {model.options.projection_dim}) for its vocabulary and options"
+        )
     pairs = [(i, saved_vocab.index[w]) for i, w in enumerate(vocab.words) if w in saved_vocab.index]
     new_rows = torch.tensor([i for i, _ in pairs], dtype=torch.long)
     old_rows = torch.tensor([j for _, j in pairs], dtype=torch.long)
@@ -75,8 +78,9 @@ def load_language_model(model_dir: Union[str, Path]) -> Tuple[LanguageModel, Voc
     model_dir = Path(model_dir)
     for name in (OPTIONS_FILE, WEIGHTS_FILE, SOFTMAX_FILE, VOCAB_FILE):
         if not (model_dir / name).is_file():
-            raise WeightsError(f"{model_dir} has no {name}; give the output directory of "
-                               "`python -m spacy_elmo pretrain`")
+            raise WeightsError(
+                f"{model_dir} has no {name}; give the output directory of `python -m spacy_elmo pretrain`"
+            )
     options = ElmoOptions.from_file(model_dir / OPTIONS_FILE)
     vocab = Vocabulary.from_file(model_dir / VOCAB_FILE)
     model = LanguageModel(options, len(vocab))

@@ -6,6 +6,7 @@ reversed. The char-CNN runs once per distinct token of the batch (both streams t
 result is gathered into place: the same numbers as running it per position, at a fraction of the cost,
 since a batch of natural text repeats most of its tokens.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -134,8 +135,9 @@ class LanguageModel(nn.Module):
             hidden = top.reshape(-1, top.shape[-1]).index_select(0, batch.positions[d])
             targets = batch.targets[d]
             if sampler is not None and negatives is not None:
-                losses = self.softmax.sampled_loss(hidden, targets, sampler, negatives, n_tries,
-                                                   sparse=self.sparse_softmax)
+                losses = self.softmax.sampled_loss(
+                    hidden, targets, sampler, negatives, n_tries, sparse=self.sparse_softmax
+                )
             else:
                 losses = self.softmax.full_loss(hidden, targets)
             sums.append(losses.sum())

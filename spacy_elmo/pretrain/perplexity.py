@@ -8,6 +8,7 @@ Perplexity is exp of the mean loss per target token,
 `</S>` (forward) and `<S>` (backward) included; the average is exp of the mean of the two directions'
 losses, which is what the original prints as "perplexity".
 """
+
 from __future__ import annotations
 
 import math
@@ -32,8 +33,7 @@ class Perplexity:
     n_tokens: int  # target tokens per direction
 
     def to_dict(self) -> dict:
-        return {"forward": self.forward, "backward": self.backward, "average": self.average,
-                "n_tokens": self.n_tokens}
+        return {"forward": self.forward, "backward": self.backward, "average": self.average, "n_tokens": self.n_tokens}
 
 
 def perplexity(
@@ -70,8 +70,7 @@ def perplexity(
     finally:
         model.train(was_training)
     if min(counts) == 0:
-        raise CorpusError(f"evaluation file {path} has no tokens; it needs one whitespace-tokenized "
-                          "sentence per line")
+        raise CorpusError(f"evaluation file {path} has no tokens; it needs one whitespace-tokenized sentence per line")
     losses = [total / count for total, count in zip(sums.tolist(), counts)]
     return Perplexity(
         forward=math.exp(losses[0]),

@@ -1,4 +1,5 @@
 """The perplexity curve of a run, drawn from its JSONL log (needs matplotlib: `pip install spacy-elmo[plot]`)."""
+
 from __future__ import annotations
 
 import logging

@@ -5,6 +5,7 @@ time the device sits idle unless it overlaps with the device's work on the previ
 is mostly NumPy and torch calls that release the GIL, so one thread is enough. The order of the items
 is exactly the order of the source, so a run with prefetching computes what a run without it computes.
 """
+
 from __future__ import annotations
 
 import queue

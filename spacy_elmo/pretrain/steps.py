@@ -6,6 +6,7 @@ statistics (`RunningStats`) and the NaN check (`NonFiniteGuard`) stay on the dev
 logging, evaluation and checkpoint intervals. On the CPU reading them is free, and the guard stops
 a run before a non-finite step is applied.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -66,8 +67,10 @@ def check_device_settings(settings: TrainingSettings, device: torch.device) -> N
     if device.type != "cuda":
         for name in ("tf32", "bf16"):
             if getattr(settings, name):
-                raise ConfigError(f"[training] {name} = true is a GPU option, but this run is on {device}; "
-                                  f"set it to false (it would do nothing or slow the CPU down)")
+                raise ConfigError(
+                    f"[training] {name} = true is a GPU option, but this run is on {device}; "
+                    f"set it to false (it would do nothing or slow the CPU down)"
+                )
     elif settings.tf32:
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
@@ -129,7 +132,10 @@ def average_sparse_gradients(context: distributed.Context, parameters: Iterable[
         dist.all_gather(all_values, padded_values)
         merged = torch.sparse_coo_tensor(
             torch.cat([i[:, :n] for i, n in zip(all_indices, sizes)], dim=1),
-            torch.cat([v[:n] for v, n in zip(all_values, sizes)]) / world, grad.shape, check_invariants=False)
+            torch.cat([v[:n] for v, n in zip(all_values, sizes)]) / world,
+            grad.shape,
+            check_invariants=False,
+        )
         param.grad = merged.coalesce()
 
 

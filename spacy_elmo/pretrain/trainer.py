@@ -7,6 +7,7 @@ accumulator), gradients are clipped by their global norm, and the step is taken.
 decides the next step (parameters, optimizer, step number, states, random generators) is in the
 checkpoint, so a resumed run continues exactly where the checkpointed one was.
 """
+
 from __future__ import annotations
 
 import logging
@@ -71,8 +72,9 @@ class TrainResult:
 
 def build_optimizer(settings: TrainingSettings, params: Any) -> torch.optim.Optimizer:
     if settings.optimizer == "adagrad":
-        return torch.optim.Adagrad(params, lr=settings.learning_rate,
-                                   initial_accumulator_value=settings.initial_accumulator)
+        return torch.optim.Adagrad(
+            params, lr=settings.learning_rate, initial_accumulator_value=settings.initial_accumulator
+        )
     if settings.optimizer == "adam":
         return torch.optim.Adam(params, lr=settings.learning_rate)
     return torch.optim.SGD(params, lr=settings.learning_rate)
@@ -80,14 +82,16 @@ def build_optimizer(settings: TrainingSettings, params: Any) -> torch.optim.Opti
 
 def architecture_differences(a: ElmoOptions, b: ElmoOptions) -> List[str]:
     """Architecture keys on which two options disagree (261 and 262 characters are the same model)."""
+
     def flat(options: ElmoOptions) -> Dict[str, Any]:
         data = options.to_dict()
         data["char_cnn"]["n_characters"] = None
         return {f"{s}.{k}": v for s in ("lstm", "char_cnn") for k, v in data[s].items()}
 
     fa, fb = flat(a), flat(b)
-    return [f"{k} ({fa.get(k)!r} there, {fb.get(k)!r} here)" for k in sorted(set(fa) | set(fb))
-            if fa.get(k) != fb.get(k)]
+    return [
+        f"{k} ({fa.get(k)!r} there, {fb.get(k)!r} here)" for k in sorted(set(fa) | set(fb)) if fa.get(k) != fb.get(k)
+    ]
 
 
 def initialize_from(model: LanguageModel, vocab: Vocabulary, source: Path) -> None:
@@ -99,8 +103,10 @@ def initialize_from(model: LanguageModel, vocab: Vocabulary, source: Path) -> No
             raise ConfigError(f"[paths] init: {source} has no {OPTIONS_FILE}")
         differences = architecture_differences(ElmoOptions.from_file(options_path), model.options)
         if differences:
-            raise ConfigError(f"[paths] init: the model in {source} differs from [model] in "
-                              f"{'; '.join(differences)}; make [model] match it")
+            raise ConfigError(
+                f"[paths] init: the model in {source} differs from [model] in "
+                f"{'; '.join(differences)}; make [model] match it"
+            )
         load_weights(model.bilm, source / WEIGHTS_FILE)
         if (source / SOFTMAX_FILE).is_file() and (source / VOCAB_FILE).is_file():
             copied = load_softmax(model, source / SOFTMAX_FILE, vocab, Vocabulary.from_file(source / VOCAB_FILE))
@@ -108,8 +114,9 @@ def initialize_from(model: LanguageModel, vocab: Vocabulary, source: Path) -> No
     elif source.is_file():
         load_weights(model.bilm, source)
     else:
-        raise ConfigError(f"[paths] init: {source} does not exist; give a pretraining output directory or a "
-                          "weights .hdf5 file")
+        raise ConfigError(
+            f"[paths] init: {source} does not exist; give a pretraining output directory or a weights .hdf5 file"
+        )
 
 
 class StopRequest:
@@ -145,8 +152,14 @@ def estimated_steps(stats: CorpusStats, config: PretrainConfig, world_size: int)
 
 
 class Trainer:
-    def __init__(self, config: PretrainConfig, output_dir: Union[str, Path], context: distributed.Context,
-                 resume: bool = False, show_progress: bool = True) -> None:
+    def __init__(
+        self,
+        config: PretrainConfig,
+        output_dir: Union[str, Path],
+        context: distributed.Context,
+        resume: bool = False,
+        show_progress: bool = True,
+    ) -> None:
         self.config = config
         self.settings = config.training
         self.output_dir = Path(output_dir)
@@ -163,7 +176,7 @@ class Trainer:
         if self.settings.softmax == "sampled" and self.settings.n_negative_samples >= len(vocab):
             raise ConfigError(
                 f"[training] n_negative_samples ({self.settings.n_negative_samples}) must be smaller than the "
-                f"vocabulary ({len(vocab)} words in {self.config.vocab}); lower it or set softmax = \"full\""
+                f'vocabulary ({len(vocab)} words in {self.config.vocab}); lower it or set softmax = "full"'
             )
         if self.config.dev is not None and not self.config.dev.is_file():
             raise ConfigError(f"[paths] dev: {self.config.dev} does not exist")
@@ -172,9 +185,16 @@ class Trainer:
     def _export_options(self, vocab: Vocabulary, stats: CorpusStats) -> ElmoOptions:
         t = self.settings
         training = replace(
-            self.config.options.training, bidirectional=True, dropout=t.dropout, all_clip_norm_val=t.clip_norm,
-            n_epochs=t.n_epochs, n_train_tokens=stats.n_tokens, batch_size=t.batch_size,
-            n_tokens_vocab=len(vocab), unroll_steps=t.unroll_steps, learning_rate=t.learning_rate,
+            self.config.options.training,
+            bidirectional=True,
+            dropout=t.dropout,
+            all_clip_norm_val=t.clip_norm,
+            n_epochs=t.n_epochs,
+            n_train_tokens=stats.n_tokens,
+            batch_size=t.batch_size,
+            n_tokens_vocab=len(vocab),
+            unroll_steps=t.unroll_steps,
+            learning_rate=t.learning_rate,
             sample_softmax=t.softmax == "sampled",
             n_negative_samples_batch=t.n_negative_samples if t.softmax == "sampled" else None,
         )
@@ -185,11 +205,16 @@ class Trainer:
         vocab, paths, stats = self._validate()
         check_device_settings(t, ctx.device)
         torch.manual_seed(t.seed)
-        model = LanguageModel(self.config.options, len(vocab), dropout=t.dropout,  # bilm-tf's initialisation
-                              sparse_softmax=t.sparse_softmax)
+        model = LanguageModel(
+            self.config.options,
+            len(vocab),
+            dropout=t.dropout,  # bilm-tf's initialisation
+            sparse_softmax=t.sparse_softmax,
+        )
         check_run_dir(self.output_dir, self.config.config, self.resume)
-        payload = distributed.broadcast(ctx, load_checkpoint(self.output_dir / CHECKPOINT_FILE)
-                                        if ctx.is_main and self.resume else None)
+        payload = distributed.broadcast(
+            ctx, load_checkpoint(self.output_dir / CHECKPOINT_FILE) if ctx.is_main and self.resume else None
+        )
         if payload is None and self.config.init is not None:
             initialize_from(model, vocab, self.config.init)
         distributed.barrier(ctx)
@@ -210,11 +235,19 @@ class Trainer:
         export_options = self._export_options(vocab, stats)
         total = estimated_steps(stats, self.config, ctx.world_size)
         per_epoch = stats.n_tokens + stats.n_sentences  # forward targets in one pass over the corpus
-        logger.info("corpus: %d files, %d sentences, %d tokens; %s steps for %d epochs on %d process(es)",
-                    len(paths), stats.n_sentences, stats.n_tokens, total, t.n_epochs, ctx.world_size)
+        logger.info(
+            "corpus: %d files, %d sentences, %d tokens; %s steps for %d epochs on %d process(es)",
+            len(paths),
+            stats.n_sentences,
+            stats.n_tokens,
+            total,
+            t.n_epochs,
+            ctx.world_size,
+        )
         mapper = CharacterMapper(self.config.options.char_cnn.max_characters_per_token)
-        inputs: Iterator[StepInputs] = step_inputs(self._batches(paths, vocab, step), mapper, sampler,
-                                                   self._sampler_seed, step, pin=ctx.device.type == "cuda")
+        inputs: Iterator[StepInputs] = step_inputs(
+            self._batches(paths, vocab, step), mapper, sampler, self._sampler_seed, step, pin=ctx.device.type == "cuda"
+        )
         if t.prefetch:
             inputs = Prefetcher(inputs, t.prefetch)
         net = self._data_parallel(model) if ctx.distributed else model
@@ -223,8 +256,9 @@ class Trainer:
         guard = NonFiniteGuard(ctx.device)
         running = RunningStats(ctx.device)
         started, start_tokens = time.perf_counter(), tokens
-        bar = tqdm(total=total, initial=step, unit="step", disable=not self.show_progress, desc="pretrain",
-                   dynamic_ncols=True)
+        bar = tqdm(
+            total=total, initial=step, unit="step", disable=not self.show_progress, desc="pretrain", dynamic_ncols=True
+        )
         model.train()
         stop = StopRequest(enabled=not ctx.distributed)
         try:
@@ -241,8 +275,14 @@ class Trainer:
                 with precision(t, ctx.device):
                     out = net(batch, states, sampler, negatives, item.n_tries)
                 forward_count, backward_count = out.counts
-                loss = 0.5 * (out.loss_sums[0].float() / max(forward_count, 1)
-                              + out.loss_sums[1].float() / max(backward_count, 1)) * t.unroll_steps
+                loss = (
+                    0.5
+                    * (
+                        out.loss_sums[0].float() / max(forward_count, 1)
+                        + out.loss_sums[1].float() / max(backward_count, 1)
+                    )
+                    * t.unroll_steps
+                )
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 if ctx.distributed and t.sparse_softmax:
@@ -262,11 +302,21 @@ class Trainer:
                     record = running.collect(ctx)
                     elapsed = time.perf_counter() - started
                     speed = (tokens - start_tokens) / elapsed if elapsed > 0 else 0.0
-                    bar.set_postfix_str(f"epoch {tokens / per_epoch:.2f} tok/s {speed:,.0f} "
-                                        f"ppl {record['perplexity']:,.1f}", refresh=False)
+                    bar.set_postfix_str(
+                        f"epoch {tokens / per_epoch:.2f} tok/s {speed:,.0f} ppl {record['perplexity']:,.1f}",
+                        refresh=False,
+                    )
                     if ctx.is_main:
-                        self.log.append({"event": "train", "step": step, "tokens": tokens, **record,
-                                         "tokens_per_s": speed, "elapsed": elapsed})
+                        self.log.append(
+                            {
+                                "event": "train",
+                                "step": step,
+                                "tokens": tokens,
+                                **record,
+                                "tokens_per_s": speed,
+                                "elapsed": elapsed,
+                            }
+                        )
                 if self.config.dev is not None and step % logs.eval_every == 0:
                     guard.raise_if_tripped()
                     heldout = self._evaluate(model, vocab, step, tokens)
@@ -298,7 +348,8 @@ class Trainer:
         so that no dense `[V, P]` gradient is all-reduced."""
         if self.settings.sparse_softmax:
             DistributedDataParallel._set_params_and_buffers_to_ignore_for_model(
-                model, [f"softmax.{name}" for name, _ in model.softmax.named_parameters()])
+                model, [f"softmax.{name}" for name, _ in model.softmax.named_parameters()]
+            )
         return DistributedDataParallel(model)
 
     def _sampler_seed(self, step: int) -> int:
@@ -311,8 +362,13 @@ class Trainer:
         by the run being resumed) replayed without computing anything."""
         t, ctx = self.settings, self.context
         streams = [
-            StreamBatcher(sentence_stream(paths, t.n_epochs, t.seed, name, t.shuffle_buffer, ctx.rank,
-                                          ctx.world_size), vocab, t.batch_size, t.unroll_steps, reverse=reverse)
+            StreamBatcher(
+                sentence_stream(paths, t.n_epochs, t.seed, name, t.shuffle_buffer, ctx.rank, ctx.world_size),
+                vocab,
+                t.batch_size,
+                t.unroll_steps,
+                reverse=reverse,
+            )
             for name, reverse in (("forward", False), ("backward", True))
         ]
         pairs = zip(*streams)
@@ -321,8 +377,9 @@ class Trainer:
                 break
         return pairs
 
-    def _restore(self, payload: Dict[str, Any], model: LanguageModel,
-                 optimizer: torch.optim.Optimizer) -> Tuple[int, int, States]:
+    def _restore(
+        self, payload: Dict[str, Any], model: LanguageModel, optimizer: torch.optim.Optimizer
+    ) -> Tuple[int, int, States]:
         ctx = self.context
         if payload["world_size"] != ctx.world_size:
             raise TrainingError(
@@ -341,20 +398,38 @@ class Trainer:
         logger.info("resumed from step %d (%d tokens)", payload["step"], payload["tokens"])
         return payload["step"], payload["tokens"], states
 
-    def _checkpoint(self, model: LanguageModel, optimizer: torch.optim.Optimizer, states: States, step: int,
-                    tokens: int, vocab: Vocabulary, options: ElmoOptions) -> None:
+    def _checkpoint(
+        self,
+        model: LanguageModel,
+        optimizer: torch.optim.Optimizer,
+        states: States,
+        step: int,
+        tokens: int,
+        vocab: Vocabulary,
+        options: ElmoOptions,
+    ) -> None:
         device = self.context.device
-        ranks = distributed.gather(self.context, {
-            "states": [(h.cpu(), c.cpu()) for h, c in states],
-            "torch_rng": torch.get_rng_state(),
-            # Dropout on a GPU draws from the device's generator.
-            "cuda_rng": torch.cuda.get_rng_state(device) if device.type == "cuda" else None,
-        })
+        ranks = distributed.gather(
+            self.context,
+            {
+                "states": [(h.cpu(), c.cpu()) for h, c in states],
+                "torch_rng": torch.get_rng_state(),
+                # Dropout on a GPU draws from the device's generator.
+                "cuda_rng": torch.cuda.get_rng_state(device) if device.type == "cuda" else None,
+            },
+        )
         if self.context.is_main:
-            save_checkpoint(self.output_dir / CHECKPOINT_FILE, {
-                "step": step, "tokens": tokens, "world_size": self.context.world_size,
-                "model": model.state_dict(), "optimizer": optimizer.state_dict(), "ranks": ranks,
-            })
+            save_checkpoint(
+                self.output_dir / CHECKPOINT_FILE,
+                {
+                    "step": step,
+                    "tokens": tokens,
+                    "world_size": self.context.world_size,
+                    "model": model.state_dict(),
+                    "optimizer": optimizer.state_dict(),
+                    "ranks": ranks,
+                },
+            )
             export_model(model, vocab, self.output_dir, options)
             self.log.append({"event": "checkpoint", "step": step, "tokens": tokens})
         distributed.barrier(self.context)
@@ -364,18 +439,30 @@ class Trainer:
         if not self.context.is_main or self.config.dev is None:
             return None
         logs = self.config.logging
-        result = perplexity(model, vocab, self.config.dev, batch_size=logs.eval_batch_size,
-                            unroll_steps=self.settings.unroll_steps, max_tokens=logs.eval_max_tokens)
+        result = perplexity(
+            model,
+            vocab,
+            self.config.dev,
+            batch_size=logs.eval_batch_size,
+            unroll_steps=self.settings.unroll_steps,
+            max_tokens=logs.eval_max_tokens,
+        )
         self.log.append({"event": "eval", "step": step, "tokens": tokens, **result.to_dict()})
         if logs.plot:
             plot_curves(self.log.path, self.output_dir / PLOT_FILE)
-        logger.info("step %d: held-out perplexity %.2f (forward %.2f, backward %.2f)", step, result.average,
-                    result.forward, result.backward)
+        logger.info(
+            "step %d: held-out perplexity %.2f (forward %.2f, backward %.2f)",
+            step,
+            result.average,
+            result.forward,
+            result.backward,
+        )
         return result
 
 
-def train(config: PretrainConfig, output_dir: Union[str, Path], resume: bool = False,
-          show_progress: bool = True) -> TrainResult:
+def train(
+    config: PretrainConfig, output_dir: Union[str, Path], resume: bool = False, show_progress: bool = True
+) -> TrainResult:
     """Train (or with `resume`, continue) a biLM as `config` says, writing into `output_dir`: the
     checkpoint, the log, the plot and the exported model."""
     context = distributed.setup()

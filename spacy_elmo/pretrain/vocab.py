@@ -6,6 +6,7 @@ order matters beyond tidiness: the sampled softmax draws negatives log-uniformly
 approximates the word distribution only when frequent words have small ids. The vocabulary only names
 the softmax *targets*; inputs are characters, so words outside it still get their own input.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -53,8 +54,10 @@ class Vocabulary:
     def from_file(cls, path: Union[str, Path]) -> "Vocabulary":
         path = Path(path)
         if not path.is_file():
-            raise VocabError(f"vocabulary file {path} does not exist; build one with "
-                             "`python -m spacy_elmo vocab CORPUS... --output vocab.txt`")
+            raise VocabError(
+                f"vocabulary file {path} does not exist; build one with "
+                "`python -m spacy_elmo vocab CORPUS... --output vocab.txt`"
+            )
         words = [line.strip() for line in read_text(path, "vocabulary", VocabError).splitlines()]
         words = [w for w in words if w and w != MAX_TERM_ID]
         missing = [s for s in SPECIALS if s not in words[:3]]
@@ -87,13 +90,15 @@ def build_vocabulary(counts: Counter, min_count: int = 1, max_size: Optional[int
     """Specials first, then tokens seen at least `min_count` times by descending frequency, cut so the
     whole vocabulary has at most `max_size` entries."""
     if max_size is not None and max_size <= len(SPECIALS):
-        raise VocabError(f"max_size must leave room for words after the {len(SPECIALS)} special tokens, "
-                         f"got {max_size}")
-    words = sorted((w for w, n in counts.items() if n >= min_count and w not in SPECIALS),
-                   key=lambda w: (-counts[w], w))
+        raise VocabError(f"max_size must leave room for words after the {len(SPECIALS)} special tokens, got {max_size}")
+    words = sorted(
+        (w for w, n in counts.items() if n >= min_count and w not in SPECIALS), key=lambda w: (-counts[w], w)
+    )
     if max_size is not None:
         words = words[: max_size - len(SPECIALS)]
     if not words:
-        raise VocabError(f"no token occurs at least {min_count} times in the corpus; is it empty? "
-                         "(a vocabulary of only the special tokens cannot train a language model)")
+        raise VocabError(
+            f"no token occurs at least {min_count} times in the corpus; is it empty? "
+            "(a vocabulary of only the special tokens cannot train a language model)"
+        )
     return Vocabulary([*SPECIALS, *words])

@@ -8,6 +8,7 @@ every split (for the smoke run). Subsets: `train-<size>-s<seed>.spacy`, a random
 training sentences drawn with `seed` (so seeds differ in data as well as initialisation, as a learning
 curve should); `train-all.spacy` is the whole split.
 """
+
 from __future__ import annotations
 
 import argparse

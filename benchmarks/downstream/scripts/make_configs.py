@@ -11,6 +11,7 @@ default CPU config so that every system shares the head, the optimizer, the batc
 - `elmo_probe`: the listener (mix + hash embeddings) straight into the head, no encoder: what ELMo's
   layers give a linear classifier.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,26 +25,62 @@ from confection import Config
 
 HEADS = {"pos": "tagger", "ner": "ner"}
 ELMO_COMPONENT = {
-    "factory": "elmo", "pooling": "mean", "store_layers": True, "frozen": True, "set_tensor": False,
+    "factory": "elmo",
+    "pooling": "mean",
+    "store_layers": True,
+    "frozen": True,
+    "set_tensor": False,
     "cache_mb": 2048,
-    "model": {"@architectures": "spacy-elmo.BiLM.v1", "options": "${paths.elmo_options}",
-              "weights": "${paths.elmo_weights}"},
+    "model": {
+        "@architectures": "spacy-elmo.BiLM.v1",
+        "options": "${paths.elmo_options}",
+        "weights": "${paths.elmo_weights}",
+    },
 }
-MIX = {"@layers": "spacy-elmo.ScalarMix.v1", "weights": None, "gamma": 1.0, "layer_norm": False, "dropout": 0.1,
-       "l2": 0.001, "trainable": True}
+MIX = {
+    "@layers": "spacy-elmo.ScalarMix.v1",
+    "weights": None,
+    "gamma": 1.0,
+    "layer_norm": False,
+    "dropout": 0.1,
+    "l2": 0.001,
+    "trainable": True,
+}
 
 
 def spacy_default(head: str) -> Config:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "config.cfg"
-        subprocess.run([sys.executable, "-m", "spacy", "init", "config", str(path), "--lang", "en", "--pipeline",
-                        head, "--optimize", "efficiency", "--force"], check=True, capture_output=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "spacy",
+                "init",
+                "config",
+                str(path),
+                "--lang",
+                "en",
+                "--pipeline",
+                head,
+                "--optimize",
+                "efficiency",
+                "--force",
+            ],
+            check=True,
+            capture_output=True,
+        )
         return Config().from_disk(path, interpolate=False)
 
 
 def listener(hash_embed: Dict[str, Any], width: int) -> Dict[str, Any]:
-    return {"@architectures": "spacy-elmo.ElmoListener.v1", "upstream": "elmo", "width": width, "mix": dict(MIX),
-            "extra_features": hash_embed}
+    return {
+        "@architectures": "spacy-elmo.ElmoListener.v1",
+        "upstream": "elmo",
+        "width": width,
+        "mix": dict(MIX),
+        "extra_features": hash_embed,
+    }
 
 
 def elmo_variant(base: Config, head: str, encoder: bool) -> Config:
@@ -55,7 +92,10 @@ def elmo_variant(base: Config, head: str, encoder: bool) -> Config:
     config["components"]["elmo"] = dict(ELMO_COMPONENT)
     if encoder:
         config["components"][head]["model"]["tok2vec"] = {
-            "@architectures": "spacy.Tok2Vec.v2", "embed": listener(hash_embed, width), "encode": tok2vec["encode"]}
+            "@architectures": "spacy.Tok2Vec.v2",
+            "embed": listener(hash_embed, width),
+            "encode": tok2vec["encode"],
+        }
     else:
         config["components"][head]["model"]["tok2vec"] = listener(hash_embed, width)
     config["paths"]["elmo_options"] = None
@@ -71,8 +111,11 @@ def main() -> None:
     for task, head in HEADS.items():
         base = spacy_default(head)
         base["training"]["logger"] = {"@loggers": "spacy.ConsoleLogger.v1", "progress_bar": False}
-        configs = {"baseline": base, "elmo_encoder": elmo_variant(base, head, encoder=True),
-                   "elmo_probe": elmo_variant(base, head, encoder=False)}
+        configs = {
+            "baseline": base,
+            "elmo_encoder": elmo_variant(base, head, encoder=True),
+            "elmo_probe": elmo_variant(base, head, encoder=False),
+        }
         for system, config in configs.items():
             config.to_disk(args.output / f"{task}_{system}.cfg", interpolate=False)
             print(f"wrote {args.output / f'{task}_{system}.cfg'}")

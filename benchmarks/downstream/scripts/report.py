@@ -7,6 +7,7 @@ the relative error reduction against the baseline at the same size and seeds, th
 selected model, and the wall time of `spacy train` (mean per run) with its ratio to the baseline's.
 Unfinished or failed runs are left out and listed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,8 +21,11 @@ from typing import Dict, List, Tuple
 METRIC = {"pos": ("tag_acc", "PTB tag accuracy"), "ner": ("ents_f", "entity F1")}
 SIZES = ["500", "2000", "all"]
 SYSTEMS = ["baseline", "elmo_encoder", "elmo_probe"]
-NAMES = {"baseline": "spaCy default CPU pipeline", "elmo_encoder": "ELMo + task encoder",
-         "elmo_probe": "ELMo linear probe"}
+NAMES = {
+    "baseline": "spaCy default CPU pipeline",
+    "elmo_encoder": "ELMo + task encoder",
+    "elmo_probe": "ELMo linear probe",
+}
 
 
 def cpu_name() -> str:
@@ -49,9 +53,13 @@ def load(runs: Path) -> Tuple[Dict[Tuple[str, str, str], List[Dict]], List[str]]
 def table(groups: Dict[Tuple[str, str, str], List[Dict]]) -> List[str]:
     lines = []
     for task, (metric, label) in METRIC.items():
-        lines += [f"### {label} ({'UD English EWT' if task == 'pos' else 'Universal NER EWT'}, test)", "",
-                  "| training sentences | system | seeds | test | rel. error reduction | dev | train time per run "
-                  "| time vs baseline |", "|---|---|---|---|---|---|---|---|"]
+        lines += [
+            f"### {label} ({'UD English EWT' if task == 'pos' else 'Universal NER EWT'}, test)",
+            "",
+            "| training sentences | system | seeds | test | rel. error reduction | dev | train time per run "
+            "| time vs baseline |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for size in SIZES:
             base = groups.get((task, size, "baseline"))
             for system in SYSTEMS:
@@ -71,8 +79,10 @@ def table(groups: Dict[Tuple[str, str, str], List[Dict]]) -> List[str]:
                     ratio = f"{seconds / mean(r['train_seconds'] for r in paired):.2f}x"
                 dev = mean(100 * r["dev"][metric] for r in records)
                 size_label = "all (12,544)" if size == "all" else f"{int(size):,}"
-                lines.append(f"| {size_label} | {NAMES[system]} | {len(records)} | {score} | {reduction} | {dev:.2f} "
-                             f"| {seconds:.0f} s | {ratio} |")
+                lines.append(
+                    f"| {size_label} | {NAMES[system]} | {len(records)} | {score} | {reduction} | {dev:.2f} "
+                    f"| {seconds:.0f} s | {ratio} |"
+                )
         lines.append("")
     return lines
 
@@ -87,8 +97,11 @@ def plot(groups: Dict[Tuple[str, str, str], List[Dict]], path: Path) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for ax, (task, (metric, label)) in zip(axes, METRIC.items()):
         for system in SYSTEMS:
-            points = [(sizes[s], mean(100 * r["test"][metric] for r in groups[(task, s, system)]))
-                      for s in SIZES if (task, s, system) in groups]
+            points = [
+                (sizes[s], mean(100 * r["test"][metric] for r in groups[(task, s, system)]))
+                for s in SIZES
+                if (task, s, system) in groups
+            ]
             if points:
                 ax.plot(*zip(*points), marker="o", label=NAMES[system])
         ax.set_xscale("log")
@@ -107,8 +120,11 @@ def main() -> None:
     parser.add_argument("png", type=Path)
     args = parser.parse_args()
     groups, problems = load(args.runs)
-    lines = [f"Measured on: {cpu_name()}, `spacy train` one thread per run. Test scores of the model selected "
-             "on dev; mean over seeds (min-max).", ""] + table(groups)
+    lines = [
+        f"Measured on: {cpu_name()}, `spacy train` one thread per run. Test scores of the model selected "
+        "on dev; mean over seeds (min-max).",
+        "",
+    ] + table(groups)
     if problems:
         lines += ["Runs left out:", ""] + [f"- {p}" for p in problems]
     args.markdown.write_text("\n".join(lines) + "\n")

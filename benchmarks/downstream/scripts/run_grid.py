@@ -10,6 +10,7 @@ with dev for model selection (spaCy keeps `model-best` by the dev score), then `
 stopped, and a failed run is recorded and reported, not fatal. Each `spacy train` uses one thread:
 `--jobs N` runs N of them side by side.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -71,10 +72,27 @@ def execute(run: Run, corpus: Path, configs: Path, out: Path, elmo: Dict[str, Op
     config = configs / f"{run.task}_{run.system}.cfg"
     shutil.copy(config, run_dir / "config.cfg")
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    command = [sys.executable, "-m", "spacy", "train", str(config), "--output", str(run_dir / "model"),
-               "--paths.train", str(train_file(corpus, run)), "--paths.dev", str(corpus / run.task / "dev.spacy"),
-               "--system.seed", str(run.seed), "--training.max_steps", str(run.steps),
-               "--training.eval_frequency", str(run.eval_every), "--training.patience", "0"]
+    command = [
+        sys.executable,
+        "-m",
+        "spacy",
+        "train",
+        str(config),
+        "--output",
+        str(run_dir / "model"),
+        "--paths.train",
+        str(train_file(corpus, run)),
+        "--paths.dev",
+        str(corpus / run.task / "dev.spacy"),
+        "--system.seed",
+        str(run.seed),
+        "--training.max_steps",
+        str(run.steps),
+        "--training.eval_frequency",
+        str(run.eval_every),
+        "--training.patience",
+        "0",
+    ]
     if run.system != "baseline":
         for key, value in elmo.items():
             if value is not None:
@@ -88,9 +106,21 @@ def execute(run: Run, corpus: Path, configs: Path, out: Path, elmo: Dict[str, Op
         record["error"] = f"spacy train exited {trained.returncode}; see {run_dir / 'train.log'}"
     else:
         scores_path = run_dir / "test.json"
-        evaluated = subprocess.run([sys.executable, "-m", "spacy", "evaluate", str(run_dir / "model" / "model-best"),
-                                    str(corpus / run.task / "test.spacy"), "--output", str(scores_path)],
-                                   capture_output=True, text=True, env=env)
+        evaluated = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "spacy",
+                "evaluate",
+                str(run_dir / "model" / "model-best"),
+                str(corpus / run.task / "test.spacy"),
+                "--output",
+                str(scores_path),
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         if evaluated.returncode != 0:
             record["error"] = f"spacy evaluate failed: {evaluated.stderr[-500:]}"
         else:
