@@ -15,7 +15,7 @@ it drops doc-level ones (spaCy's warning W101), so a merged doc keeps every part
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 from spacy.tokens import Doc
@@ -28,9 +28,10 @@ def _key(start_char: int) -> Tuple[str, str, int, None]:
 
 
 def _parts(doc: Doc) -> List[Tuple[int, Dict[str, np.ndarray]]]:
+    user_data: Dict[Any, Any] = doc.user_data
     return sorted(
         (key[2], value)
-        for key, value in doc.user_data.items()
+        for key, value in user_data.items()
         if isinstance(key, tuple) and len(key) == 4 and key[:2] == ("._.", EXTENSION) and isinstance(key[2], int)
     )
 
@@ -44,9 +45,10 @@ def set_doc_data(doc: Doc, vectors: np.ndarray, layers: Optional[np.ndarray]) ->
     data: Dict[str, np.ndarray] = {"vectors": np.ascontiguousarray(vectors, dtype=np.float32)}
     if layers is not None:
         data["layers"] = np.ascontiguousarray(layers, dtype=np.float32)
+    user_data: Dict[Any, Any] = doc.user_data
     for start, _ in _parts(doc):
-        del doc.user_data[_key(start)]
-    doc.user_data[_key(0)] = data
+        del user_data[_key(start)]
+    user_data[_key(0)] = data
 
 
 def get_doc_data(doc: Doc) -> Optional[Dict[str, np.ndarray]]:

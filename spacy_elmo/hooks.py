@@ -15,16 +15,24 @@ import numpy as np
 from spacy.tokens import Doc, Span, Token
 
 from .doc_data import ensure_extension, get_vectors
+from .errors import ElmoError
 
 Obj = Union[Doc, Span, Token]
 
 
+def _vectors(doc: Doc) -> np.ndarray:
+    vectors = get_vectors(doc)
+    if vectors is None:
+        raise ElmoError("this doc has vector hooks but no doc._.elmo; run the elmo component on it again")
+    return vectors
+
+
 def _token_vector(token: Token) -> np.ndarray:
-    return get_vectors(token.doc)[token.i]
+    return _vectors(token.doc)[token.i]
 
 
 def _mean(doc: Doc, start: int, end: int) -> np.ndarray:
-    vectors = get_vectors(doc)
+    vectors = _vectors(doc)
     real = [i for i in range(start, end) if not doc[i].is_space]
     if not real:
         return np.zeros(vectors.shape[1], dtype=np.float32)
@@ -40,7 +48,7 @@ def _doc_vector(doc: Doc) -> np.ndarray:
 
 
 def _norm(obj: Obj) -> float:
-    return float(np.linalg.norm(obj.vector))
+    return float(np.linalg.norm(np.asarray(obj.vector)))
 
 
 def _has_vector(obj: Obj) -> bool:
@@ -50,7 +58,7 @@ def _has_vector(obj: Obj) -> bool:
 
 def _similarity(obj: Obj, other: Obj) -> float:
     """Cosine of the two vectors; 0.0 when either has none (spaCy's own convention)."""
-    a, b = obj.vector, other.vector
+    a, b = np.asarray(obj.vector), np.asarray(other.vector)
     norm = float(np.linalg.norm(a) * np.linalg.norm(b))
     return 0.0 if norm == 0.0 else float(np.dot(a, b) / norm)
 

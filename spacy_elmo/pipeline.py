@@ -13,7 +13,7 @@ a byte-bounded LRU cache: epochs after the first cost only the heads.
 from __future__ import annotations
 
 from functools import partial
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union, cast
 
 import numpy as np
 from spacy.language import Language
@@ -220,7 +220,7 @@ class ElmoComponent(TrainablePipe):
             # one copy to the host.
             doc_layers = self.model.ops.to_numpy(doc_layers).astype(np.float32, copy=False)
             if weights is None:
-                weights = pooling_weights(self.cfg["pooling"], doc_layers.shape[0])
+                weights = pooling_weights(cast(Pooling, self.cfg["pooling"]), doc_layers.shape[0])
             vectors = np.tensordot(weights, doc_layers, axes=1)
             set_doc_data(doc, vectors, doc_layers if self.cfg["store_layers"] else None)
             install_hooks(doc)
@@ -285,13 +285,13 @@ class ElmoComponent(TrainablePipe):
             )
             for doc in docs
         ]
-        layers = [self.cache.get(key) for key in keys]
+        layers: List[Any] = [self.cache.get(key) for key in keys]
         missing = [i for i, value in enumerate(layers) if value is None]
         if missing:
             for i, value in zip(missing, self.model.predict([docs[i] for i in missing])):
                 layers[i] = value
                 self.cache.put(keys[i], value)
-        return layers  # type: ignore[return-value]
+        return layers
 
     def get_loss(self, examples: Iterable[Example], scores: Any) -> None:
         """The component has no loss of its own: its gradients come from the listening heads."""

@@ -20,9 +20,10 @@ def format_mixes(nlp: Language) -> str:
     for name, component in nlp.pipeline:
         model = getattr(component, "model", None)
         for i, mix in enumerate(mixes_in(model) if model is not None else []):
-            if mix["weights"] is None:
+            mix_weights = mix["weights"]
+            if not isinstance(mix_weights, list):
                 continue
-            weights = " ".join(f"{w:.4f}" for w in mix["weights"])
+            weights = " ".join(f"{w:.4f}" for w in mix_weights)
             label = name if i == 0 else f"{name}#{i}"
             lines.append(f"elmo mix {label}: s = [{weights}] gamma = {mix['gamma']:.4f}")
     return "\n".join(lines)

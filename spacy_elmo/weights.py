@@ -70,8 +70,8 @@ def _entries(bilm: BiLM) -> Iterator[_Entry]:
             n_in, n_proj, n_gates = layer.input_dim, layer.projection_dim, 4 * layer.cell_dim
             # TF multiplies [x, h_prev] by one kernel: input rows first, then recurrent rows. Our
             # layout is TF's ([in, out]), so the two halves are plain row slices.
-            yield (f"{prefix}/W_0", (n_in + n_proj, n_gates), lambda a, n=n_in: a[:n], None, layer.input_weight[d])  # type: ignore[misc]
-            yield (f"{prefix}/W_0", (n_in + n_proj, n_gates), lambda a, n=n_in: a[n:], None, layer.state_weight[d])  # type: ignore[misc]
+            yield (f"{prefix}/W_0", (n_in + n_proj, n_gates), lambda a, n=n_in: a[:n], None, layer.input_weight[d])
+            yield (f"{prefix}/W_0", (n_in + n_proj, n_gates), lambda a, n=n_in: a[n:], None, layer.state_weight[d])
             yield (f"{prefix}/B", (n_gates,), _same, _same, layer.input_bias[d])
             yield (f"{prefix}/W_P_0", (layer.cell_dim, n_proj), _same, _same, layer.projection_weight[d])
 

@@ -6,7 +6,7 @@ component either); every non-empty line stays one line, so sentence boundaries a
 """
 
 from pathlib import Path
-from typing import Iterator, List, Optional, TextIO
+from typing import Any, Iterator, List, Optional, TextIO
 
 import typer
 from tqdm import tqdm
@@ -57,7 +57,7 @@ def tokenize_command(
         raise ElmoError(f"{existing[0]} exists; pass --overwrite to replace it, or choose another --output-dir")
     import spacy  # here, so that the other commands run where spaCy is not installed
 
-    tokenizer = spacy.blank(lang).tokenizer
+    tokenizer: Any = spacy.blank(lang).tokenizer
     output_dir.mkdir(parents=True, exist_ok=True)
     if holdout_every:
         (output_dir / "heldout").mkdir(exist_ok=True)

@@ -6,7 +6,7 @@ Keyed by the doc's token strings: a stateless frozen biLM's output depends on no
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Hashable, Optional
+from typing import Any, Hashable, Optional
 
 import numpy as np
 
@@ -21,12 +21,12 @@ class ActivationCache:
         self.n_bytes = 0
         self.hits = 0
         self.misses = 0
-        self._items: "OrderedDict[Hashable, np.ndarray]" = OrderedDict()
+        self._items: "OrderedDict[Hashable, Any]" = OrderedDict()  # NumPy or CuPy arrays
 
     def __len__(self) -> int:
         return len(self._items)
 
-    def get(self, key: Hashable) -> Optional[np.ndarray]:
+    def get(self, key: Hashable) -> Optional[Any]:
         value = self._items.get(key)
         if value is None:
             self.misses += 1
@@ -35,7 +35,7 @@ class ActivationCache:
         self._items.move_to_end(key)
         return value
 
-    def put(self, key: Hashable, value: np.ndarray) -> None:
+    def put(self, key: Hashable, value: Any) -> None:
         """Store a read-only reference; the oldest entries go first when the budget is exceeded."""
         if value.nbytes > self.max_bytes or key in self._items:
             return

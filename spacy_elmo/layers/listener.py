@@ -8,7 +8,7 @@ without them (e.g. the sample docs a head is initialized on) are run through the
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple, cast
 
 from spacy.tokens import Doc
 from thinc.api import Linear, Model, chain, concatenate, with_array
@@ -69,8 +69,10 @@ class ElmoListener(Model):
 
     def from_docs(self, docs: List[Doc]) -> List[Floats3d]:
         """The layers stored on the docs (host arrays, moved to this model's ops), else computed."""
-        layers = [get_layers(doc) for doc in docs]
-        layers = [None if value is None else self.ops.asarray3f(value) for value in layers]
+        stored = [get_layers(doc) for doc in docs]
+        layers: List[Optional[Floats3d]] = [
+            None if value is None else self.ops.asarray3f(cast(Floats3d, value)) for value in stored
+        ]
         missing = [i for i, value in enumerate(layers) if value is None]
         if missing:
             upstream = self.check_upstream()

@@ -130,7 +130,7 @@ def _forward(model: Model, Xs: InT, is_train: bool) -> Tuple[OutT, Callable]:
             dw = s * (ds - (s * ds).sum()) + 2.0 * model.attrs["l2"] * w
             model.inc_grad("w", model.ops.asarray1f(dw))
             model.inc_grad("gamma", (dY * mixed).sum().reshape(1).astype(np.float32))
-        dH = gamma * s[:, None, None] * dY[None]
+        dH = gamma * s.reshape((-1, 1, 1)) * dY.reshape((1, *dY.shape))
         if real is None:
             dX = dH
         else:

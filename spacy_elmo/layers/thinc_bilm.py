@@ -24,14 +24,14 @@ import io
 import os
 import weakref
 from pathlib import Path
-from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union, cast
 
 import numpy as np
 import srsly
 import torch
 from spacy.tokens import Doc
 from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v3, get_torch_default_device, torch2xp, xp2torch
-from thinc.types import Floats3d
+from thinc.types import Floats3d, Floats4d
 from torch import nn
 
 from ..errors import ElmoError
@@ -106,8 +106,9 @@ def check_source(options: Optional[PathLike], weights: Optional[PathLike], name:
 def declared_layers(model: Model) -> Optional[int]:
     """L + 1 for the biLM the layer will load, read from its options.json alone (cheap, no weights);
     None when the options come only at initialize."""
-    if get_bilm(model) is not None:
-        return get_bilm(model).n_layers
+    bilm = get_bilm(model)
+    if bilm is not None:
+        return bilm.n_layers
     options = model.attrs["options"]
     if options is None:
         name = model.attrs["name"]
@@ -192,7 +193,7 @@ def set_frozen(model: Model, frozen: bool) -> None:
     model.attrs["frozen"] = frozen
 
 
-_FORK_GUARD = []
+_FORK_GUARD: List[bool] = []
 
 
 def _single_threaded_after_fork() -> None:
@@ -288,19 +289,19 @@ def _forward(model: Model, docs: InT, is_train: bool) -> Tuple[OutT, Callable]:
     units = [(d, seg) for d, (doc, rows) in enumerate(zip(docs, keep)) for seg in doc_segments(model, doc, rows)]
     # Arrays of the ops (CuPy on a GPU), so the layers never make a host round trip.
     outputs = [ops.alloc3f(bilm.n_layers, len(doc), bilm.output_dim) for doc in docs]
-    rows_of = [ops.asarray1i(rows) for rows in keep]
+    rows_of = [ops.asarray1i(cast(Sequence[int], rows)) for rows in keep]
     trainable = is_train and not model.attrs["frozen"]
     callbacks = []
     lengths = [seg.end - seg.start for _, seg in units]
     for batch in plan_batches(lengths, model.attrs["max_batch_tokens"], stateful):
         sentences = [words[units[u][0]][units[u][1].start : units[u][1].end] for u in batch]
         if trainable:
-            layers, backprop = wrapper.begin_update((sentences, stateful))
-            callbacks.append((batch, layers.shape, backprop))
+            layers, layers_backprop = wrapper.begin_update((sentences, stateful))
+            callbacks.append((batch, layers.shape, layers_backprop))
         elif model.attrs["fast_mode"] is not None:
             with torch.inference_mode():
                 fast = fast_copy(bilm, model.attrs["fast_mode"])
-                layers = ops.asarray(fast.forward_sentences(sentences).layers.numpy())
+                layers = ops.asarray(cast(Floats4d, fast.forward_sentences(sentences).layers.numpy()))
         else:
             with torch.inference_mode():
                 layers = wrapper.predict((sentences, stateful))

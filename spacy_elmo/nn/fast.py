@@ -82,7 +82,8 @@ class FastBiLM(BiLM):
                 f"a {self.mode!r} fast model cannot train; train the exact BiLM and "
                 "call make_fast on it again afterwards"
             )
-        return super().train(False)
+        super().train(False)
+        return self
 
     def _run_directions(self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool) -> List[torch.Tensor]:
         if stateful:

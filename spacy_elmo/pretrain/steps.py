@@ -189,12 +189,12 @@ class RunningStats:
         The one point where the host waits for the device."""
         counts = torch.tensor(self._counts, dtype=torch.float64, device=self._loss_sums.device)
         totals = distributed.sum_across(context, torch.cat([self._loss_sums, counts, self._norm.view(1)]))
-        loss_sums, counts, norm = totals[:2].tolist(), totals[2:4].tolist(), float(totals[4])
+        loss_sums, count_totals, norm = totals[:2].tolist(), totals[2:4].tolist(), float(totals[4])
         self._loss_sums.zero_()
         self._counts = [0, 0]
-        forward, backward = (s / max(c, 1.0) for s, c in zip(loss_sums, counts))
+        forward, backward = (s / max(c, 1.0) for s, c in zip(loss_sums, count_totals))
         return {
-            "perplexity": perplexity_of(sum(loss_sums) / max(sum(counts), 1.0)),
+            "perplexity": perplexity_of(sum(loss_sums) / max(sum(count_totals), 1.0)),
             "forward": perplexity_of(forward),
             "backward": perplexity_of(backward),
             "grad_norm": norm / context.world_size,
