@@ -248,14 +248,22 @@ def run_directions(
     per_group = []
     for directions, inputs, group_lengths in groups:
         host_order = np.argsort(-np.asarray(group_lengths, dtype=np.int64), kind="stable")
+        sorted_lengths = np.asarray(group_lengths)[host_order].tolist()
+        initial = None if states is None else [(h[directions], c[directions]) for h, c in states]
+        if np.array_equal(host_order, np.arange(len(host_order))):  # already longest first: no copies
+            per_group.append(lstm(inputs, sorted_lengths, initial, directions))
+            continue
         order = torch.from_numpy(host_order).to(device)
         unsort = torch.from_numpy(np.argsort(host_order, kind="stable")).to(device)
-        initial = None if states is None else [(h[directions][:, order], c[directions][:, order]) for h, c in states]
-        outputs, finals = lstm(inputs[:, order], np.asarray(group_lengths)[host_order].tolist(), initial, directions)
+        initial = None if initial is None else [(h[:, order], c[:, order]) for h, c in initial]
+        outputs, finals = lstm(inputs[:, order], sorted_lengths, initial, directions)
         per_group.append(([out[:, unsort] for out in outputs], [(h[:, unsort], c[:, unsort]) for h, c in finals]))
-    outputs = [torch.cat(parts) for parts in zip(*(outs for outs, _ in per_group))]
-    finals = [
-        (torch.cat([f[0] for f in parts]), torch.cat([f[1] for f in parts]))
-        for parts in zip(*(fins for _, fins in per_group))
-    ]
+    if len(per_group) == 1:  # lockstep: no copy to join the directions
+        outputs, finals = per_group[0]
+    else:
+        outputs = [torch.cat(parts) for parts in zip(*(outs for outs, _ in per_group))]
+        finals = [
+            (torch.cat([f[0] for f in parts]), torch.cat([f[1] for f in parts]))
+            for parts in zip(*(fins for _, fins in per_group))
+        ]
     return [(out[0], out[1]) for out in outputs], finals
