@@ -282,8 +282,14 @@ def _preset(dim: int, proj: int, n_highway: int) -> Dict[str, Any]:
     }
 
 
-# The sizes of the published English models (elmo_2x1024_128_2048cnn_1xhighway and its siblings).
+# Model sizes, defined here only (configs/pretrain_<name>.cfg are generated from them): the published
+# English models (elmo_2x1024_128_2048cnn_1xhighway and its siblings), and "tiny", the size of the
+# reference test fixtures, for tests and demos.
 PRESETS: Dict[str, Dict[str, Any]] = {
+    "tiny": {
+        **_preset(32, 16, 1),
+        "char_cnn": {**_preset(32, 16, 1)["char_cnn"], "embedding": {"dim": 4}, "filters": [[1, 4], [2, 8], [3, 16]]},
+    },
     "small": _preset(1024, 128, 1),
     "medium": _preset(2048, 256, 1),
     "original": _preset(4096, 512, 2),
@@ -291,7 +297,7 @@ PRESETS: Dict[str, Dict[str, Any]] = {
 
 
 def preset(name: str) -> ElmoOptions:
-    """The options of a published model size: 'small', 'medium' or 'original'."""
+    """The options of a model size: 'small', 'medium', 'original' (the published ones) or 'tiny'."""
     if name not in PRESETS:
         raise OptionsError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
     return ElmoOptions.from_dict(json.loads(json.dumps(PRESETS[name])))

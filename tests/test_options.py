@@ -85,7 +85,7 @@ def test_file_errors(tmp_path):
 
 
 def test_presets_are_the_published_sizes():
-    assert set(PRESETS) == {"small", "medium", "original"}
+    assert set(PRESETS) == {"tiny", "small", "medium", "original"}
     original = preset("original")
     assert (original.lstm.dim, original.projection_dim, original.char_cnn.n_highway) == (4096, 512, 2)
     assert original.char_cnn.n_filters == 2048

@@ -1,0 +1,25 @@
+"""`init-config`: a pretraining config for one of the model sizes, to edit or override."""
+
+from pathlib import Path
+
+import typer
+from wasabi import msg
+
+from ..errors import ElmoError
+from ..pretrain.presets import preset_config, preset_names
+from . import app
+
+
+@app.command("init-config")
+def init_config_command(
+    preset: str = typer.Argument(..., help="Model size: tiny, small, medium or original."),
+    output: Path = typer.Argument(..., dir_okay=False, help="Config file to write."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists."),
+) -> None:
+    """Write the pretraining config of PRESET (the same as configs/pretrain_PRESET.cfg)."""
+    if preset not in preset_names():
+        raise ElmoError(f"unknown preset {preset!r}; choose one of {', '.join(preset_names())}")
+    if output.exists() and not overwrite:
+        raise ElmoError(f"{output} exists; pass --overwrite to replace it")
+    output.write_text(preset_config(preset), encoding="utf8")
+    msg.good(f"wrote {output}")
