@@ -113,3 +113,17 @@ def test_evaluate_with_a_non_utf8_heldout_file(run_dir, tmp_path):
     bad = tmp_path / "heldout.txt"
     bad.write_bytes(b"ok line\n\xff\xfe broken\n")
     assert_clear_error(cli("evaluate", run_dir, bad), "heldout.txt", "not UTF-8")
+
+
+@pytest.mark.parametrize("options", ["", "DIR"])
+def test_dump_with_an_empty_or_directory_options_path(sentences, tmp_path, options):
+    options = str(tmp_path) if options == "DIR" else options
+    result = cli("dump", "--options", options, "--weights", WEIGHTS, sentences, tmp_path / "o.hdf5")
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert "options" in result.stderr.lower()
+
+
+def test_evaluate_with_a_directory_as_heldout_file(run_dir, tmp_path):
+    result = cli("evaluate", run_dir, tmp_path)
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert "directory" in result.stderr.lower()
