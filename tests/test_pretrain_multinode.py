@@ -17,7 +17,9 @@ from spacy_elmo.pretrain.checkpoint import CHECKPOINT_FILE, MetricsLog, load_che
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "elmo-bilm-tf" / "train"
-STEPS = 40
+# The first run is long enough that it is always killed mid-way; the resumed one ends soon after.
+FIRST_RUN_STEPS = 100_000
+MORE_STEPS = 8
 
 
 def free_port() -> int:
@@ -55,10 +57,10 @@ def launcher(out: Path, port: int, run_id: str, *extra: str) -> List[str]:
         str(FIXTURE / "data.txt"),
         "--logging.plot",
         "false",
-        "--training.max_steps",
-        str(STEPS),
         "--logging.checkpoint_every",
         "4",
+        "--training.n_epochs",
+        "100000",
         *extra,
     ]
 
@@ -78,11 +80,31 @@ def start_nodes(out: Path, *extra: str) -> List[subprocess.Popen]:
     ]
 
 
+def descendants(pid: int) -> List[int]:
+    """Every process below `pid` (Linux /proc): torchrun may start its workers in their own sessions,
+    so killing the launcher's process group alone can leave a worker training."""
+    children: dict = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
 def kill(node: subprocess.Popen) -> None:
-    try:
-        os.killpg(node.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    """A machine dies: its launcher and every worker under it, at once."""
+    for pid in [node.pid, *descendants(node.pid)]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     node.wait(timeout=30)
 
 
@@ -93,7 +115,7 @@ def checkpoints(out: Path) -> List[int]:
 @pytest.mark.slow
 def test_multinode_two_launchers_identical_replicas_one_writer_and_resume_after_a_node_dies(tmp_path):
     out = tmp_path / "shared-run"
-    nodes = start_nodes(out)
+    nodes = start_nodes(out, "--training.max_steps", str(FIRST_RUN_STEPS))
     try:
         deadline = time.monotonic() + 120
         while not (out / "log.jsonl").exists() or not checkpoints(out):
@@ -104,11 +126,12 @@ def test_multinode_two_launchers_identical_replicas_one_writer_and_resume_after_
         try:
             nodes[0].wait(timeout=20)  # its peer fails or hangs in a collective: the job is then stopped
         except subprocess.TimeoutExpired:
-            kill(nodes[0])
+            pass
+        kill(nodes[0])
         killed_at = max(checkpoints(out))
-        assert killed_at < STEPS, "the run finished before a node was killed; make it longer"
+        target = killed_at + MORE_STEPS
 
-        nodes = start_nodes(out, "--resume")
+        nodes = start_nodes(out, "--resume", "--training.max_steps", str(target))
         outputs = [n.communicate(timeout=180)[0].decode(errors="replace") for n in nodes]
         assert all(n.returncode == 0 for n in nodes), "\n".join(o[-2000:] for o in outputs)
     finally:
@@ -116,9 +139,9 @@ def test_multinode_two_launchers_identical_replicas_one_writer_and_resume_after_
             if node.poll() is None:
                 kill(node)
     end = [r for r in MetricsLog(out / "log.jsonl").records() if r["event"] == "end"][-1]
-    assert end["step"] == STEPS and len(end["digests"]) == 2 and len(set(end["digests"])) == 1
+    assert end["step"] == target and len(end["digests"]) == 2 and len(set(end["digests"])) == 1
     assert load_checkpoint(out / CHECKPOINT_FILE)["world_size"] == 2
     # One writer: every checkpoint step is logged once (a second writer would log each twice).
     steps = checkpoints(out)
-    assert len(steps) == len(set(steps)) and steps[-1] == STEPS
+    assert len(steps) == len(set(steps)) and steps[-1] == target
     assert sum("resumed from step" in o for o in outputs) >= 1
