@@ -11,10 +11,12 @@ from thinc.api import Model
 from thinc.types import Floats2d, Floats3d
 
 from .layers import ElmoListener, bilm_layer, build_elmo_tok2vec, scalar_mix, set_frozen
+from .layers.pooling import pooling_layer
 
 # The builders are the registry functions: their parameters, defaults and docs live in one place.
 BiLM_v1 = registry.architectures("spacy-elmo.BiLM.v1")(bilm_layer)
 ScalarMix_v1 = registry.layers("spacy-elmo.ScalarMix.v1")(scalar_mix)
+Pooling_v1 = registry.layers("spacy-elmo.Pooling.v1")(pooling_layer)
 
 
 @registry.architectures("spacy-elmo.ElmoListener.v1")

@@ -13,7 +13,7 @@ a byte-bounded LRU cache: epochs after the first cost only the heads.
 from __future__ import annotations
 
 from functools import partial
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union, cast
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
 import numpy as np
 from spacy.language import Language
@@ -28,14 +28,15 @@ from .doc_data import ensure_extension, set_doc_data
 from .errors import ElmoError
 from .hooks import install_hooks
 from .layers import ActivationCache, ElmoListener, load_source, mix_summary, set_frozen
+from .layers.pooling import check_pooling, pooling_layer, pooling_weights
 from .layers.thinc_bilm import declared_layers
 
-Pooling = Union[str, List[float]]
+# "mean", "top", fixed weights per layer, or any List[Floats3d] -> List[Floats2d] layer (layers/pooling.py).
+Pooling = Union[str, List[float], Model]
 
 # No source given: the default bundled model (spaCy merges these keys into a user's model config, so
 # naming a model here would clash with user-given options paths).
 DEFAULT_MODEL_CONFIG = {"@architectures": "spacy-elmo.BiLM.v1"}
-POOLINGS = ("mean", "top")
 MIX_NODE = "elmo-scalar-mix"
 
 
@@ -60,8 +61,9 @@ def make_elmo(
     set_tensor: bool,
     cache_mb: int,
 ) -> "ElmoComponent":
-    if not isinstance(pooling, str):
+    if isinstance(pooling, list):
         # Checked when the pipeline is built (spacy debug config, spacy train), not at the first doc.
+        check_pooling(pooling)
         n_layers = declared_layers(model)
         if n_layers is not None:
             pooling_weights(pooling, n_layers)
@@ -75,28 +77,6 @@ def make_elmo(
         set_tensor=set_tensor,
         cache_mb=cache_mb,
     )
-
-
-def _check_pooling(pooling: Pooling) -> None:
-    if isinstance(pooling, str):
-        if pooling not in POOLINGS:
-            raise ElmoError(f"pooling {pooling!r} is not one of {', '.join(POOLINGS)} or a list of layer weights")
-    elif not pooling or not all(isinstance(w, (int, float)) for w in pooling):
-        raise ElmoError(f"pooling must be 'mean', 'top' or a non-empty list of layer weights, got {pooling!r}")
-
-
-def pooling_weights(pooling: Pooling, n_layers: int) -> np.ndarray:
-    """The fixed weights `[L+1]` that turn a doc's layers into its token vectors."""
-    if pooling == "mean":
-        return np.full(n_layers, 1.0 / n_layers, dtype=np.float32)
-    if pooling == "top":
-        return np.eye(n_layers, dtype=np.float32)[-1]
-    if len(pooling) != n_layers:
-        raise ElmoError(
-            f"pooling has {len(pooling)} weights but the biLM has {n_layers} layers; "
-            f"give one weight per layer (token layer first)"
-        )
-    return np.asarray(pooling, dtype=np.float32)
 
 
 def mixes_in(model: Model) -> List[Dict[str, object]]:
@@ -145,13 +125,15 @@ class ElmoComponent(TrainablePipe):
         set_tensor: bool = False,
         cache_mb: int = 1024,
     ) -> None:
-        _check_pooling(pooling)
+        # Strings and lists are shorthands for spacy-elmo.Pooling.v1; any List[Floats3d] -> List[Floats2d]
+        # layer works (a ScalarMix with trainable = false, say).
+        self.pooling: Model = pooling if isinstance(pooling, Model) else pooling_layer(pooling)
         ensure_extension()
         self.vocab = vocab
         self.model = model
         self.name = name
         self.cfg = {
-            "pooling": pooling,
+            "pooling": pooling if not isinstance(pooling, Model) else pooling.name,
             "store_layers": store_layers,
             "frozen": frozen,
             "set_tensor": set_tensor,
@@ -214,15 +196,13 @@ class ElmoComponent(TrainablePipe):
         return self.model.predict(docs)
 
     def set_annotations(self, docs: Sequence[Doc], layers: List[Floats3d]) -> None:
-        weights = None
-        for doc, doc_layers in zip(docs, layers):
+        pooled = self.pooling.predict(list(layers))
+        for doc, doc_layers, doc_vectors in zip(docs, layers, pooled):
             # The Doc keeps host arrays (they serialize and outlive the batch); on a GPU this is the
             # one copy to the host.
-            doc_layers = self.model.ops.to_numpy(doc_layers).astype(np.float32, copy=False)
-            if weights is None:
-                weights = pooling_weights(cast(Pooling, self.cfg["pooling"]), doc_layers.shape[0])
-            vectors = np.tensordot(weights, doc_layers, axes=1)
-            set_doc_data(doc, vectors, doc_layers if self.cfg["store_layers"] else None)
+            vectors = self.model.ops.to_numpy(doc_vectors).astype(np.float32, copy=False)
+            host_layers = self.model.ops.to_numpy(doc_layers).astype(np.float32, copy=False)
+            set_doc_data(doc, vectors, host_layers if self.cfg["store_layers"] else None)
             install_hooks(doc)
             if self.cfg["set_tensor"]:
                 doc.tensor = vectors

@@ -237,3 +237,38 @@ def test_int8_fast_mode_is_close_to_exact_and_survives_to_disk(fixture_paths, tm
         _nlp(fixture_paths, model={"fast_mode": "int8", "stateful": True})
     with pytest.raises(FastModeError, match="unknown fast_mode"):
         _nlp(fixture_paths, model={"fast_mode": "int4"})
+
+
+def test_pooling_is_any_layer_mix_or_fixed():
+    """`pooling` takes a registered layer: a non-trainable ScalarMix gives gamma * softmax(w)-weighted layers."""
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe(
+        "elmo",
+        config={
+            "model": {"@architectures": "spacy-elmo.BiLM.v1", "name": "fixture-tiny"},
+            "pooling": {
+                "@layers": "spacy-elmo.ScalarMix.v1",
+                "weights": [0.0, 1.0, 2.0],
+                "gamma": 2.0,
+                "trainable": False,
+            },
+        },
+    )
+    doc = nlp("The bank raised rates .")
+    s = np.exp([0.0, 1.0, 2.0]) / np.exp([0.0, 1.0, 2.0]).sum()
+    expected = 2.0 * np.tensordot(s, doc._.elmo["layers"], axes=1)
+    np.testing.assert_allclose(doc._.elmo["vectors"], expected, atol=1e-5)
+    np.testing.assert_allclose(doc[1].vector, expected[1], atol=1e-5)
+
+    top = spacy.blank("en")
+    top.add_pipe(
+        "elmo",
+        config={
+            "model": {"@architectures": "spacy-elmo.BiLM.v1", "name": "fixture-tiny"},
+            "pooling": {"@layers": "spacy-elmo.Pooling.v1", "weights": "top"},
+        },
+    )
+    doc = top("The bank raised rates .")
+    np.testing.assert_array_equal(doc._.elmo["vectors"], doc._.elmo["layers"][-1])
