@@ -11,21 +11,17 @@ its frequent words similarly). Prints figures only.
 from __future__ import annotations
 
 import argparse
-import platform
+import sys
 import time
 from pathlib import Path
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import machine  # noqa: E402
+
 from spacy_elmo.nn.softmax import LogUniformSampler, Softmax
 from spacy_elmo.pretrain.steps import clip_gradients
-
-
-def cpu_name() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []:
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
 
 
 def gradient_bytes(softmax: Softmax) -> int:
@@ -45,7 +41,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=5)
     args = parser.parse_args()
     print(
-        f"CPU: {cpu_name()}, {torch.get_num_threads()} threads; softmax {args.vocab:,} x {args.dim}, "
+        f"{machine()}; softmax {args.vocab:,} x {args.dim}, "
         f"{args.rows} targets x 2 directions, {args.negatives} negatives"
     )
     sampler = LogUniformSampler(args.vocab, args.negatives)
