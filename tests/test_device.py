@@ -13,7 +13,6 @@ from typing import Any, List, Set
 
 import numpy as np
 import pytest
-import spacy
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
@@ -31,6 +30,8 @@ from spacy_elmo.pretrain.distributed import Context
 from spacy_elmo.pretrain.model import LanguageModel, TensorBatch
 from spacy_elmo.pretrain.steps import NonFiniteGuard, RunningStats, check_device_settings
 from spacy_elmo.pretrain.vocab import Vocabulary
+
+from .pipelines import tiny_tagger_pipeline
 
 META = torch.device("meta")
 TINY_MODEL = Path(__file__).resolve().parent.parent / "spacy_elmo" / "models" / "fixture-tiny"
@@ -179,23 +180,8 @@ def meta_component_io(monkeypatch):
 def test_device_component_predict_and_update(meta_component_io, frozen):
     from spacy.training import Example
 
-    nlp = spacy.blank("en")
-    nlp.add_pipe(
-        "elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v1", "name": "fixture-tiny"}, "frozen": frozen}
-    )
-    tagger = nlp.add_pipe(
-        "tagger",
-        config={
-            "model": {
-                "@architectures": "spacy.Tagger.v2",
-                "tok2vec": {
-                    "@architectures": "spacy-elmo.ElmoListener.v1",
-                    "upstream": "elmo",
-                    "mix": {"@layers": "spacy-elmo.ScalarMix.v1"},
-                },
-            }
-        },
-    )
+    nlp = tiny_tagger_pipeline(frozen)
+    tagger = nlp.get_pipe("tagger")
     examples = [Example.from_dict(nlp.make_doc("The bank rose ."), {"tags": ["D", "N", "V", "P"]})]
     nlp.initialize(lambda: examples)
     assert tagger is nlp.get_pipe("tagger")

@@ -1,31 +1,16 @@
 """A frozen biLM's layers for the dev set are computed once per training run, not at every evaluation."""
 
-import spacy
 from spacy.training import Example
 
 from spacy_elmo import BiLM
+
+from .pipelines import tiny_tagger_pipeline
 
 TEXTS = ["The bank raised its rates .", "They sat on the river bank .", "Money talks ."]
 
 
 def pipeline(frozen: bool):
-    nlp = spacy.blank("en")
-    nlp.add_pipe(
-        "elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v1", "name": "fixture-tiny"}, "frozen": frozen}
-    )
-    nlp.add_pipe(
-        "tagger",
-        config={
-            "model": {
-                "@architectures": "spacy.Tagger.v2",
-                "tok2vec": {
-                    "@architectures": "spacy-elmo.ElmoListener.v1",
-                    "upstream": "elmo",
-                    "mix": {"@layers": "spacy-elmo.ScalarMix.v1"},
-                },
-            }
-        },
-    )
+    nlp = tiny_tagger_pipeline(frozen)
     examples = [Example.from_dict(nlp.make_doc(t), {"tags": ["X"] * len(t.split())}) for t in TEXTS]
     nlp.initialize(lambda: examples)
     return nlp, examples
