@@ -52,7 +52,7 @@ def make_nlp(directory: Path):
         "elmo",
         config={
             "model": {
-                "@architectures": "spacy-elmo.BiLM.v1",
+                "@architectures": "spacy-elmo.BiLM.v2",
                 "options": str(directory / "options.json"),
                 "weights": str(directory / "weights.hdf5"),
             }

@@ -1,9 +1,11 @@
-"""Registry entries (`spacy-elmo.*.v1`): the builders of layers/ registered as they are, and two thin
-functions that combine them."""
+"""Registry entries (`spacy-elmo.*`): the builders of layers/ and segment.py registered as they are,
+two thin functions that combine them, and the legacy `BiLM.v1` that reads configs written before
+segmentation became a registered function."""
 
 from __future__ import annotations
 
-from typing import List, Optional
+from pathlib import Path
+from typing import List, Optional, Union
 
 from spacy.tokens import Doc
 from spacy.util import registry
@@ -12,9 +14,11 @@ from thinc.types import Floats2d, Floats3d
 
 from .layers import ElmoListener, bilm_layer, build_elmo_tok2vec, scalar_mix, set_frozen
 from .layers.pooling import pooling_layer
+from .segment import sentence_windows
 
 # The builders are the registry functions: their parameters, defaults and docs live in one place.
-BiLM_v1 = registry.architectures("spacy-elmo.BiLM.v1")(bilm_layer)
+BiLM_v2 = registry.architectures("spacy-elmo.BiLM.v2")(bilm_layer)
+sentence_windows_v1 = registry.misc("spacy-elmo.sentence_windows.v1")(sentence_windows)
 ScalarMix_v1 = registry.layers("spacy-elmo.ScalarMix.v1")(scalar_mix)
 Pooling_v1 = registry.layers("spacy-elmo.Pooling.v1")(pooling_layer)
 
@@ -41,3 +45,30 @@ def ElmoTok2Vec_v1(
     """The listener's standalone twin, holding its own biLM (what `replace_listeners` produces)."""
     set_frozen(bilm, frozen)
     return build_elmo_tok2vec(bilm, mix, extra_features, width)
+
+
+@registry.architectures("spacy-elmo.BiLM.v1")
+def BiLM_v1(
+    options: Optional[Union[str, Path]] = None,
+    weights: Optional[Union[str, Path]] = None,
+    name: Optional[str] = None,
+    stateful: bool = False,
+    max_batch_tokens: int = 4096,
+    split_sentences: bool = True,
+    max_length: int = 256,
+    overlap: int = 32,
+    warm_start: bool = False,
+    fast_mode: Optional[str] = None,
+) -> Model[List[Doc], List[Floats3d]]:
+    """Legacy: `BiLM.v2` with its three segmentation settings flat, so that configs and saved pipelines
+    from before `spacy-elmo.sentence_windows.v1` still load. New configs use `BiLM.v2`."""
+    return bilm_layer(
+        options,
+        weights,
+        name,
+        stateful,
+        max_batch_tokens,
+        sentence_windows(split_sentences, max_length, overlap),
+        warm_start,
+        fast_mode,
+    )

@@ -36,7 +36,7 @@ Pooling = Union[str, List[float], Model]
 
 # No source given: the default bundled model (spaCy merges these keys into a user's model config, so
 # naming a model here would clash with user-given options paths).
-DEFAULT_MODEL_CONFIG = {"@architectures": "spacy-elmo.BiLM.v1"}
+DEFAULT_MODEL_CONFIG = {"@architectures": "spacy-elmo.BiLM.v2"}
 MIX_NODE = "elmo-scalar-mix"
 
 

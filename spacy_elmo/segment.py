@@ -1,18 +1,26 @@
 """Where to cut a long document before the biLM sees it, and which rows of each piece to keep.
 
 ELMo has no length limit, but its cost and memory grow with the longest sequence of a batch, and it was
-trained on sentences. So a document is embedded sentence by sentence when it has sentence boundaries;
-a sentence (or a document without boundaries) longer than `max_length` is cut into overlapping windows,
-and each token keeps the vectors of the window where it sits furthest from an edge: every kept token sees
-at least `overlap` tokens of context on each side (less only at the document's own edges).
+trained on sentences. The biLM layer asks a `Segmenter` for the pieces of each doc; the default,
+`SentenceWindows` (registered as `spacy-elmo.sentence_windows.v1`), embeds a document sentence by
+sentence when it has sentence boundaries; a sentence (or a document without boundaries) longer than
+`max_length` is cut into overlapping windows, and each token keeps the vectors of the window where it
+sits furthest from an edge: every kept token sees at least `overlap` tokens of context on each side
+(less only at the document's own edges). Any other registered function that returns a `Segmenter`
+(by paragraph, by a fixed number of sentences, ...) can take its place in the config.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Sequence
+from typing import TYPE_CHECKING, List, Optional, Protocol, Sequence, runtime_checkable
+
+import numpy as np
 
 from .errors import ElmoError
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc
 
 
 @dataclass(frozen=True)
@@ -63,3 +71,56 @@ def segment(n_tokens: int, sentence_starts: Optional[Sequence[int]], max_length:
     for start, end in zip(bounds, ends):
         out.extend(windows(start, end, max_length, overlap))
     return out
+
+
+@runtime_checkable
+class Segmenter(Protocol):
+    """Cuts one doc into the pieces the biLM reads. `kept` holds the indices of the doc's tokens that
+    the biLM sees (whitespace tokens are left out), and every `Segment` indexes into `kept`: the keep
+    ranges must cover `0 .. len(kept)` once each, in order (`check_segments` says where they do not)."""
+
+    def __call__(self, doc: "Doc", kept: np.ndarray) -> List[Segment]: ...
+
+
+@dataclass(frozen=True)
+class SentenceWindows:
+    """The default segmenter: per sentence when the doc has sentence boundaries (and `split_sentences`),
+    pieces longer than `max_length` tokens in windows overlapping by `overlap`."""
+
+    split_sentences: bool = True
+    max_length: int = 256
+    overlap: int = 32
+
+    def __post_init__(self) -> None:
+        check_window_settings(self.max_length, self.overlap)  # when the config is built, not at a long doc
+
+    def __call__(self, doc: "Doc", kept: np.ndarray) -> List[Segment]:
+        starts = None
+        if self.split_sentences and len(kept) and doc.has_annotation("SENT_START"):
+            firsts = np.searchsorted(kept, [sent.start for sent in doc.sents])
+            starts = sorted({0, *(int(i) for i in firsts if i < len(kept))})
+        return segment(len(kept), starts, self.max_length, self.overlap)
+
+
+def sentence_windows(split_sentences: bool = True, max_length: int = 256, overlap: int = 32) -> Segmenter:
+    """`spacy-elmo.sentence_windows.v1`: the biLM reads a doc per sentence when it has sentence
+    boundaries (from a parser, `senter`, `sentencizer` or `sent_starts`) and `split_sentences`, and any
+    piece longer than `max_length` tokens in windows overlapping by `overlap` tokens. Set `max_length`
+    high to read long unsegmented docs whole (memory grows with it)."""
+    return SentenceWindows(split_sentences, max_length, overlap)
+
+
+def check_segments(segments: Sequence[Segment], n_kept: int, segmenter: object) -> None:
+    """A segmenter that skips or repeats a token would silently give it zero or mixed vectors."""
+    position = 0
+    for seg in segments:
+        if not (seg.start <= seg.keep_start == position < seg.keep_end <= seg.end <= n_kept):
+            raise ElmoError(
+                f"segmenter {segmenter!r} returned {seg} where the next kept token is {position} of {n_kept}: "
+                "segments must keep every token once, in order, within [start, end)"
+            )
+        position = seg.keep_end
+    if position != n_kept:
+        raise ElmoError(
+            f"segmenter {segmenter!r} kept tokens up to {position} of {n_kept}: every token must be kept once"
+        )

@@ -19,7 +19,7 @@ def tiny_tagger_pipeline(frozen: bool) -> Language:
     """`elmo` (fixture-tiny) and a tagger listening to it, not yet initialized."""
     nlp = spacy.blank("en")
     nlp.add_pipe(
-        "elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v1", "name": "fixture-tiny"}, "frozen": frozen}
+        "elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v2", "name": "fixture-tiny"}, "frozen": frozen}
     )
     nlp.add_pipe("tagger", config=TAGGER_ON_ELMO)
     return nlp

@@ -68,7 +68,7 @@ def test_unknown_bundled_name_fails_when_the_config_is_built():
 
     nlp = spacy.blank("en")
     with pytest.raises(Exception, match="no bundled ELMo model named 'nope'"):
-        nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v1", "name": "nope"}})
+        nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v2", "name": "nope"}})
 
 
 def test_wrong_number_of_pooling_weights_fails_spacy_debug_config(tmp_path):

@@ -20,7 +20,7 @@ TEXTS = [MONEY, RIVER, "He deposited the cheque at the bank .", "Banks lend mone
 def _nlp(fixture_paths, **config):
     options, weights = fixture_paths
     nlp = spacy.blank("en")
-    model = {"@architectures": "spacy-elmo.BiLM.v1", "options": str(options), "weights": str(weights)}
+    model = {"@architectures": "spacy-elmo.BiLM.v2", "options": str(options), "weights": str(weights)}
     model.update(config.pop("model", {}))
     nlp.add_pipe("elmo", config={"model": model, **config})
     return nlp
@@ -170,7 +170,7 @@ def test_weights_that_do_not_fit_the_options_fail_clearly(fixture_paths, tmp_pat
     nlp = spacy.blank("en")
     nlp.add_pipe(
         "elmo",
-        config={"model": {"@architectures": "spacy-elmo.BiLM.v1", "options": str(options), "weights": str(broken)}},
+        config={"model": {"@architectures": "spacy-elmo.BiLM.v2", "options": str(options), "weights": str(broken)}},
     )
     with pytest.raises(WeightsError, match="char_embed"):
         nlp.initialize()
@@ -247,7 +247,7 @@ def test_pooling_is_any_layer_mix_or_fixed():
     nlp.add_pipe(
         "elmo",
         config={
-            "model": {"@architectures": "spacy-elmo.BiLM.v1", "name": "fixture-tiny"},
+            "model": {"@architectures": "spacy-elmo.BiLM.v2", "name": "fixture-tiny"},
             "pooling": {
                 "@layers": "spacy-elmo.ScalarMix.v1",
                 "weights": [0.0, 1.0, 2.0],
@@ -266,7 +266,7 @@ def test_pooling_is_any_layer_mix_or_fixed():
     top.add_pipe(
         "elmo",
         config={
-            "model": {"@architectures": "spacy-elmo.BiLM.v1", "name": "fixture-tiny"},
+            "model": {"@architectures": "spacy-elmo.BiLM.v2", "name": "fixture-tiny"},
             "pooling": {"@layers": "spacy-elmo.Pooling.v1", "weights": "top"},
         },
     )

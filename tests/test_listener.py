@@ -24,7 +24,7 @@ def _pipeline(fixture_paths, frozen=True, heads=("tagger",), upstream="elmo", wi
             "elmo",
             config={
                 "frozen": frozen,
-                "model": {"@architectures": "spacy-elmo.BiLM.v1", "options": str(options), "weights": str(weights)},
+                "model": {"@architectures": "spacy-elmo.BiLM.v2", "options": str(options), "weights": str(weights)},
             },
         )
     for head in heads:

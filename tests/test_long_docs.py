@@ -4,14 +4,21 @@ import numpy as np
 import pytest
 import spacy
 from spacy.tokens import Doc
+from spacy.util import registry
 
-from spacy_elmo.segment import segment
+from spacy_elmo.errors import ElmoError
+from spacy_elmo.segment import Segment, segment
 
 
-def _nlp(fixture_paths, **model):
+def _nlp(fixture_paths, **segmentation):
     options, weights = fixture_paths
     nlp = spacy.blank("en")
-    config = {"@architectures": "spacy-elmo.BiLM.v1", "options": str(options), "weights": str(weights), **model}
+    config = {
+        "@architectures": "spacy-elmo.BiLM.v2",
+        "options": str(options),
+        "weights": str(weights),
+        "segmentation": {"@misc": "spacy-elmo.sentence_windows.v1", **segmentation},
+    }
     nlp.add_pipe("elmo", config={"model": config, "pooling": "top"})
     return nlp
 
@@ -65,3 +72,70 @@ def test_windowing_changes_little_with_enough_overlap(fixture_paths):
 def test_bad_window_settings_fail_when_the_config_is_built(fixture_paths):
     with pytest.raises(ValueError, match="overlap"):
         _nlp(fixture_paths, max_length=64, overlap=40)
+
+
+@registry.misc("test.chunks_of.v1")
+def chunks_of(size: int):
+    """A custom segmenter: fixed chunks of `size` kept tokens, no context shared between them."""
+
+    def cut(doc, kept):
+        return [Segment(i, min(i + size, len(kept)), i, min(i + size, len(kept))) for i in range(0, len(kept), size)]
+
+    return cut
+
+
+@registry.misc("test.skips_last_token.v1")
+def skips_last_token():
+    def cut(doc, kept):
+        return [Segment(0, len(kept) - 1, 0, len(kept) - 1)]
+
+    return cut
+
+
+def _custom(fixture_paths, segmentation):
+    options, weights = fixture_paths
+    nlp = spacy.blank("en")
+    model = {"@architectures": "spacy-elmo.BiLM.v2", "options": str(options), "weights": str(weights)}
+    nlp.add_pipe("elmo", config={"model": {**model, "segmentation": segmentation}, "pooling": "top"})
+    return nlp
+
+
+def test_a_registered_segmenter_decides_the_pieces(fixture_paths, fixture_bilm, tmp_path):
+    nlp = _custom(fixture_paths, {"@misc": "test.chunks_of.v1", "size": 3})
+    words = "She went to the bank and they sat by".split()
+    layers = nlp(Doc(nlp.vocab, words=words))._.elmo["layers"]
+    for start, piece in zip(range(0, 9, 3), fixture_bilm.embed([words[0:3], words[3:6], words[6:9]])):
+        np.testing.assert_allclose(layers[:, start : start + 3], piece, atol=1e-6)
+    nlp.to_disk(tmp_path / "pipeline")
+    reloaded = spacy.load(tmp_path / "pipeline")  # its config rebuilds the segmenter
+    np.testing.assert_array_equal(reloaded(Doc(reloaded.vocab, words=words))._.elmo["layers"], layers)
+
+
+def test_a_segmenter_that_loses_a_token_is_named(fixture_paths):
+    nlp = _custom(fixture_paths, {"@misc": "test.skips_last_token.v1"})
+    with pytest.raises(ElmoError, match="segmenter .* kept tokens up to 3 of 4"):
+        nlp(Doc(nlp.vocab, words="a b c d".split()))
+
+
+def test_legacy_flat_settings_give_the_same_vectors(fixture_paths):
+    options, weights = fixture_paths
+    words = _words(150, seed=2)
+    legacy = spacy.blank("en")
+    legacy.add_pipe(
+        "elmo",
+        config={
+            "model": {
+                "@architectures": "spacy-elmo.BiLM.v1",
+                "options": str(options),
+                "weights": str(weights),
+                "max_length": 64,
+                "overlap": 8,
+            },
+            "pooling": "top",
+        },
+    )
+    current = _nlp(fixture_paths, max_length=64, overlap=8)
+    np.testing.assert_array_equal(
+        legacy(Doc(legacy.vocab, words=words))._.elmo["layers"],
+        current(Doc(current.vocab, words=words))._.elmo["layers"],
+    )

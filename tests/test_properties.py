@@ -31,7 +31,7 @@ PROPERTY_SETTINGS = settings(
 @pytest.fixture(scope="module")
 def nlp():
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v1", "name": "fixture-tiny"}})
+    nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v2", "name": "fixture-tiny"}})
     return nlp
 
 

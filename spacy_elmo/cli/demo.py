@@ -22,7 +22,7 @@ def demo_command(model: str = typer.Option(DEFAULT_MODEL, help="Name of a bundle
     # The top layer shows context best: the mean of the layers includes the context-free token layer.
     nlp.add_pipe(
         "elmo",
-        config={"pooling": "top", "model": {"@architectures": "spacy-elmo.BiLM.v1", "name": model, "warm_start": True}},
+        config={"pooling": "top", "model": {"@architectures": "spacy-elmo.BiLM.v2", "name": model, "warm_start": True}},
     )
     docs = list(nlp.pipe(SENTENCES))
     banks = [next(t for t in doc if t.text == "bank") for doc in docs]

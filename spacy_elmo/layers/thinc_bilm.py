@@ -7,11 +7,10 @@ bytes, so `spacy.load` needs none of those paths any more, also when the layer s
 model (after `replace_listeners`).
 
 Whitespace tokens (`token.is_space`) never reach the biLM, which saw none in training; their rows are
-zeros. A doc goes in sentence by sentence when it has sentence boundaries (and `split_sentences`), and
-anything longer than `max_length` tokens in overlapping windows (see segment.py), so memory stays
-bounded however long the doc. Stateless batches of these pieces are sorted by length and cut by a
-padded-token budget (padding only costs); stateful batches keep the docs' order, because the carried
-states follow batch rows.
+zeros. The layer's segmenter (segment.py; by default per sentence, and windows for anything longer
+than 256 tokens) cuts each doc into pieces, so memory stays bounded however long the doc. Stateless
+batches of these pieces are sorted by length and cut by a padded-token budget (padding only costs);
+stateful batches keep the docs' order, because the carried states follow batch rows.
 
 A process forked after torch ran a parallel op (`nlp.pipe(n_process=2)` on Linux) deadlocks in its
 first parallel op; so once a biLM is loaded, forked children run torch single-threaded, which is also
@@ -23,6 +22,7 @@ from __future__ import annotations
 import io
 import os
 import weakref
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union, cast
 
@@ -39,7 +39,7 @@ from ..models import bundled_model_paths
 from ..nn.bilm import BiLM
 from ..nn.fast import FAST_MODES, FastModeError, make_fast
 from ..options import ElmoOptions
-from ..segment import Segment, check_window_settings, segment
+from ..segment import Segment, Segmenter, check_segments, sentence_windows
 from ..weights import load_bilm
 
 InT = List[Doc]
@@ -124,19 +124,18 @@ def bilm_layer(
     name: Optional[str] = None,
     stateful: bool = False,
     max_batch_tokens: int = 4096,
-    split_sentences: bool = True,
-    max_length: int = 256,
-    overlap: int = 32,
+    segmentation: Optional[Segmenter] = None,
     warm_start: bool = False,
     fast_mode: Optional[str] = None,
 ) -> Model[InT, OutT]:
-    """`spacy-elmo.BiLM.v1`: the biLM's layers per doc, `[L+1, n_tokens, 2P]`.
+    """`spacy-elmo.BiLM.v2`: the biLM's layers per doc, `[L+1, n_tokens, 2P]`.
 
     The source is a bundled model by `name` (default: the bundled default), or `options` + `weights`
     paths, read at initialization or first use, never when the config is built (see the module
-    docstring). `stateful`: the original's carried states (batches keep the docs' order). Docs go in per
-    sentence when they have sentence boundaries and `split_sentences`, pieces longer than `max_length`
-    tokens in windows overlapping by `overlap`; a batch holds at most `max_batch_tokens` padded tokens.
+    docstring). `stateful`: the original's carried states (batches keep the docs' order).
+    `segmentation`: a registered function (`@misc`) that cuts docs into the pieces the biLM reads;
+    null means `spacy-elmo.sentence_windows.v1` with its defaults (per sentence, windows of 256 tokens
+    overlapping by 32). A batch holds at most `max_batch_tokens` padded tokens.
     `warm_start`: every piece starts from a fixed warm LSTM state instead of zeros
     (BiLM.set_warm_start). `fast_mode`: null (exact) or "int8", a fast inexact copy of the biLM for
     prediction and frozen training (nn/fast.py). Whether the biLM trains is its owner's setting (the
@@ -148,7 +147,9 @@ def bilm_layer(
         raise FastModeError("fast_mode runs stateless only; set stateful = false or fast_mode = null")
     if max_batch_tokens < 1:
         raise ElmoError(f"max_batch_tokens must be at least 1, got {max_batch_tokens}")
-    check_window_settings(max_length, overlap)  # now, not at the first long doc
+    segmenter = sentence_windows() if segmentation is None else segmentation
+    if not callable(segmenter):
+        raise ElmoError(f"segmentation must be a segmenter (a registered function's result), got {segmenter!r}")
     wrapper = PyTorchWrapper_v3(
         BiLMHolder(),
         convert_inputs=_convert_inputs,
@@ -158,7 +159,7 @@ def bilm_layer(
     )
     return Model(
         "elmo-bilm",
-        _forward,
+        partial(_forward, segmenter=segmenter),  # a closure: attrs must serialize, a segmenter need not
         init=_init,
         layers=[wrapper],
         dims={"nO": None},
@@ -169,9 +170,6 @@ def bilm_layer(
             "stateful": stateful,
             "max_batch_tokens": max_batch_tokens,
             "frozen": True,
-            "split_sentences": split_sentences,
-            "max_length": max_length,
-            "overlap": overlap,
             "warm_start": warm_start,
             "fast_mode": fast_mode,
         },
@@ -269,16 +267,14 @@ def plan_batches(
     return batches
 
 
-def doc_segments(model: Model, doc: Doc, keep: np.ndarray) -> List[Segment]:
+def doc_segments(segmenter: Segmenter, doc: Doc, keep: np.ndarray) -> List[Segment]:
     """The pieces the biLM sees of `doc`, in the index space of its kept (non-space) tokens."""
-    starts = None
-    if model.attrs["split_sentences"] and len(keep) and doc.has_annotation("SENT_START"):
-        firsts = np.searchsorted(keep, [sent.start for sent in doc.sents])
-        starts = sorted({0, *(int(i) for i in firsts if i < len(keep))})
-    return segment(len(keep), starts, model.attrs["max_length"], model.attrs["overlap"])
+    segments = segmenter(doc, keep) if len(keep) else []
+    check_segments(segments, len(keep), segmenter)
+    return segments
 
 
-def _forward(model: Model, docs: InT, is_train: bool) -> Tuple[OutT, Callable]:
+def _forward(model: Model, docs: InT, is_train: bool, *, segmenter: Segmenter) -> Tuple[OutT, Callable]:
     bilm = _ensure_loaded(model)
     wrapper = model.layers[0]
     stateful = model.attrs["stateful"]
@@ -286,7 +282,7 @@ def _forward(model: Model, docs: InT, is_train: bool) -> Tuple[OutT, Callable]:
     keep = [np.array([i for i, token in enumerate(doc) if not token.is_space], dtype=np.int64) for doc in docs]
     words = [[doc[int(i)].text for i in rows] for doc, rows in zip(docs, keep)]
     # One unit per piece: (doc index, segment).
-    units = [(d, seg) for d, (doc, rows) in enumerate(zip(docs, keep)) for seg in doc_segments(model, doc, rows)]
+    units = [(d, seg) for d, (doc, rows) in enumerate(zip(docs, keep)) for seg in doc_segments(segmenter, doc, rows)]
     # Arrays of the ops (CuPy on a GPU), so the layers never make a host round trip.
     outputs = [ops.alloc3f(bilm.n_layers, len(doc), bilm.output_dim) for doc in docs]
     rows_of = [ops.asarray1i(cast(Sequence[int], rows)) for rows in keep]

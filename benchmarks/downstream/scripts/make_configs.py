@@ -32,7 +32,7 @@ ELMO_COMPONENT = {
     "set_tensor": False,
     "cache_mb": 2048,
     "model": {
-        "@architectures": "spacy-elmo.BiLM.v1",
+        "@architectures": "spacy-elmo.BiLM.v2",
         "options": "${paths.elmo_options}",
         "weights": "${paths.elmo_weights}",
     },
