@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass
-from typing import Callable, ContextManager, Dict, Iterable, Iterator, Optional, Tuple
+from typing import Callable, ContextManager, Iterable, Iterator, Optional, Tuple
 
 import torch
 
@@ -170,6 +170,17 @@ def perplexity_of(loss: float) -> float:
     return math.exp(min(loss, 700.0))
 
 
+@dataclass(frozen=True)
+class TrainRecord:
+    """What one "train" line of log.jsonl reports: perplexities over every rank since the last log and
+    the last step's gradient norm (averaged over ranks)."""
+
+    perplexity: float
+    forward: float
+    backward: float
+    grad_norm: float
+
+
 class RunningStats:
     """Loss sums (on the device) and target counts (on the host) since the last log, and the last
     gradient norm."""
@@ -184,18 +195,18 @@ class RunningStats:
         self._counts = [self._counts[0] + counts[0], self._counts[1] + counts[1]]
         self._norm.copy_(norm.detach())
 
-    def collect(self, context: distributed.Context) -> Dict[str, float]:
-        """Perplexities over every rank since the last call, and the gradient norm; resets the sums.
-        The one point where the host waits for the device."""
+    def collect(self, context: distributed.Context) -> TrainRecord:
+        """The record since the last call; resets the sums. The one point where the host waits for the
+        device."""
         counts = torch.tensor(self._counts, dtype=torch.float64, device=self._loss_sums.device)
         totals = distributed.sum_across(context, torch.cat([self._loss_sums, counts, self._norm.view(1)]))
         loss_sums, count_totals, norm = totals[:2].tolist(), totals[2:4].tolist(), float(totals[4])
         self._loss_sums.zero_()
         self._counts = [0, 0]
         forward, backward = (s / max(c, 1.0) for s, c in zip(loss_sums, count_totals))
-        return {
-            "perplexity": perplexity_of(sum(loss_sums) / max(sum(count_totals), 1.0)),
-            "forward": perplexity_of(forward),
-            "backward": perplexity_of(backward),
-            "grad_norm": norm / context.world_size,
-        }
+        return TrainRecord(
+            perplexity=perplexity_of(sum(loss_sums) / max(sum(count_totals), 1.0)),
+            forward=perplexity_of(forward),
+            backward=perplexity_of(backward),
+            grad_norm=norm / context.world_size,
+        )

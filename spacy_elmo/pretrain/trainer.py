@@ -15,7 +15,7 @@ import math
 import signal
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
@@ -41,7 +41,7 @@ from .checkpoint import (
 from .config import ConfigError, PretrainConfig, TrainingSettings
 from .corpus import CorpusStats, corpus_stats, expand_paths, sentence_stream
 from .export import OPTIONS_FILE, SOFTMAX_FILE, VOCAB_FILE, WEIGHTS_FILE, export_model, load_softmax
-from .model import LanguageModel, States, parameters_digest
+from .model import LanguageModel, LMOutput, States, parameters_digest
 from .perplexity import Perplexity, perplexity
 from .plot import plot_curves
 from .prefetch import Prefetcher
@@ -143,6 +143,59 @@ class StopRequest:
         self._previous = {}
 
 
+@dataclass(frozen=True)
+class Position:
+    """Where a run stands: optimisation steps and forward targets so far, and the LSTM states carried
+    into the next batch."""
+
+    step: int
+    tokens: int
+    states: States
+
+
+class ProgressReport:
+    """The "train" lines of log.jsonl (a TrainRecord, the speed, the time) and the progress bar."""
+
+    def __init__(self, trainer: "Trainer", stats: CorpusStats, position: Position, total: int) -> None:
+        self.trainer = trainer
+        self.running = RunningStats(trainer.context.device)
+        self.per_epoch = stats.n_tokens + stats.n_sentences  # forward targets in one pass over the corpus
+        self.started, self.start_tokens = time.perf_counter(), position.tokens
+        self.bar = tqdm(
+            total=total,
+            initial=position.step,
+            unit="step",
+            disable=not trainer.show_progress,
+            desc="pretrain",
+            dynamic_ncols=True,
+        )
+
+    def add(self, out: LMOutput, norm: torch.Tensor) -> None:
+        self.running.add(out.loss_sums, out.counts, norm)
+        self.bar.update(1)
+
+    def report(self, position: Position) -> None:
+        record = self.running.collect(self.trainer.context)
+        elapsed = time.perf_counter() - self.started
+        speed = (position.tokens - self.start_tokens) / elapsed if elapsed > 0 else 0.0
+        epoch = position.tokens / self.per_epoch
+        self.bar.set_postfix_str(f"epoch {epoch:.2f} tok/s {speed:,.0f} ppl {record.perplexity:,.1f}", refresh=False)
+        if self.trainer.context.is_main:
+            self.trainer.log.append(
+                {
+                    "event": "train",
+                    "step": position.step,
+                    "tokens": position.tokens,
+                    **asdict(record),
+                    "tokens_per_s": speed,
+                    "elapsed": elapsed,
+                }
+            )
+
+    def close(self) -> None:
+        self.bar.close()
+
+
 def estimated_steps(stats: CorpusStats, config: PretrainConfig, world_size: int) -> int:
     """Steps to see the corpus `n_epochs` times: each sentence of n tokens gives n + 1 targets."""
     t = config.training
@@ -201,16 +254,79 @@ class Trainer:
         return replace(self.config.options, training=training)
 
     def run(self) -> TrainResult:
-        ctx, t = self.context, self.settings
+        ctx, t, logs = self.context, self.settings, self.config.logging
         vocab, paths, stats = self._validate()
         check_device_settings(t, ctx.device)
-        torch.manual_seed(t.seed)
-        model = LanguageModel(
-            self.config.options,
-            len(vocab),
-            dropout=t.dropout,  # bilm-tf's initialisation
-            sparse_softmax=t.sparse_softmax,
+        model, optimizer, sampler, position = self._start(vocab)
+        export_options = self._export_options(vocab, stats)
+        total = estimated_steps(stats, self.config, ctx.world_size)
+        logger.info(
+            "corpus: %d files, %d sentences, %d tokens; %s steps for %d epochs on %d process(es)",
+            len(paths),
+            stats.n_sentences,
+            stats.n_tokens,
+            total,
+            t.n_epochs,
+            ctx.world_size,
         )
+        mapper = CharacterMapper(self.config.options.char_cnn.max_characters_per_token)
+        batches = self._batches(paths, vocab, position.step)
+        pin = ctx.device.type == "cuda"
+        inputs: Iterator[StepInputs] = step_inputs(batches, mapper, sampler, self._sampler_seed, position.step, pin=pin)
+        if t.prefetch:
+            inputs = Prefetcher(inputs, t.prefetch)
+        net = self._data_parallel(model) if ctx.distributed else model
+        heldout: Optional[Perplexity] = None
+        guard = NonFiniteGuard(ctx.device)
+        progress = ProgressReport(self, stats, position, total)
+        model.train()
+        stop = StopRequest(enabled=not ctx.distributed)
+        try:
+            while t.max_steps is None or position.step < t.max_steps:
+                if stop.requested:
+                    logger.warning(
+                        "stopping at step %d on %s: writing a checkpoint and the model", position.step, stop.signal
+                    )
+                    break
+                item = next(inputs, None)
+                if not distributed.all_true(ctx, item is not None):
+                    break
+                assert item is not None
+                out, norm = self._step(net, model, optimizer, sampler, item, position, guard)
+                position = Position(position.step + 1, position.tokens + out.counts[0], out.states)
+                progress.add(out, norm)
+                step = position.step
+                if step % logs.log_every == 0:
+                    guard.raise_if_tripped()
+                    progress.report(position)
+                if self.config.dev is not None and step % logs.eval_every == 0:
+                    guard.raise_if_tripped()
+                    heldout = self._evaluate(model, vocab, step, position.tokens)
+                if step % logs.checkpoint_every == 0:
+                    guard.raise_if_tripped()
+                    self._checkpoint(model, optimizer, position.states, step, position.tokens, vocab, export_options)
+            guard.raise_if_tripped()
+        finally:
+            stop.restore()
+            if isinstance(inputs, Prefetcher):
+                inputs.close()
+        progress.close()
+        guard.raise_if_tripped()
+        step = position.step
+        if self.config.dev is not None and not stop.requested and (step % logs.eval_every != 0 or heldout is None):
+            heldout = self._evaluate(model, vocab, step, position.tokens)
+        if step % logs.checkpoint_every != 0 or step == 0:
+            self._checkpoint(model, optimizer, position.states, step, position.tokens, vocab, export_options)
+        return self._finish(model, position, heldout)
+
+    def _start(
+        self, vocab: Vocabulary
+    ) -> Tuple[LanguageModel, torch.optim.Optimizer, Optional[LogUniformSampler], Position]:
+        """The model, its optimizer and the sampler, on the device: from the checkpoint when resuming,
+        else from `[paths] init` or bilm-tf's initialisation; and the position to go on from."""
+        ctx, t = self.context, self.settings
+        torch.manual_seed(t.seed)
+        model = LanguageModel(self.config.options, len(vocab), dropout=t.dropout, sparse_softmax=t.sparse_softmax)
         check_run_dir(self.output_dir, self.config.config, self.resume)
         payload = distributed.broadcast(
             ctx, load_checkpoint(self.output_dir / CHECKPOINT_FILE) if ctx.is_main and self.resume else None
@@ -226,122 +342,56 @@ class Trainer:
         torch.manual_seed(t.seed * 7919 + ctx.rank + 1)
         if ctx.device.type == "cuda":
             torch.cuda.manual_seed(t.seed * 7919 + ctx.rank + 1)
-        step, tokens = 0, 0
-        states: States = model.zero_states(t.batch_size)
         if payload is not None:
-            step, tokens, states = self._restore(payload, model, optimizer)
-        elif ctx.is_main:
+            return model, optimizer, sampler, Position(*self._restore(payload, model, optimizer))
+        if ctx.is_main:
             self.log.path.unlink(missing_ok=True)
-        export_options = self._export_options(vocab, stats)
-        total = estimated_steps(stats, self.config, ctx.world_size)
-        per_epoch = stats.n_tokens + stats.n_sentences  # forward targets in one pass over the corpus
-        logger.info(
-            "corpus: %d files, %d sentences, %d tokens; %s steps for %d epochs on %d process(es)",
-            len(paths),
-            stats.n_sentences,
-            stats.n_tokens,
-            total,
-            t.n_epochs,
-            ctx.world_size,
-        )
-        mapper = CharacterMapper(self.config.options.char_cnn.max_characters_per_token)
-        inputs: Iterator[StepInputs] = step_inputs(
-            self._batches(paths, vocab, step), mapper, sampler, self._sampler_seed, step, pin=ctx.device.type == "cuda"
-        )
-        if t.prefetch:
-            inputs = Prefetcher(inputs, t.prefetch)
-        net = self._data_parallel(model) if ctx.distributed else model
-        logs = self.config.logging
-        heldout: Optional[Perplexity] = None
-        guard = NonFiniteGuard(ctx.device)
-        running = RunningStats(ctx.device)
-        started, start_tokens = time.perf_counter(), tokens
-        bar = tqdm(
-            total=total, initial=step, unit="step", disable=not self.show_progress, desc="pretrain", dynamic_ncols=True
-        )
-        model.train()
-        stop = StopRequest(enabled=not ctx.distributed)
-        try:
-            while t.max_steps is None or step < t.max_steps:
-                if stop.requested:
-                    logger.warning("stopping at step %d on %s: writing a checkpoint and the model", step, stop.signal)
-                    break
-                item = next(inputs, None)
-                if not distributed.all_true(ctx, item is not None):
-                    break
-                assert item is not None
-                batch = item.batch.to(ctx.device, non_blocking=True)
-                negatives = item.negatives.to(ctx.device, non_blocking=True) if item.negatives is not None else None
-                with precision(t, ctx.device):
-                    out = net(batch, states, sampler, negatives, item.n_tries)
-                forward_count, backward_count = out.counts
-                loss = (
-                    0.5
-                    * (
-                        out.loss_sums[0].float() / max(forward_count, 1)
-                        + out.loss_sums[1].float() / max(backward_count, 1)
-                    )
-                    * t.unroll_steps
-                )
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                if ctx.distributed and t.sparse_softmax:
-                    average_sparse_gradients(ctx, model.softmax.parameters())
-                norm = clip_gradients(model.parameters(), t.clip_norm)
-                guard.screen(norm, model.parameters(), step + 1)
-                if ctx.device.type == "cpu":
-                    guard.raise_if_tripped()  # free on the CPU: stop before the step is taken
-                optimizer.step()
-                states = out.states
-                step += 1
-                tokens += forward_count
-                running.add(out.loss_sums, out.counts, norm)
-                bar.update(1)
-                if step % logs.log_every == 0:
-                    guard.raise_if_tripped()
-                    record = running.collect(ctx)
-                    elapsed = time.perf_counter() - started
-                    speed = (tokens - start_tokens) / elapsed if elapsed > 0 else 0.0
-                    bar.set_postfix_str(
-                        f"epoch {tokens / per_epoch:.2f} tok/s {speed:,.0f} ppl {record['perplexity']:,.1f}",
-                        refresh=False,
-                    )
-                    if ctx.is_main:
-                        self.log.append(
-                            {
-                                "event": "train",
-                                "step": step,
-                                "tokens": tokens,
-                                **record,
-                                "tokens_per_s": speed,
-                                "elapsed": elapsed,
-                            }
-                        )
-                if self.config.dev is not None and step % logs.eval_every == 0:
-                    guard.raise_if_tripped()
-                    heldout = self._evaluate(model, vocab, step, tokens)
-                if step % logs.checkpoint_every == 0:
-                    guard.raise_if_tripped()
-                    self._checkpoint(model, optimizer, states, step, tokens, vocab, export_options)
-            guard.raise_if_tripped()
-        finally:
-            stop.restore()
-            if isinstance(inputs, Prefetcher):
-                inputs.close()
-        bar.close()
-        guard.raise_if_tripped()
-        if self.config.dev is not None and not stop.requested and (step % logs.eval_every != 0 or heldout is None):
-            heldout = self._evaluate(model, vocab, step, tokens)
-        if step % logs.checkpoint_every != 0 or step == 0:
-            self._checkpoint(model, optimizer, states, step, tokens, vocab, export_options)
+        return model, optimizer, sampler, Position(0, 0, model.zero_states(t.batch_size))
+
+    def _step(
+        self,
+        net: Union[LanguageModel, DistributedDataParallel],
+        model: LanguageModel,
+        optimizer: torch.optim.Optimizer,
+        sampler: Optional[LogUniformSampler],
+        item: StepInputs,
+        position: Position,
+        guard: NonFiniteGuard,
+    ) -> Tuple[LMOutput, torch.Tensor]:
+        """One optimisation step; returns the model's output and the gradient norm before clipping.
+        The loss is the mean over targets of each direction, averaged, times the unroll length (bilm-tf's
+        scale, which its learning rate was tuned for)."""
+        ctx, t = self.context, self.settings
+        batch = item.batch.to(ctx.device, non_blocking=True)
+        negatives = item.negatives.to(ctx.device, non_blocking=True) if item.negatives is not None else None
+        with precision(t, ctx.device):
+            out = net(batch, position.states, sampler, negatives, item.n_tries)
+        forward_count, backward_count = out.counts
+        forward_loss = out.loss_sums[0].float() / max(forward_count, 1)
+        backward_loss = out.loss_sums[1].float() / max(backward_count, 1)
+        loss = 0.5 * (forward_loss + backward_loss) * t.unroll_steps
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if ctx.distributed and t.sparse_softmax:
+            average_sparse_gradients(ctx, model.softmax.parameters())
+        norm = clip_gradients(model.parameters(), t.clip_norm)
+        guard.screen(norm, model.parameters(), position.step + 1)
+        if ctx.device.type == "cpu":
+            guard.raise_if_tripped()  # free on the CPU: stop before the step is taken
+        optimizer.step()
+        return out, norm
+
+    def _finish(self, model: LanguageModel, position: Position, heldout: Optional[Perplexity]) -> TrainResult:
+        """The end record with every rank's parameter digest, which must agree."""
+        ctx = self.context
         digests = distributed.gather(ctx, parameters_digest(model))
         if ctx.is_main:
-            self.log.append({"event": "end", "step": step, "tokens": tokens, "digests": digests})
-            if logs.plot:
+            self.log.append({"event": "end", "step": position.step, "tokens": position.tokens, "digests": digests})
+            if self.config.logging.plot:
                 plot_curves(self.log.path, self.output_dir / PLOT_FILE)
         if len(set(digests)) > 1:
             raise TrainingError(f"the {ctx.world_size} processes ended with different parameters: {digests}")
-        return TrainResult(step=step, tokens=tokens, heldout=heldout, digests=digests)
+        return TrainResult(step=position.step, tokens=position.tokens, heldout=heldout, digests=digests)
 
     def _data_parallel(self, model: LanguageModel) -> DistributedDataParallel:
         """Gradients averaged across processes; a sparse softmax's by average_sparse_gradients instead,
