@@ -12,6 +12,7 @@ a byte-bounded LRU cache: epochs after the first cost only the heads.
 
 from __future__ import annotations
 
+import weakref
 from functools import partial
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
@@ -29,7 +30,7 @@ from .errors import ElmoError
 from .hooks import install_hooks
 from .layers import ActivationCache, ElmoListener, load_source, mix_summary, set_frozen
 from .layers.pooling import check_pooling, pooling_layer, pooling_weights
-from .layers.thinc_bilm import declared_layers
+from .layers.thinc_bilm import declared_layers, get_bilm
 
 # "mean", "top", fixed weights per layer, or any List[Floats3d] -> List[Floats2d] layer (layers/pooling.py).
 Pooling = Union[str, List[float], Model]
@@ -143,6 +144,7 @@ class ElmoComponent(TrainablePipe):
         self._heads: Dict[str, Model] = {}
         self.cache = ActivationCache(int(cache_mb * 2**20))
         self._training = False  # set by the first update: only then does predict use the cache
+        self._cache_source: Optional[weakref.ref] = None  # the biLM whose layers the cache holds
         set_frozen(model, frozen)
         model.attrs["replace_listener_cfg"] = partial(_replace_listener_cfg, frozen=frozen)
 
@@ -257,6 +259,10 @@ class ElmoComponent(TrainablePipe):
         """Layers from the cache where possible; a stateful biLM's output depends on history, so never."""
         if self.model.attrs["stateful"] or self.cache.max_bytes == 0:
             return self.model.predict(docs)
+        bilm = get_bilm(self.model)
+        if self._cache_source is None or self._cache_source() is not bilm:  # e.g. after set_bilm
+            self.cache.clear()
+            self._cache_source = None if bilm is None else weakref.ref(bilm)
         # The layers depend on the tokens and, when the doc is split per sentence, on where they start.
         keys = [
             (

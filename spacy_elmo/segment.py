@@ -77,7 +77,9 @@ def segment(n_tokens: int, sentence_starts: Optional[Sequence[int]], max_length:
 class Segmenter(Protocol):
     """Cuts one doc into the pieces the biLM reads. `kept` holds the indices of the doc's tokens that
     the biLM sees (whitespace tokens are left out), and every `Segment` indexes into `kept`: the keep
-    ranges must cover `0 .. len(kept)` once each, in order (`check_segments` says where they do not)."""
+    ranges must cover `0 .. len(kept)` once each, in order (`check_segments` says where they do not).
+    While training with a frozen biLM the `elmo` component caches a doc's layers under its token texts
+    and sentence starts: a segmenter that reads anything else of the doc needs `cache_mb = 0`."""
 
     def __call__(self, doc: "Doc", kept: np.ndarray) -> List[Segment]: ...
 

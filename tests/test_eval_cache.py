@@ -1,8 +1,13 @@
 """A frozen biLM's layers for the dev set are computed once per training run, not at every evaluation."""
 
+import copy
+
+import numpy as np
+import torch
 from spacy.training import Example
 
 from spacy_elmo import BiLM
+from spacy_elmo.layers import get_bilm, set_bilm
 
 from .pipelines import tiny_tagger_pipeline
 
@@ -58,3 +63,19 @@ def test_no_cache_outside_training_or_when_fine_tuning(monkeypatch):
     tuned.evaluate(tuned_examples)
     tuned.evaluate(tuned_examples)
     assert sum(calls) == 2 * len(TEXTS), "a biLM being fine-tuned changes: its layers are never reused"
+
+
+def test_a_different_bilm_empties_the_cache(monkeypatch):
+    nlp, examples = pipeline(frozen=True)
+    nlp.update(examples, sgd=nlp.create_optimizer())
+    component = nlp.get_pipe("elmo")
+    before = component.predict([nlp.make_doc(TEXTS[0])])[0].copy()
+    replacement = copy.deepcopy(get_bilm(component.model))
+    with torch.no_grad():
+        for parameter in replacement.parameters():
+            parameter.mul_(0.5)
+    set_bilm(component.model, replacement)
+    calls = count_bilm_calls(nlp, monkeypatch)
+    after = component.predict([nlp.make_doc(TEXTS[0])])[0]
+    assert sum(calls) == 1, "the layers cached for the old biLM were served for the new one"
+    assert np.abs(after - before).max() > 1e-3
