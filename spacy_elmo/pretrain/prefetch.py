@@ -12,6 +12,8 @@ import queue
 import threading
 from typing import Generic, Iterator, Optional, TypeVar
 
+from ..errors import ElmoError
+
 T = TypeVar("T")
 
 
@@ -28,7 +30,7 @@ class Prefetcher(Generic[T]):
 
     def __init__(self, source: Iterator[T], depth: int) -> None:
         if depth < 1:
-            raise ValueError(f"prefetch depth must be at least 1, got {depth}")
+            raise ElmoError(f"prefetch depth must be at least 1, got {depth}")
         self._queue: "queue.Queue[object]" = queue.Queue(maxsize=depth)
         self._stop = threading.Event()
         self._done = False

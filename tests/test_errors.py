@@ -1,0 +1,59 @@
+"""Every mistake a user can make raises an ElmoError (a ValueError), which the CLI prints without a
+traceback: no plain builtin error is raised for user input anywhere in the package, and the glue code's
+checks raise ElmoError when the config is built."""
+
+import ast
+import builtins
+from pathlib import Path
+
+import pytest
+
+import spacy_elmo
+from spacy_elmo import CharacterMapper
+from spacy_elmo.architectures import BiLM_v2, ElmoListener_v1, ScalarMix_v1, sentence_windows_v1
+from spacy_elmo.errors import ElmoError
+from spacy_elmo.layers import ActivationCache
+
+PACKAGE = Path(spacy_elmo.__file__).parent
+# Raised for programming errors (a wrong type passed in code, an unreachable branch) or by a Python
+# protocol (a module's __getattr__), not for a user's input.
+NOT_INPUT_ERRORS = {"TypeError", "NotImplementedError", "StopIteration", "AssertionError", "AttributeError"}
+
+
+def raised_names():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf8"))):
+            if isinstance(node, ast.Raise) and node.exc is not None:
+                raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+                if isinstance(raised, ast.Name):
+                    yield path.relative_to(PACKAGE), node.lineno, raised.id
+
+
+def test_the_package_raises_no_plain_builtin_errors():
+    builtin = set(dir(builtins))
+    plain = [
+        f"{path}:{line} {name}"
+        for path, line, name in raised_names()
+        if name in builtin and name not in NOT_INPUT_ERRORS
+    ]
+    assert not plain, "raise an ElmoError subclass instead: " + ", ".join(plain)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: sentence_windows_v1(max_length=0),
+        lambda: sentence_windows_v1(max_length=10, overlap=5),
+        lambda: ScalarMix_v1(dropout=1.5),
+        lambda: ScalarMix_v1(l2=-1.0),
+        lambda: BiLM_v2(max_batch_tokens=0),
+        lambda: BiLM_v2(weights="w.hdf5"),
+        lambda: BiLM_v2(segmentation="sentences"),
+        lambda: ElmoListener_v1(ScalarMix_v1(), width=0),
+        lambda: ActivationCache(-1),
+        lambda: CharacterMapper(2),
+    ],
+)
+def test_glue_code_checks_raise_elmo_errors(build):
+    with pytest.raises(ElmoError):
+        build()
