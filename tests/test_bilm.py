@@ -128,10 +128,28 @@ def test_token_cache_is_cleared_when_weights_change(fixture_paths):
     assert len(bilm.token_cache) > 0
     load_weights(bilm, fixture_paths[1])
     assert len(bilm.token_cache) == 0
+
+
+def test_token_cache_survives_mode_switches_and_notices_in_place_edits(fixture_paths):
+    """thinc's shim calls eval() and train() around every prediction: that must not empty the cache;
+    an in-place change of a char-CNN weight (an optimizer step, a manual edit) must."""
+    from spacy_elmo import load_bilm
+
+    bilm = load_bilm(*fixture_paths)
     bilm.embed([SENTENCE])
     bilm.train()
-    assert len(bilm.token_cache) == 0
     bilm.eval()
+    bilm.embed([SENTENCE])
+    assert len(bilm.token_cache) > 0
+    with torch.no_grad():
+        for parameter in bilm.char_encoder.parameters():
+            parameter.mul_(0.9)
+    edited = bilm.embed([SENTENCE])
+    reference = load_bilm(*fixture_paths)
+    with torch.no_grad():
+        for parameter in reference.char_encoder.parameters():
+            parameter.mul_(0.9)
+    np.testing.assert_allclose(edited, reference.embed([SENTENCE]), atol=1e-6)
 
 
 def test_no_cache_when_gradients_are_wanted(fixture_paths):

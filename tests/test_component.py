@@ -115,11 +115,12 @@ def test_to_disk_and_load_needs_no_outside_file(nlp, tmp_path):
     # Prove the loaded pipeline took its weights from its own directory, not the config's paths.
     assert loaded.get_pipe("elmo").model.attrs["options"] is not None
     loaded.get_pipe("elmo").model.attrs.update(options="/nonexistent/options.json", weights="/nonexistent.hdf5")
+    # 1e-6, not equality: `nlp` has token rows cached from other batches, whose char-CNN rounding differs.
     for a, b in zip(_vectors(nlp.pipe(TEXTS)), _vectors(loaded.pipe(TEXTS))):
-        np.testing.assert_array_equal(a, b)
+        np.testing.assert_allclose(a, b, atol=1e-6)
     from_bytes = spacy.load(tmp_path / "pipeline")
     from_bytes.from_bytes(nlp.to_bytes())
-    np.testing.assert_array_equal(from_bytes(MONEY)[4].vector, nlp(MONEY)[4].vector)
+    np.testing.assert_allclose(from_bytes(MONEY)[4].vector, nlp(MONEY)[4].vector, atol=1e-6)
 
 
 def test_docbin_round_trip_keeps_data_and_restore_vectors_brings_back_the_hooks(nlp):
@@ -232,7 +233,7 @@ def test_int8_fast_mode_is_close_to_exact_and_survives_to_disk(fixture_paths, tm
     cosine = (fast[2] * exact[2]).sum(-1) / (np.linalg.norm(fast[2], axis=-1) * np.linalg.norm(exact[2], axis=-1))
     assert cosine.min() > 0.999
     nlp.to_disk(tmp_path / "pipeline")
-    np.testing.assert_array_equal(spacy.load(tmp_path / "pipeline")(MONEY)._.elmo["layers"], fast)
+    np.testing.assert_allclose(spacy.load(tmp_path / "pipeline")(MONEY)._.elmo["layers"], fast, atol=1e-6)
     with pytest.raises(FastModeError, match="stateless only"):
         _nlp(fixture_paths, model={"fast_mode": "int8", "stateful": True})
     with pytest.raises(FastModeError, match="unknown fast_mode"):

@@ -73,6 +73,7 @@ class BiLM(nn.Module):
         )
         self.char_mapper = CharacterMapper(options.char_cnn.max_characters_per_token)
         self.token_cache = TokenEmbeddingCache()
+        self._token_rows_version: Tuple[int, ...] = ()
         # The initial state of stateless calls, per layer `[2, 1, dim]`; buffers, so that a saved
         # pipeline keeps it. All zero until set_warm_start.
         for i, layer in enumerate(self.lstm.layers):
@@ -151,10 +152,6 @@ class BiLM(nn.Module):
         """Drop cached token embeddings; needed whenever the char-CNN weights change."""
         self.token_cache.clear()
 
-    def train(self, mode: bool = True) -> "BiLM":
-        self.clear_caches()
-        return super().train(mode)
-
     def _apply(self, fn: Any, recurse: bool = True) -> "BiLM":
         # .to(), .cuda(), .half() ... all come here: cached rows and carried states would stay behind
         # on the old device or dtype.
@@ -189,8 +186,23 @@ class BiLM(nn.Module):
         tokens = list(positions)
         # Cached rows carry no gradient, so the cache serves only when no gradient is wanted.
         wants_grad = torch.is_grad_enabled() and any(p.requires_grad for p in self.char_encoder.parameters())
-        table = self._encode_strings(tokens) if wants_grad else self.token_cache.lookup(tokens, self._encode_strings)
+        if wants_grad:
+            table = self._encode_strings(tokens)
+        else:
+            self._drop_stale_token_rows()
+            table = self.token_cache.lookup(tokens, self._encode_strings)
         return table[torch.from_numpy(index).to(table.device)], lengths
+
+    def _drop_stale_token_rows(self) -> None:
+        """Cached rows are valid for the char-CNN weights they were computed with. Every in-place change
+        of a parameter (an optimizer step, `load_state_dict`, a manual edit) bumps its version counter,
+        so comparing the counters catches all of them; switching train/eval does not change weights
+        (thinc's shim switches both ways around every prediction, which must keep the cache). Inference
+        tensors (the int8 copy's, made once and never edited) keep no counter."""
+        version = tuple(-1 if p.is_inference() else p._version for p in self.char_encoder.parameters())
+        if version != self._token_rows_version:
+            self.token_cache.clear()
+            self._token_rows_version = version
 
     def _encode_strings(self, tokens: List[str]) -> torch.Tensor:
         ids = np.stack([self.char_mapper.token_ids(t) for t in tokens])
