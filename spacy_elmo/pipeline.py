@@ -17,6 +17,7 @@ from functools import partial
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
 import numpy as np
+from spacy.attrs import ORTH, SENT_START
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc
@@ -264,10 +265,11 @@ class ElmoComponent(TrainablePipe):
             self.cache.clear()
             self._cache_source = None if bilm is None else weakref.ref(bilm)
         # The layers depend on the tokens and, when the doc is split per sentence, on where they start.
+        # Arrays of string hashes, not Token objects: the keys are built for every doc of every step.
         keys = [
             (
-                tuple(token.text for token in doc),
-                tuple(sent.start for sent in doc.sents) if doc.has_annotation("SENT_START") else None,
+                doc.to_array(ORTH).tobytes(),
+                doc.to_array(SENT_START).tobytes() if doc.has_annotation("SENT_START") else None,
             )
             for doc in docs
         ]
