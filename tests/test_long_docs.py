@@ -10,17 +10,17 @@ from spacy_elmo.errors import ElmoError
 from spacy_elmo.segment import Segment, segment
 
 
-def _nlp(fixture_paths, **segmentation):
+def _pipeline(fixture_paths, **model):
+    """A blank pipeline whose `elmo` component reads the fixture biLM; `model` adds or overrides settings."""
     options, weights = fixture_paths
     nlp = spacy.blank("en")
-    config = {
-        "@architectures": "spacy-elmo.BiLM.v2",
-        "options": str(options),
-        "weights": str(weights),
-        "segmentation": {"@misc": "spacy-elmo.sentence_windows.v1", **segmentation},
-    }
+    config = {"@architectures": "spacy-elmo.BiLM.v2", "options": str(options), "weights": str(weights), **model}
     nlp.add_pipe("elmo", config={"model": config, "pooling": "top"})
     return nlp
+
+
+def _nlp(fixture_paths, **segmentation):
+    return _pipeline(fixture_paths, segmentation={"@misc": "spacy-elmo.sentence_windows.v1", **segmentation})
 
 
 def _words(n, seed=0):
@@ -92,16 +92,8 @@ def skips_last_token():
     return cut
 
 
-def _custom(fixture_paths, segmentation):
-    options, weights = fixture_paths
-    nlp = spacy.blank("en")
-    model = {"@architectures": "spacy-elmo.BiLM.v2", "options": str(options), "weights": str(weights)}
-    nlp.add_pipe("elmo", config={"model": {**model, "segmentation": segmentation}, "pooling": "top"})
-    return nlp
-
-
 def test_a_registered_segmenter_decides_the_pieces(fixture_paths, fixture_bilm, tmp_path):
-    nlp = _custom(fixture_paths, {"@misc": "test.chunks_of.v1", "size": 3})
+    nlp = _pipeline(fixture_paths, segmentation={"@misc": "test.chunks_of.v1", "size": 3})
     words = "She went to the bank and they sat by".split()
     layers = nlp(Doc(nlp.vocab, words=words))._.elmo["layers"]
     for start, piece in zip(range(0, 9, 3), fixture_bilm.embed([words[0:3], words[3:6], words[6:9]])):
@@ -112,28 +104,14 @@ def test_a_registered_segmenter_decides_the_pieces(fixture_paths, fixture_bilm, 
 
 
 def test_a_segmenter_that_loses_a_token_is_named(fixture_paths):
-    nlp = _custom(fixture_paths, {"@misc": "test.skips_last_token.v1"})
+    nlp = _pipeline(fixture_paths, segmentation={"@misc": "test.skips_last_token.v1"})
     with pytest.raises(ElmoError, match="segmenter .* kept tokens up to 3 of 4"):
         nlp(Doc(nlp.vocab, words="a b c d".split()))
 
 
 def test_legacy_flat_settings_give_the_same_vectors(fixture_paths):
-    options, weights = fixture_paths
     words = _words(150, seed=2)
-    legacy = spacy.blank("en")
-    legacy.add_pipe(
-        "elmo",
-        config={
-            "model": {
-                "@architectures": "spacy-elmo.BiLM.v1",
-                "options": str(options),
-                "weights": str(weights),
-                "max_length": 64,
-                "overlap": 8,
-            },
-            "pooling": "top",
-        },
-    )
+    legacy = _pipeline(fixture_paths, **{"@architectures": "spacy-elmo.BiLM.v1"}, max_length=64, overlap=8)
     current = _nlp(fixture_paths, max_length=64, overlap=8)
     np.testing.assert_array_equal(
         legacy(Doc(legacy.vocab, words=words))._.elmo["layers"],
