@@ -343,7 +343,7 @@ class Trainer:
         if ctx.device.type == "cuda":
             torch.cuda.manual_seed(t.seed * 7919 + ctx.rank + 1)
         if payload is not None:
-            return model, optimizer, sampler, Position(*self._restore(payload, model, optimizer))
+            return model, optimizer, sampler, self._restore(payload, model, optimizer)
         if ctx.is_main:
             self.log.path.unlink(missing_ok=True)
         return model, optimizer, sampler, Position(0, 0, model.zero_states(t.batch_size))
@@ -427,9 +427,7 @@ class Trainer:
                 break
         return pairs
 
-    def _restore(
-        self, payload: Dict[str, Any], model: LanguageModel, optimizer: torch.optim.Optimizer
-    ) -> Tuple[int, int, States]:
+    def _restore(self, payload: Dict[str, Any], model: LanguageModel, optimizer: torch.optim.Optimizer) -> Position:
         ctx = self.context
         if payload["world_size"] != ctx.world_size:
             raise TrainingError(
@@ -446,7 +444,7 @@ class Trainer:
         if ctx.is_main:
             self.log.truncate(payload["step"])
         logger.info("resumed from step %d (%d tokens)", payload["step"], payload["tokens"])
-        return payload["step"], payload["tokens"], states
+        return Position(payload["step"], payload["tokens"], states)
 
     def _checkpoint(
         self,
