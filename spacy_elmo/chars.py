@@ -3,8 +3,9 @@
 Each token becomes `max_characters_per_token` ids: beginning-of-word, the token's UTF-8 bytes (cut to
 `max_characters_per_token - 2` bytes, which may split a multi-byte character, as in the original), end-of-word,
 then padding. At prediction every id is shifted by +1 so that an all-zero row marks "no token here"
-(batch padding); the padding *inside* a word is therefore 261, not 0. The char-CNN always sees all
-positions, so the row length is never trimmed.
+(batch padding); the padding *inside* a word is therefore 261, not 0. The rows always have all
+positions: the padding's embedding is learned, and the char-CNN drops only columns that cannot change
+its output (nn/char_encoder.py).
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from spacy_elmo import BiLM
 from spacy_elmo.chars import CharacterMapper
 from spacy_elmo.layers import thinc_bilm as bilm_layer_module
 from spacy_elmo.layers.thinc_bilm import get_bilm
+from spacy_elmo.nn.char_encoder import token_lengths
 from spacy_elmo.nn.fast import FastModeError, make_fast
 from spacy_elmo.nn.softmax import LogUniformSampler
 from spacy_elmo.options import ElmoOptions
@@ -86,13 +87,15 @@ def test_device_bilm_forward_and_backward(mode):
 def test_device_bilm_char_id_input():
     """`forward(char_ids)`: the caller's ids on the device; lengths go to the host once per batch."""
     bilm = meta_bilm()
-    ids = torch.from_numpy(CharacterMapper(50).batch_ids(SENTENCES)).to(META)
+    host_ids = CharacterMapper(50).batch_ids(SENTENCES)
+    ids = torch.from_numpy(host_ids).to(META)
     checker = DeviceChecker()
     # Lengths cannot be read off a meta tensor, nor can the distinct rows be found (torch.unique): stand
     # in for the one device-to-host copy and encode every position.
     lengths = np.array([len(s) + 2 for s in SENTENCES])
+    char_lengths = token_lengths(host_ids.reshape(-1, host_ids.shape[-1]))
     with checker:
-        embedded = bilm.char_encoder.encode_rows(ids.view(-1, ids.shape[-1])).view(*ids.shape[:2], -1)
+        embedded = bilm.char_encoder.encode_rows(ids.view(-1, ids.shape[-1]), char_lengths).view(*ids.shape[:2], -1)
         out = bilm._contextualize(embedded, lengths, stateful=False)
     assert out.layers.device == META and "meta" in checker.seen
 

@@ -22,7 +22,7 @@ from torch import nn
 from ..chars import BOS_TOKEN, EOS_TOKEN, CharacterMapper
 from ..errors import ElmoError
 from ..options import ElmoOptions
-from .char_encoder import CharEncoder
+from .char_encoder import CharEncoder, token_lengths
 from .lstm import BiLSTMStack, State, run_directions
 from .token_cache import TokenEmbeddingCache
 
@@ -206,7 +206,7 @@ class BiLM(nn.Module):
 
     def _encode_strings(self, tokens: List[str]) -> torch.Tensor:
         ids = np.stack([self.char_mapper.token_ids(t) for t in tokens])
-        return self.char_encoder.encode_rows(torch.from_numpy(ids).to(self.device))
+        return self.char_encoder.encode_rows(torch.from_numpy(ids).to(self.device), token_lengths(ids))
 
     def _contextualize(self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool) -> BiLMOutput:
         """`lengths` (boundaries included) stay on the host: they decide the loop, not the arithmetic."""

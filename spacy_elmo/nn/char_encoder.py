@@ -8,13 +8,20 @@ c = sigmoid(W_c x + b_c).
 from __future__ import annotations
 
 import math
-from typing import List
+from typing import List, Optional
 
+import numpy as np
 import torch
 from torch import nn
 
-from ..chars import N_CHARS_PREDICT
+from ..chars import N_CHARS_PREDICT, PAD_CHAR
 from ..options import CharCNNOptions
+
+
+def token_lengths(char_ids: np.ndarray) -> np.ndarray:
+    """Ids up to and including end-of-word per row of `[n, max_chars]` shifted ids; 0 for the all-zero
+    rows of batch padding. Word padding (PAD_CHAR + 1) follows end-of-word and nothing else does."""
+    return ((char_ids != 0) & (char_ids != PAD_CHAR + 1)).sum(axis=-1)
 
 
 class Highway(nn.Module):
@@ -48,6 +55,7 @@ class CharEncoder(nn.Module):
         self.highways = nn.ModuleList(Highway(n_filters) for _ in range(options.n_highway))
         self.projection = nn.Linear(n_filters, projection_dim) if n_filters != projection_dim else None
         self.output_dim = projection_dim
+        self.widest_filter = max(width for width, _ in options.filters)
         # Tokens per convolution call: bounds the conv activations ([chunk, filters, max_chars] floats).
         self.chunk_size = 512
         self.reset_parameters()
@@ -84,16 +92,34 @@ class CharEncoder(nn.Module):
         unique, inverse = torch.unique(flat, dim=0, return_inverse=True)
         return self.encode_rows(unique)[inverse].reshape(batch, n_tokens, self.output_dim)
 
-    def encode_rows(self, char_ids: torch.Tensor) -> torch.Tensor:
-        """`[n, max_chars]` -> `[n, output_dim]`, `chunk_size` tokens at a time."""
+    def encode_rows(self, char_ids: torch.Tensor, lengths: Optional[np.ndarray] = None) -> torch.Tensor:
+        """`[n, max_chars]` -> `[n, output_dim]`, `chunk_size` tokens at a time, shortest tokens first so
+        that each chunk is cut to the columns its own longest token needs (see `_encode`). `lengths`:
+        the rows' `token_lengths`, on the host; given, the device is never asked for them."""
         if char_ids.shape[0] == 0:
             return self.char_embed.weight.new_zeros(0, self.output_dim)
-        return torch.cat(
-            [self._encode(char_ids[i : i + self.chunk_size]) for i in range(0, char_ids.shape[0], self.chunk_size)]
+        if lengths is None:
+            lengths = token_lengths(char_ids.cpu().numpy())
+        order = np.argsort(lengths, kind="stable")
+        chunks = [order[i : i + self.chunk_size] for i in range(0, len(order), self.chunk_size)]
+        encoded = torch.cat(
+            [
+                self._encode(char_ids[torch.from_numpy(rows).to(char_ids.device)], int(lengths[rows[-1]]))
+                for rows in chunks
+            ]
         )
+        restore = np.empty_like(order)
+        restore[order] = np.arange(len(order))
+        return encoded[torch.from_numpy(restore).to(char_ids.device)]
 
-    def _encode(self, char_ids: torch.Tensor) -> torch.Tensor:
-        # [n, embedding_dim, max_chars]: Conv1d wants channels before positions.
+    def _encode(self, char_ids: torch.Tensor, longest: int) -> torch.Tensor:
+        """`longest`: the longest token's length in `char_ids`. Columns past a token's end hold only
+        padding, and every window of padding alone gives the same convolution output, so the max over
+        positions does not change when all but one of those windows are cut: `longest` + the widest
+        filter columns suffice. Exact (values and gradients), and 3-5 times less convolution on English
+        text than all `max_characters_per_token` columns."""
+        char_ids = char_ids[:, : longest + self.widest_filter]
+        # [n, embedding_dim, columns]: Conv1d wants channels before positions.
         chars = self.char_embed(char_ids).transpose(1, 2)
         pooled: List[torch.Tensor] = []
         for conv in self.convs:

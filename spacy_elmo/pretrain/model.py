@@ -20,6 +20,7 @@ from torch import nn
 
 from ..chars import CharacterMapper
 from ..nn.bilm import BiLM
+from ..nn.char_encoder import token_lengths
 from ..nn.lstm import State, run_directions
 from ..nn.softmax import LogUniformSampler, Softmax
 from ..options import ElmoOptions
@@ -37,13 +38,15 @@ class TensorBatch:
 
     Device side: the distinct tokens' char ids `char_ids` `[U, max_chars]`; per direction the index of
     each input in them `index` `[batch, T]`, the flat positions `[N]` of the inputs that have a target
-    (`positions`, into `[batch * T]`) and those targets `[N]`. Host side: row `lengths` `[batch]`."""
+    (`positions`, into `[batch * T]`) and those targets `[N]`. Host side: row `lengths` `[batch]` and
+    the distinct tokens' `char_lengths` `[U]` (which char columns the CNN needs)."""
 
     char_ids: torch.Tensor
     index: Tuple[torch.Tensor, torch.Tensor]
     positions: Tuple[torch.Tensor, torch.Tensor]
     targets: Tuple[torch.Tensor, torch.Tensor]
     lengths: Tuple[np.ndarray, np.ndarray]
+    char_lengths: np.ndarray
 
     @property
     def counts(self) -> Tuple[int, int]:
@@ -63,13 +66,14 @@ class TensorBatch:
             kept = np.flatnonzero(flat != PAD_TARGET)
             positions.append(torch.from_numpy(kept))
             targets.append(torch.from_numpy(np.ascontiguousarray(flat[kept])))
-        char_ids = torch.from_numpy(np.stack([mapper.token_ids(t) for t in token_positions]))
+        char_ids = np.stack([mapper.token_ids(t) for t in token_positions])
         return cls(
-            char_ids=char_ids,
+            char_ids=torch.from_numpy(char_ids),
             index=(indices[0], indices[1]),
             positions=(positions[0], positions[1]),
             targets=(targets[0], targets[1]),
             lengths=(np.asarray(forward.lengths, dtype=np.int64), np.asarray(backward.lengths, dtype=np.int64)),
+            char_lengths=token_lengths(char_ids),
         )
 
     def pin_memory(self) -> "TensorBatch":
@@ -86,6 +90,7 @@ class TensorBatch:
             positions=(fn(self.positions[0]), fn(self.positions[1])),
             targets=(fn(self.targets[0]), fn(self.targets[1])),
             lengths=self.lengths,
+            char_lengths=self.char_lengths,
         )
 
 
@@ -124,7 +129,7 @@ class LanguageModel(nn.Module):
         n_tries: int = 0,
     ) -> LMOutput:
         """Losses of both directions; the full softmax unless a sampler and its negatives are given."""
-        embedded = self.bilm.char_encoder.encode_rows(batch.char_ids)  # [U, P]
+        embedded = self.bilm.char_encoder.encode_rows(batch.char_ids, batch.char_lengths)  # [U, P]
         x = (embedded[batch.index[0]], embedded[batch.index[1]])  # [batch, T, P] each
         outputs, finals = run_directions(self.bilm.lstm, x, batch.lengths, states)
         tops = outputs[-1]
