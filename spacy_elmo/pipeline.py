@@ -7,11 +7,14 @@ Training follows spaCy's listener protocol: `update` runs the biLM once per batc
 listening head the layers plus a gradient callback; all but the last callback accumulate, the last one
 backpropagates into the biLM and updates it. With `frozen = true` (the default, as in the paper) there
 is no gradient to pass on, so the biLM runs without autograd and each training doc's layers are kept in
-a byte-bounded LRU cache: epochs after the first cost only the heads.
+a byte-bounded LRU cache: epochs after the first cost only the heads. When all the training docs fit in
+that cache, the first update embeds them in large batches before it trains (see `_prefill_cache`).
 """
 
 from __future__ import annotations
 
+import logging
+import time
 import weakref
 from functools import partial
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
@@ -40,6 +43,10 @@ Pooling = Union[str, List[float], Model]
 # naming a model here would clash with user-given options paths).
 DEFAULT_MODEL_CONFIG = {"@architectures": "spacy-elmo.BiLM.v2"}
 MIX_NODE = "elmo-scalar-mix"
+# Docs per biLM call when the training docs are embedded ahead of the first step.
+PREFILL_BATCH_DOCS = 1000
+
+logger = logging.getLogger(__name__)
 
 
 @Language.factory(
@@ -146,6 +153,8 @@ class ElmoComponent(TrainablePipe):
         self.cache = ActivationCache(int(cache_mb * 2**20))
         self._training = False  # set by the first update: only then does predict use the cache
         self._cache_source: Optional[weakref.ref] = None  # the biLM whose layers the cache holds
+        # The training examples given to `initialize`, embedded at the first frozen update.
+        self._prefill_examples: Optional[Callable[[], Iterable[Example]]] = None
         set_frozen(model, frozen)
         model.attrs["replace_listener_cfg"] = partial(_replace_listener_cfg, frozen=frozen)
 
@@ -227,6 +236,7 @@ class ElmoComponent(TrainablePipe):
         docs = [eg.predicted for eg in examples]
         losses.setdefault(self.name, 0.0)
         if self.cfg["frozen"]:
+            self._prefill_cache()
             layers = self._frozen_layers(docs)
 
             def accumulate(d_layers: List[Floats3d]) -> List[Doc]:
@@ -281,6 +291,36 @@ class ElmoComponent(TrainablePipe):
                 self.cache.put(keys[i], value)
         return layers
 
+    def _prefill_cache(self) -> None:
+        """Embed the training docs from `initialize` in batches of PREFILL_BATCH_DOCS, once. Early training
+        batches are small (spaCy's batch sizes start at 100 words) and the biLM runs at half its speed
+        on a few sentences (benchmarks/downstream/README.md); every training doc is embedded in the
+        first epoch anyway. Done only if all of them fit in the cache (the LRU would evict the first
+        ones before their turn) and only at the first update, so that a pipeline that is initialized
+        and then serves keeps nothing. With an augmenter the docs differ from epoch to epoch, and
+        the prefilled layers are rarely used: `cache_mb = 0` turns caching off."""
+        get_examples, self._prefill_examples = self._prefill_examples, None
+        bilm = get_bilm(self.model)
+        if get_examples is None or bilm is None or self.model.attrs["stateful"] or self.cache.max_bytes == 0:
+            return
+        bytes_per_token = 4 * bilm.n_layers * bilm.output_dim  # float32 [L+1, n, 2P] per doc
+        docs: List[Doc] = []
+        n_tokens = 0
+        for eg in get_examples():
+            docs.append(eg.predicted)
+            n_tokens += len(eg.predicted)
+            if n_tokens * bytes_per_token > self.cache.max_bytes:
+                logger.info(
+                    "%s: the training docs' layers need more than cache_mb = %d; they are computed as the batches come",
+                    self.name,
+                    self.cfg["cache_mb"],
+                )
+                return
+        started = time.perf_counter()
+        for i in range(0, len(docs), PREFILL_BATCH_DOCS):
+            self._frozen_layers(docs[i : i + PREFILL_BATCH_DOCS])
+        logger.info("%s: embedded %d training tokens in %.1f s", self.name, n_tokens, time.perf_counter() - started)
+
     def get_loss(self, examples: Iterable[Example], scores: Any) -> None:
         """The component has no loss of its own: its gradients come from the listening heads."""
 
@@ -293,12 +333,14 @@ class ElmoComponent(TrainablePipe):
         weights: Optional[str] = None,
     ) -> None:
         """Load the biLM: `options`/`weights` from [initialize.components.<name>] win over the model config.
-        The examples are not needed: nothing about the biLM depends on the training data."""
+        Nothing about the biLM depends on the training data; a frozen biLM embeds the examples at the
+        first update (`_prefill_cache`)."""
         if weights is not None and options is None:
             raise ElmoError(f"[initialize.components.{self.name}] gives weights {weights} without options")
         load_source(self.model, options, weights)
         self.model.initialize()
         self.cache.clear()
+        self._prefill_examples = get_examples
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "ElmoComponent":
         self.cache.clear()  # new weights: cached layers would be stale

@@ -79,3 +79,28 @@ def test_a_different_bilm_empties_the_cache(monkeypatch):
     after = component.predict([nlp.make_doc(TEXTS[0])])[0]
     assert sum(calls) == 1, "the layers cached for the old biLM were served for the new one"
     assert np.abs(after - before).max() > 1e-3
+
+
+def test_the_first_update_embeds_all_training_docs_in_one_batch(monkeypatch):
+    nlp, examples = pipeline(frozen=True)
+    calls = count_bilm_calls(nlp, monkeypatch)
+    assert len(nlp.get_pipe("elmo").cache) == 0, "initialize alone keeps nothing (it may be a serving pipeline)"
+    optimizer = nlp.create_optimizer()
+    nlp.update(examples[:1], sgd=optimizer)
+    assert calls == [len(TEXTS)], "the first update embeds every training doc in one call"
+    for example in examples[1:]:
+        nlp.update([example], sgd=optimizer)
+    assert calls == [len(TEXTS)], "later updates find their docs in the cache"
+    component = nlp.get_pipe("elmo")
+    alone = component.model.predict([nlp.make_doc(TEXTS[2])])[0]
+    np.testing.assert_allclose(component.predict([nlp.make_doc(TEXTS[2])])[0], alone, atol=1e-6)
+
+
+def test_no_prefill_when_the_training_docs_do_not_fit_in_the_cache(monkeypatch):
+    nlp, examples = pipeline(frozen=True)
+    component = nlp.get_pipe("elmo")
+    # Room for the longest doc's layers, not for all three.
+    component.cache.max_bytes = max(x.nbytes for x in component.model.predict([eg.predicted for eg in examples]))
+    calls = count_bilm_calls(nlp, monkeypatch)
+    nlp.update(examples[:1], sgd=nlp.create_optimizer())
+    assert calls == [1], "only the batch's own doc is embedded"
