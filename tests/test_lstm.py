@@ -92,8 +92,15 @@ def test_input_gates_in_chunks_give_the_same_result(monkeypatch):
     with torch.no_grad():
         whole, whole_finals = stack(x, lengths)
         # 2 directions x 3 rows x 24 gates: a budget of 150 floats allows one step at a time.
-        monkeypatch.setattr(lstm_module, "INPUT_GATES_BUDGET", 150)
+        monkeypatch.setattr(lstm_module, "CPU_INPUT_GATES_BUDGET", 150)
         chunked, chunked_finals = stack(x, lengths)
     for a, b in zip(whole, chunked):
         np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-6)
     np.testing.assert_allclose(whole_finals[-1][1].numpy(), chunked_finals[-1][1].numpy(), atol=1e-6)
+
+
+def test_input_gates_budget_is_small_on_the_cpu_only():
+    import spacy_elmo.nn.lstm as lstm_module
+
+    assert lstm_module.input_gates_budget(torch.device("cpu")) == lstm_module.CPU_INPUT_GATES_BUDGET
+    assert lstm_module.input_gates_budget(torch.device("meta")) == lstm_module.ACCELERATOR_INPUT_GATES_BUDGET
