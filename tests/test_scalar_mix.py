@@ -137,3 +137,16 @@ def test_own_dropout_survives_spacys_global_dropout_and_is_off_at_prediction():
     Ys, _ = model.begin_update(Xs)
     assert 0.3 < float((Ys[0] == 0).mean()) < 0.7
     np.testing.assert_allclose(model.predict(Xs)[0], Xs[0].mean(axis=0), rtol=1e-5, atol=1e-6)
+
+
+def test_dropout_keeps_the_expectation_and_backprop_uses_the_same_mask():
+    rng = np.random.default_rng(8)
+    Xs = _docs(rng, lengths=(400,))
+    model = scalar_mix(dropout=0.25)
+    model.initialize(X=Xs)
+    Ys, backprop = model.begin_update(Xs)
+    kept = Ys[0] != 0
+    assert abs(float(kept.mean()) - 0.75) < 0.02
+    np.testing.assert_allclose(Ys[0][kept], model.predict(Xs)[0][kept] / 0.75, rtol=1e-5)
+    (dX,) = backprop([np.ones_like(Ys[0])])
+    assert np.all(dX[:, ~kept] == 0) and np.all(dX[:, kept] != 0)
