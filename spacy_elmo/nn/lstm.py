@@ -160,7 +160,7 @@ def input_gates_budget(device: torch.device) -> int:
     """On an accelerator 128 MB: few, large multiplies, and memory that does not grow with the batch's
     longest sentence. On a CPU 4 MB, so that a chunk is still in cache when the recurrence reads it:
     27% more tokens/s than 128 MB for the bundled model at 256 sentences per batch on one thread (Intel
-    Xeon, 11,000 -> 14,000 tokens/s), and no slower at 32."""
+    Xeon, 11,000 -> 14,000 tokens/s; benchmarks/bench_input_gates.py), and no slower at 32."""
     return CPU_INPUT_GATES_BUDGET if device.type == "cpu" else ACCELERATOR_INPUT_GATES_BUDGET
 
 
