@@ -35,3 +35,8 @@ def test_smoke_workflow_trains_tests_and_reports():
     table = (PROJECT / "runs-smoke" / "results.md").read_text()
     assert "ELMo + task encoder" in table and "PTB tag accuracy" in table
     assert (PROJECT / "runs-smoke" / "learning_curve.png").stat().st_size > 0
+    # scripts/tune.py: the base and one variant, dev scores only, the override in the variant's config.
+    assert "base: dev ents_f" in result.stdout and "mixdrop01: dev ents_f" in result.stdout
+    assert "test" not in result.stdout.split("mixdrop01: dev")[1].splitlines()[0]
+    variant = (PROJECT / "runs-smoke" / "tune" / "configs" / "ner_mixdrop01.cfg").read_text()
+    assert "dropout = 0.1" in variant.split("[components.ner.model.tok2vec.embed.mix]")[1].split("[")[0]

@@ -50,13 +50,15 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--eval-every", type=int, default=200)
     parser.add_argument("--variant", nargs="+", action="append", default=[], metavar="NAME KEY=VALUE")
+    parser.add_argument("--elmo-options", default=None, help="options.json of the biLM (default: the bundled one).")
+    parser.add_argument("--elmo-weights", default=None)
     args = parser.parse_args()
     variant_configs = args.output / "configs"
     variant_configs.mkdir(parents=True, exist_ok=True)
     base = args.configs / f"{args.task}_{args.system}.cfg"
     variants = [("base", {})] + [parse_variant(items) for items in args.variant]
     metric = SCORES[args.task][0]
-    elmo: Dict = {"elmo_options": None, "elmo_weights": None}
+    elmo: Dict = {"elmo_options": args.elmo_options or None, "elmo_weights": args.elmo_weights or None}
     for name, overrides in variants:
         config = load_config(base, overrides=overrides, interpolate=False)
         config.to_disk(variant_configs / f"{args.task}_{name}.cfg")
