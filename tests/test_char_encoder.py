@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spacy_elmo.chars import CharacterMapper
-from spacy_elmo.nn.char_encoder import CharEncoder
+from spacy_elmo.nn.char_encoder import CharEncoder, token_lengths
 from spacy_elmo.options import CharCNNOptions
 
 TOKENS = st.lists(
@@ -78,3 +78,20 @@ def test_short_tokens_are_convolved_over_few_columns(monkeypatch):
     model.encode_rows(char_ids(["a", "to", "the"]))
     # "the" is BOW + 3 bytes + EOW = 5 ids, plus the widest filter (5).
     assert set(seen) == {10}
+
+
+def test_rows_sorted_by_length_need_no_copy_and_others_one(monkeypatch):
+    model = encoder("relu")
+    model.chunk_size = 2
+    ids = char_ids(["internationalization", "a", "the", "to", "bank", "x"])
+    lengths = token_lengths(ids.numpy())
+    order = np.argsort(lengths, kind="stable")
+    expected = model._encode(ids, ids.shape[1])
+    copies = []
+    from_numpy = torch.from_numpy
+    monkeypatch.setattr(torch, "from_numpy", lambda array: copies.append(array.shape) or from_numpy(array))
+    torch.testing.assert_close(model.encode_rows(ids, lengths), expected, rtol=0, atol=1e-12)
+    assert len(copies) == 1, "one host-to-device copy of the order, not one per chunk"
+    copies.clear()
+    torch.testing.assert_close(model.encode_rows(ids[order], lengths[order]), expected[order], rtol=0, atol=1e-12)
+    assert copies == []

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from spacy_elmo import load_bilm
 from spacy_elmo.chars import CharacterMapper
 from spacy_elmo.cli import app
+from spacy_elmo.nn.char_encoder import token_lengths
 from spacy_elmo.pretrain import (
     ConfigError,
     CorpusError,
@@ -121,6 +122,9 @@ def test_char_encoding_per_distinct_token_matches_per_position():
     unique = model.bilm.char_encoder(batch.char_ids.unsqueeze(0))[0][batch.index[0]]
     direct = model.bilm.char_encoder(torch.from_numpy(mapper.batch_ids(fwd.tokens, add_boundaries=False)))
     assert torch.allclose(unique, direct, atol=1e-6)
+    # The distinct tokens come shortest first, so the char-CNN never reorders them on the device.
+    assert np.array_equal(batch.char_lengths, token_lengths(batch.char_ids.numpy()))
+    assert np.all(np.diff(batch.char_lengths) >= 0)
 
 
 # --- config ----------------------------------------------------------------------------------------

@@ -95,22 +95,30 @@ class CharEncoder(nn.Module):
     def encode_rows(self, char_ids: torch.Tensor, lengths: Optional[np.ndarray] = None) -> torch.Tensor:
         """`[n, max_chars]` -> `[n, output_dim]`, `chunk_size` tokens at a time, shortest tokens first so
         that each chunk is cut to the columns its own longest token needs (see `_encode`). `lengths`:
-        the rows' `token_lengths`, on the host; given, the device is never asked for them."""
+        the rows' `token_lengths`, on the host; given, the device is never asked for them. Rows already
+        sorted by length (pretraining's batches) need no reordering; others cost one host-to-device
+        copy of the order, whatever the number of chunks."""
         if char_ids.shape[0] == 0:
             return self.char_embed.weight.new_zeros(0, self.output_dim)
         if lengths is None:
             lengths = token_lengths(char_ids.cpu().numpy())
+        if np.all(lengths[:-1] <= lengths[1:]):
+            return self._encode_sorted(char_ids, lengths)
         order = np.argsort(lengths, kind="stable")
-        chunks = [order[i : i + self.chunk_size] for i in range(0, len(order), self.chunk_size)]
-        encoded = torch.cat(
+        device_order = torch.from_numpy(order).to(char_ids.device)
+        encoded = self._encode_sorted(char_ids.index_select(0, device_order), lengths[order])
+        restore = torch.empty_like(device_order)
+        restore[device_order] = torch.arange(len(order), device=char_ids.device)
+        return encoded.index_select(0, restore)
+
+    def _encode_sorted(self, char_ids: torch.Tensor, lengths: np.ndarray) -> torch.Tensor:
+        n = char_ids.shape[0]
+        return torch.cat(
             [
-                self._encode(char_ids[torch.from_numpy(rows).to(char_ids.device)], int(lengths[rows[-1]]))
-                for rows in chunks
+                self._encode(char_ids[i : i + self.chunk_size], int(lengths[min(i + self.chunk_size, n) - 1]))
+                for i in range(0, n, self.chunk_size)
             ]
         )
-        restore = np.empty_like(order)
-        restore[order] = np.arange(len(order))
-        return encoded[torch.from_numpy(restore).to(char_ids.device)]
 
     def _encode(self, char_ids: torch.Tensor, longest: int) -> torch.Tensor:
         """`longest`: the longest token's length in `char_ids`. Columns past a token's end hold only

@@ -61,19 +61,24 @@ class TensorBatch:
             index = np.zeros(batch.targets.shape, dtype=np.int64)
             for i, row in enumerate(batch.tokens):
                 index[i, : len(row)] = [token_positions.setdefault(t, len(token_positions)) for t in row]
-            indices.append(torch.from_numpy(index))
+            indices.append(index)
             flat = batch.targets.reshape(-1)
             kept = np.flatnonzero(flat != PAD_TARGET)
             positions.append(torch.from_numpy(kept))
             targets.append(torch.from_numpy(np.ascontiguousarray(flat[kept])))
         char_ids = np.stack([mapper.token_ids(t) for t in token_positions])
+        # The distinct tokens shortest first, so that the char-CNN needs no reordering on the device.
+        char_lengths = token_lengths(char_ids)
+        order = np.argsort(char_lengths, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
         return cls(
-            char_ids=torch.from_numpy(char_ids),
-            index=(indices[0], indices[1]),
+            char_ids=torch.from_numpy(char_ids[order]),
+            index=(torch.from_numpy(rank[indices[0]]), torch.from_numpy(rank[indices[1]])),
             positions=(positions[0], positions[1]),
             targets=(targets[0], targets[1]),
             lengths=(np.asarray(forward.lengths, dtype=np.int64), np.asarray(backward.lengths, dtype=np.int64)),
-            char_lengths=token_lengths(char_ids),
+            char_lengths=char_lengths[order],
         )
 
     def pin_memory(self) -> "TensorBatch":
