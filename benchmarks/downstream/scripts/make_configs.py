@@ -8,6 +8,8 @@ default CPU config so that every system shares the head, the optimizer, the batc
 - `elmo_encoder` (the paper's setup, `[x; ELMo]` into the task's own encoder): a frozen biLM in an `elmo`
   component; the head's Tok2Vec embeds each token as its ElmoListener mix beside the same hash
   embeddings, projected to width 96, and encodes with the same MaxoutWindowEncoder.
+- `elmo_alone`: the mix without the hash embeddings, projected to width 96, into the same encoder: what
+  ELMo's layers give by themselves, for reference.
 - `elmo_probe`: the listener (mix + hash embeddings) straight into the head, no encoder: what ELMo's
   layers give a linear classifier.
 """
@@ -19,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 from confection import Config
 
@@ -76,7 +78,7 @@ def spacy_default(head: str) -> Config:
         return Config().from_disk(path, interpolate=False)
 
 
-def listener(hash_embed: Dict[str, Any], width: int, mix_dropout: float) -> Dict[str, Any]:
+def listener(hash_embed: Optional[Dict[str, Any]], width: int, mix_dropout: float) -> Dict[str, Any]:
     return {
         "@architectures": "spacy-elmo.ElmoListener.v1",
         "upstream": "elmo",
@@ -86,12 +88,12 @@ def listener(hash_embed: Dict[str, Any], width: int, mix_dropout: float) -> Dict
     }
 
 
-def elmo_variant(base: Config, task: str, encoder: bool) -> Config:
+def elmo_variant(base: Config, task: str, encoder: bool, hash_features: bool = True) -> Config:
     head = HEADS[task]
     config = Config(base).copy()
     tok2vec = config["components"].pop("tok2vec")["model"]
     width = tok2vec["encode"]["width"]
-    hash_embed = dict(tok2vec["embed"], width=width)
+    hash_embed = dict(tok2vec["embed"], width=width) if hash_features else None
     config["nlp"]["pipeline"] = ["elmo", head]
     config["components"]["elmo"] = dict(ELMO_COMPONENT)
     if encoder:
@@ -118,6 +120,7 @@ def main() -> None:
         configs = {
             "baseline": base,
             "elmo_encoder": elmo_variant(base, task, encoder=True),
+            "elmo_alone": elmo_variant(base, task, encoder=True, hash_features=False),
             "elmo_probe": elmo_variant(base, task, encoder=False),
         }
         for system, config in configs.items():

@@ -20,10 +20,11 @@ from typing import Dict, List, Tuple
 
 METRIC = {"pos": ("tag_acc", "PTB tag accuracy"), "ner": ("ents_f", "entity F1")}
 SIZES = ["500", "2000", "all"]
-SYSTEMS = ["baseline", "elmo_encoder", "elmo_probe"]
+SYSTEMS = ["baseline", "elmo_encoder", "elmo_alone", "elmo_probe"]
 NAMES = {
     "baseline": "spaCy default CPU pipeline",
     "elmo_encoder": "ELMo + task encoder",
+    "elmo_alone": "ELMo alone + task encoder (no hash embeddings)",
     "elmo_probe": "ELMo linear probe",
 }
 

@@ -43,14 +43,14 @@ class Run:
 
 
 def grid(tasks: List[str], smoke: bool) -> List[Run]:
-    """Three seeds at 500 sentences, one at 2,000 and at all; the probe at 500 only (for reference)."""
+    """Three seeds at 500 sentences, one at 2,000 and at all; ELMo alone and the probe at 500 only (for reference)."""
     if smoke:
         return [Run(task, "500", system, 0, 4, 2) for task in tasks for system in ("baseline", "elmo_encoder")]
     runs = []
     for task in tasks:
         for seed in (0, 1, 2):
             runs += [Run(task, "500", system, seed, 1000, 200) for system in ("baseline", "elmo_encoder")]
-        runs.append(Run(task, "500", "elmo_probe", 0, 1000, 200))
+        runs += [Run(task, "500", system, 0, 1000, 200) for system in ("elmo_alone", "elmo_probe")]
         runs += [Run(task, "2000", system, 0, 1000, 200) for system in ("baseline", "elmo_encoder")]
         runs += [Run(task, "all", system, 0, 2000, 400) for system in ("baseline", "elmo_encoder")]
     return runs
