@@ -109,6 +109,12 @@ def test_evaluate_with_a_truncated_softmax(run_dir, tmp_path):
     assert_clear_error(cli("evaluate", broken, BILM_TF_TRAIN / "data.txt"), "softmax.hdf5")
 
 
+def test_evaluate_a_bundled_model_without_a_softmax(tmp_path):
+    heldout = tmp_path / "heldout.txt"
+    heldout.write_text("a b c .\n", encoding="utf8")
+    assert_clear_error(cli("evaluate", "fixture-tiny", heldout), "fixture-tiny", "softmax.hdf5")
+
+
 def test_evaluate_with_a_non_utf8_heldout_file(run_dir, tmp_path):
     bad = tmp_path / "heldout.txt"
     bad.write_bytes(b"ok line\n\xff\xfe broken\n")

@@ -1,9 +1,15 @@
 """The biLMs shipped inside the package load with no download and give sensible vectors."""
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
+import spacy_elmo
 from spacy_elmo import load_bilm
+from spacy_elmo.cli import app
 from spacy_elmo.models import DEFAULT_MODEL, bundled_model_paths, bundled_models
 
 
@@ -26,3 +32,27 @@ def test_bundled_model_loads_and_embeds(name):
 def test_unknown_bundled_model_is_a_clear_error():
     with pytest.raises(ValueError, match="no bundled ELMo model named 'nope'"):
         bundled_model_paths("nope")
+
+
+def test_default_model_ships_its_softmax_and_evaluate_takes_its_name(tmp_path):
+    """The README's perplexity is reproducible from a checkout: `evaluate gutenberg-web-2x512 FILE`. A
+    softmax that did not belong to the weights would score near the vocabulary size (50,000)."""
+    sentences = [
+        "It was the best of times , and the house was quiet .",
+        "She said that she would come back in the morning .",
+        "I do not know what you mean by that , sir .",
+    ]
+    heldout = tmp_path / "heldout.txt"
+    heldout.write_text("\n".join(sentences) + "\n", encoding="utf8")
+    result = CliRunner().invoke(app, ["evaluate", DEFAULT_MODEL, str(heldout), "--json"])
+    assert result.exit_code == 0, result.output
+    reported = json.loads(result.output)
+    assert reported["n_tokens"] == sum(len(s.split()) + 1 for s in sentences)
+    assert 1 < reported["average"] < 1000
+
+
+def test_package_data_stays_within_40_mb():
+    """Every install downloads the bundled models; the project's limit for the whole package is 40 MB."""
+    package = Path(spacy_elmo.__file__).parent
+    size = sum(p.stat().st_size for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    assert size <= 40_000_000, f"the package is {size / 1e6:.1f} MB"

@@ -7,6 +7,7 @@ import torch
 import typer
 from wasabi import msg
 
+from ..models import bundled_models
 from ..pretrain.export import load_language_model
 from ..pretrain.perplexity import perplexity
 from . import app
@@ -14,7 +15,12 @@ from . import app
 
 @app.command("evaluate")
 def evaluate_command(
-    model_dir: Path = typer.Argument(..., file_okay=False, help="Output directory of `pretrain`."),
+    model_dir: Path = typer.Argument(
+        ...,
+        file_okay=False,
+        help="Output directory of `pretrain`, or the name of a bundled model that ships its softmax "
+        "(gutenberg-web-2x512).",
+    ),
     heldout: Path = typer.Argument(..., dir_okay=False, help="One whitespace-tokenized sentence per line."),
     batch_size: int = typer.Option(64, "--batch-size", min=1, help="Rows of text read in parallel."),
     unroll_steps: int = typer.Option(20, "--unroll-steps", min=1, help="Tokens per window (states carried)."),
@@ -24,6 +30,8 @@ def evaluate_command(
     ),
 ) -> None:
     """Forward, backward and average perplexity (full softmax, states carried, as the original reports)."""
+    if not model_dir.exists() and str(model_dir) in bundled_models():
+        model_dir = bundled_models()[str(model_dir)]
     model, vocab = load_language_model(model_dir)
     model.to(torch.device("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device)
     result = perplexity(model, vocab, heldout, batch_size=batch_size, unroll_steps=unroll_steps)
