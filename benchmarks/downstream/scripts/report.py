@@ -95,7 +95,7 @@ def plot(groups: Dict[Tuple[str, str, str], List[Dict]], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     sizes = {"500": 500, "2000": 2000, "all": 12544}
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.6))
     for ax, (task, (metric, label)) in zip(axes, METRIC.items()):
         for system in SYSTEMS:
             points = [
@@ -109,8 +109,10 @@ def plot(groups: Dict[Tuple[str, str, str], List[Dict]], path: Path) -> None:
         ax.set_xlabel("training sentences")
         ax.set_ylabel(f"test {label}")
         ax.grid(alpha=0.3)
-        ax.legend()
-    fig.tight_layout()
+    # One legend for both panels, below them, where it hides no point.
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=2, frameon=False)
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
     fig.savefig(path, dpi=120)
 
 

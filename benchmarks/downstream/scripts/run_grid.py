@@ -42,6 +42,10 @@ class Run:
         return f"{self.task}/{self.size}/{self.system}/seed{self.seed}"
 
 
+# Steps and evaluation interval per training size: more steps where there is more to learn from.
+SCHEDULE = {"500": (1000, 200), "2000": (1000, 200), "all": (2000, 400)}
+
+
 def grid(tasks: List[str], smoke: bool) -> List[Run]:
     """Three seeds at 500 sentences, one at 2,000 and at all; ELMo alone and the probe at 500 only (for reference)."""
     if smoke:
@@ -49,10 +53,10 @@ def grid(tasks: List[str], smoke: bool) -> List[Run]:
     runs = []
     for task in tasks:
         for seed in (0, 1, 2):
-            runs += [Run(task, "500", system, seed, 1000, 200) for system in ("baseline", "elmo_encoder")]
-        runs += [Run(task, "500", system, 0, 1000, 200) for system in ("elmo_alone", "elmo_probe")]
-        runs += [Run(task, "2000", system, 0, 1000, 200) for system in ("baseline", "elmo_encoder")]
-        runs += [Run(task, "all", system, 0, 2000, 400) for system in ("baseline", "elmo_encoder")]
+            runs += [Run(task, "500", system, seed, *SCHEDULE["500"]) for system in ("baseline", "elmo_encoder")]
+        runs += [Run(task, "500", system, 0, *SCHEDULE["500"]) for system in ("elmo_alone", "elmo_probe")]
+        runs += [Run(task, "2000", system, 0, *SCHEDULE["2000"]) for system in ("baseline", "elmo_encoder")]
+        runs += [Run(task, "all", system, 0, *SCHEDULE["all"]) for system in ("baseline", "elmo_encoder")]
     return runs
 
 

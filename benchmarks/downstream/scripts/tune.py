@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 import srsly
-from run_grid import SCORES, Run, execute
+from run_grid import SCHEDULE, SCORES, Run, execute
 from spacy.util import load_config
 
 
@@ -44,15 +44,17 @@ def main() -> None:
     parser.add_argument("configs", type=Path)
     parser.add_argument("output", type=Path)
     parser.add_argument("--task", choices=sorted(SCORES), required=True)
-    parser.add_argument("--size", default="500")
+    parser.add_argument("--size", default="500", choices=sorted(SCHEDULE))
     parser.add_argument("--system", default="elmo_encoder")
     parser.add_argument("--seeds", type=int, nargs="*", default=[0, 1, 2])
-    parser.add_argument("--steps", type=int, default=1000)
-    parser.add_argument("--eval-every", type=int, default=200)
+    parser.add_argument("--steps", type=int, default=None, help="default: the grid's for --size")
+    parser.add_argument("--eval-every", type=int, default=None, help="default: the grid's for --size")
     parser.add_argument("--variant", nargs="+", action="append", default=[], metavar="NAME KEY=VALUE")
     parser.add_argument("--elmo-options", default=None, help="options.json of the biLM (default: the bundled one).")
     parser.add_argument("--elmo-weights", default=None)
     args = parser.parse_args()
+    steps, eval_every = SCHEDULE[args.size]
+    steps, eval_every = args.steps or steps, args.eval_every or eval_every
     variant_configs = args.output / "configs"
     variant_configs.mkdir(parents=True, exist_ok=True)
     base = args.configs / f"{args.task}_{args.system}.cfg"
@@ -64,7 +66,7 @@ def main() -> None:
         config.to_disk(variant_configs / f"{args.task}_{name}.cfg")
         scores = []
         for seed in args.seeds:
-            run = Run(args.task, args.size, name, seed, args.steps, args.eval_every)
+            run = Run(args.task, args.size, name, seed, steps, eval_every)
             record = execute(run, args.corpus, variant_configs, args.output / "runs", elmo)
             if "error" in record:
                 print(f"{name} seed {seed}: {record['error']}", flush=True)
