@@ -30,8 +30,8 @@ def evaluate_command(
     ),
 ) -> None:
     """Forward, backward and average perplexity (full softmax, states carried, as the original reports)."""
-    if not model_dir.exists() and str(model_dir) in bundled_models():
-        model_dir = bundled_models()[str(model_dir)]
+    if not model_dir.exists():
+        model_dir = bundled_models().get(str(model_dir), model_dir)
     model, vocab = load_language_model(model_dir)
     model.to(torch.device("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device)
     result = perplexity(model, vocab, heldout, batch_size=batch_size, unroll_steps=unroll_steps)
