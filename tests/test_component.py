@@ -226,8 +226,9 @@ def test_warm_start_config_and_it_survives_to_disk(fixture_paths, tmp_path):
 def test_int8_fast_mode_is_close_to_exact_and_survives_to_disk(fixture_paths, tmp_path):
     from spacy_elmo.nn.fast import FastModeError
 
+    mode = "int8"
     exact = _nlp(fixture_paths)(MONEY)._.elmo["layers"]
-    nlp = _nlp(fixture_paths, model={"fast_mode": "int8"})
+    nlp = _nlp(fixture_paths, model={"fast_mode": mode})
     fast = nlp(MONEY)._.elmo["layers"]
     assert not np.array_equal(fast, exact)
     cosine = (fast[2] * exact[2]).sum(-1) / (np.linalg.norm(fast[2], axis=-1) * np.linalg.norm(exact[2], axis=-1))
@@ -235,9 +236,22 @@ def test_int8_fast_mode_is_close_to_exact_and_survives_to_disk(fixture_paths, tm
     nlp.to_disk(tmp_path / "pipeline")
     np.testing.assert_allclose(spacy.load(tmp_path / "pipeline")(MONEY)._.elmo["layers"], fast, atol=1e-6)
     with pytest.raises(FastModeError, match="stateless only"):
-        _nlp(fixture_paths, model={"fast_mode": "int8", "stateful": True})
+        _nlp(fixture_paths, model={"fast_mode": mode, "stateful": True})
     with pytest.raises(FastModeError, match="unknown fast_mode"):
         _nlp(fixture_paths, model={"fast_mode": "int4"})
+
+
+def test_fast_mode_that_cannot_run_here_runs_the_exact_biLM_with_a_warning(fixture_paths, monkeypatch):
+    """One config serves every machine: int8 on a GPU (here pretended: the CPU biLM counts as a GPU one)."""
+    from spacy_elmo.nn import fast as fast_module
+
+    reason = "the 'int8' fast mode runs on the CPU only"
+    monkeypatch.setattr(fast_module, "unavailable_reason", lambda mode, device: reason)
+    exact = _nlp(fixture_paths)(MONEY)._.elmo["layers"]
+    nlp = _nlp(fixture_paths, model={"fast_mode": "int8"})
+    with pytest.warns(UserWarning, match="fast_mode 'int8' is not used: .*CPU only.*exact biLM instead"):
+        layers = nlp(MONEY)._.elmo["layers"]
+    np.testing.assert_array_equal(layers, exact)
 
 
 def test_pooling_is_any_layer_mix_or_fixed():

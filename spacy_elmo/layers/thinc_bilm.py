@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import io
 import os
+import warnings
 import weakref
 from functools import partial
 from pathlib import Path
@@ -31,13 +32,13 @@ import srsly
 import torch
 from spacy.tokens import Doc
 from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v3, get_torch_default_device, torch2xp, xp2torch
-from thinc.types import Floats3d, Floats4d
+from thinc.types import Floats3d
 from torch import nn
 
 from ..errors import ElmoError
 from ..models import bundled_model_paths
 from ..nn.bilm import BiLM
-from ..nn.fast import FAST_MODES, FastModeError, make_fast
+from ..nn.fast import FAST_MODES, FastModeError, FastModeUnavailable, make_fast
 from ..options import ElmoOptions
 from ..segment import Segment, Segmenter, check_segments, sentence_windows
 from ..weights import load_bilm
@@ -138,7 +139,8 @@ def bilm_layer(
     overlapping by 32). A batch holds at most `max_batch_tokens` padded tokens.
     `warm_start`: every piece starts from a fixed warm LSTM state instead of zeros
     (BiLM.set_warm_start). `fast_mode`: null (exact) or "int8", a fast inexact copy of the biLM for
-    prediction and frozen training (nn/fast.py). Whether the biLM trains is its owner's setting (the
+    prediction and frozen training (nn/fast.py); where it cannot run (int8 on a GPU) the exact biLM
+    runs, with a warning. Whether the biLM trains is its owner's setting (the
     `elmo` component's `frozen`, or ElmoTok2Vec's), written through `set_frozen`."""
     check_source(options, weights, name)
     if fast_mode is not None and fast_mode not in FAST_MODES:
@@ -221,14 +223,24 @@ def load_source(model: Model, options: Optional[PathLike] = None, weights: Optio
     set_bilm(model, load_bilm(options, weights, warm_start=model.attrs["warm_start"]))
 
 
-# The fast copy of each loaded biLM, made on first use; a new biLM (set_bilm) gets a new copy.
-_FAST_COPIES: "weakref.WeakKeyDictionary[BiLM, BiLM]" = weakref.WeakKeyDictionary()
+# The fast copy of each loaded biLM, made on first use (None where the mode cannot run fast on the
+# biLM's device); a new biLM (set_bilm) gets a new copy.
+_FAST_COPIES: "weakref.WeakKeyDictionary[BiLM, Tuple[str, Optional[BiLM]]]" = weakref.WeakKeyDictionary()
 
 
-def fast_copy(bilm: BiLM, mode: str) -> BiLM:
-    copy = _FAST_COPIES.get(bilm)
-    if copy is None or copy.mode != mode:
-        copy = _FAST_COPIES[bilm] = make_fast(bilm, mode)
+def fast_copy(bilm: BiLM, mode: str) -> Optional[BiLM]:
+    """The `mode` copy of `bilm`, or None where the mode cannot run on its device (int8 on a GPU): the
+    layer then runs the exact biLM, which is the faster one there, and says so once in a warning, so
+    that one config serves every machine."""
+    cached = _FAST_COPIES.get(bilm)
+    if cached is not None and cached[0] == mode:
+        return cached[1]
+    try:
+        copy: Optional[BiLM] = make_fast(bilm, mode)
+    except FastModeUnavailable as error:
+        warnings.warn(f"fast_mode {mode!r} is not used: {error}. Running the exact biLM instead.", stacklevel=2)
+        copy = None
+    _FAST_COPIES[bilm] = (mode, copy)
     return copy
 
 
@@ -287,6 +299,7 @@ def _forward(model: Model, docs: InT, is_train: bool, *, segmenter: Segmenter) -
     outputs = [ops.alloc3f(bilm.n_layers, len(doc), bilm.output_dim) for doc in docs]
     rows_of = [ops.asarray1i(cast(Sequence[int], rows)) for rows in keep]
     trainable = is_train and not model.attrs["frozen"]
+    fast = None if trainable or model.attrs["fast_mode"] is None else fast_copy(bilm, model.attrs["fast_mode"])
     callbacks = []
     lengths = [seg.end - seg.start for _, seg in units]
     for batch in plan_batches(lengths, model.attrs["max_batch_tokens"], stateful):
@@ -294,10 +307,9 @@ def _forward(model: Model, docs: InT, is_train: bool, *, segmenter: Segmenter) -
         if trainable:
             layers, layers_backprop = wrapper.begin_update((sentences, stateful))
             callbacks.append((batch, layers.shape, layers_backprop))
-        elif model.attrs["fast_mode"] is not None:
+        elif fast is not None:
             with torch.inference_mode():
-                fast = fast_copy(bilm, model.attrs["fast_mode"])
-                layers = ops.asarray(cast(Floats4d, fast.forward_sentences(sentences).layers.numpy()))
+                layers = torch2xp(fast.forward_sentences(sentences).layers, ops=ops)
         else:
             with torch.inference_mode():
                 layers = wrapper.predict((sentences, stateful))

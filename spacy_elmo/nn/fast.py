@@ -8,12 +8,14 @@ the activations per tensor at run time (fbgemm's dynamic quantized linear). At b
 all the recurrent weights from memory, a quarter of the bytes in int8; at larger batches int8 products
 also run faster than fp32 ones on CPUs with VNNI. Not exact by the rounding; and since an activation's
 scale is taken over the whole batch, a sentence's vectors depend very slightly on the other sentences
-of its batch. Measured speed and deviation: benchmarks/bench_fast.py, docs/fast_modes.md (which also
-says why a `torch.nn.LSTM`-based mode is not offered: it measured slower than the exact path).
+of its batch.
+
+Measured speed and deviation: benchmarks/bench_fast.py, docs/fast_modes.md (which also says why a
+`torch.nn.LSTM`-based mode is not offered: it measured slower than the exact path).
 
 The char-CNN is the exact one (its output is cached per token type at inference anyway). A fast model
 is a snapshot: it copies the weights, so training the exact model later does not change it. It cannot
-train (int8 products have no gradients) and cannot run stateful (it carries no states between batches).
+train (its products have no gradients) and cannot run stateful (it carries no states between batches).
 """
 
 from __future__ import annotations
@@ -27,13 +29,28 @@ from torch import nn
 
 from ..errors import ElmoError
 from .bilm import BiLM
-from .lstm import BOTH, N_DIRECTIONS, BiLSTMLayer, BiLSTMStack, State
+from .lstm import BOTH, N_DIRECTIONS, BiLSTMLayer, BiLSTMStack, State, with_forget_bias
 
 FAST_MODES = ("int8",)
 
 
 class FastModeError(ElmoError):
     """A fast mode asked for something only the exact model does (training, stateful, unknown mode)."""
+
+
+class FastModeUnavailable(FastModeError):
+    """The mode cannot run fast on the biLM's device (int8 off the CPU); the exact model is the faster
+    one there. A pipeline falls back to it (thinc_bilm.fast_copy)."""
+
+
+def unavailable_reason(mode: str, device: torch.device) -> Optional[str]:
+    """Why `mode` would not be fast on `device`, or None when it would."""
+    if mode == "int8" and device.type != "cpu":
+        return (
+            f"the 'int8' fast mode runs on the CPU only (fbgemm's int8 products), but the biLM is on "
+            f"{device}; use the exact BiLM (fast_mode = null) there"
+        )
+    return None
 
 
 def make_fast(bilm: BiLM, mode: str) -> "FastBiLM":
@@ -44,16 +61,11 @@ def make_fast(bilm: BiLM, mode: str) -> "FastBiLM":
             f"unknown fast mode {mode!r}; choose one of {', '.join(FAST_MODES)}, "
             "or use the BiLM itself for exact outputs"
         )
-    if bilm.device.type != "cpu":
-        raise FastModeError(
-            f"the {mode!r} fast mode runs on the CPU only (fbgemm's int8 products), but the "
-            f"biLM is on {bilm.device}; on a GPU use the exact BiLM (fast_mode = null), "
-            "which is the faster one there"
-        )
-    stack = BiLSTMStack.of_layers(
-        [Int8BiLSTMLayer(layer) for layer in bilm.lstm.layers], bilm.lstm.use_skip_connections
-    )
-    return FastBiLM(bilm, stack, mode)
+    reason = unavailable_reason(mode, bilm.device)
+    if reason is not None:
+        raise FastModeUnavailable(reason)
+    layers = [Int8BiLSTMLayer(layer) for layer in bilm.lstm.layers]
+    return FastBiLM(bilm, BiLSTMStack.of_layers(layers, bilm.lstm.use_skip_connections), mode)
 
 
 class FastBiLM(BiLM):
@@ -61,15 +73,17 @@ class FastBiLM(BiLM):
     `embed_tokens`; stateless and inference only."""
 
     def __init__(self, exact: BiLM, stack: nn.Module, mode: str) -> None:
-        # Built as a BiLM on the meta device (nothing allocated), then given copies of the exact
-        # model's tensors: every attribute a BiLM has, the fast one has too, as a snapshot.
-        with torch.device("meta"):
-            super().__init__(exact.options)
+        # Built as a BiLM (on the host: a few MB, where the meta device's random init would import torch's
+        # compiler stack, 1.6 s), then given copies of the exact model's tensors: every attribute a BiLM
+        # has, the fast one has too, as a snapshot on the exact model's device.
+        super().__init__(exact.options)
         self.mode = mode
         self.lstm = stack
         state = {k: v.detach().clone() for k, v in exact.state_dict().items() if not k.startswith("lstm.")}
+        state.update({f"lstm.{k}": v for k, v in stack.state_dict().items()})
         self.load_state_dict(state, assign=True)
-        if any(t.is_meta for t in (*self.parameters(), *self.buffers())):
+        self._warm_on_host = exact.warm_start  # the host's copy of the flag: no device read per call
+        if any(t.device != exact.device for t in (*self.parameters(), *self.buffers())):
             raise FastModeError(
                 "a BiLM tensor outside its state_dict was not copied to the fast model; make_fast needs updating for it"
             )
@@ -142,7 +156,8 @@ class Int8BiLSTMLayer(BiLSTMLayer):
     def __init__(self, exact: BiLSTMLayer) -> None:
         nn.Module.__init__(self)
         self._set_sizes(exact.input_dim, exact.cell_dim, exact.projection_dim, exact.cell_clip, exact.proj_clip)
-        self.inputs = nn.ModuleList(Int8Linear(exact.input_weight[d], exact.input_bias[d]) for d in range(N_DIRECTIONS))
+        bias = with_forget_bias(exact.input_bias.detach(), exact.cell_dim)
+        self.inputs = nn.ModuleList(Int8Linear(exact.input_weight[d], bias[d]) for d in range(N_DIRECTIONS))
         self.recurrent = nn.ModuleList(Int8Linear(exact.state_weight[d]) for d in range(N_DIRECTIONS))
         self.projections = nn.ModuleList(Int8Linear(exact.projection_weight[d]) for d in range(N_DIRECTIONS))
 
@@ -158,8 +173,8 @@ class Int8BiLSTMLayer(BiLSTMLayer):
     def input_products(self, x: torch.Tensor, directions: slice) -> torch.Tensor:
         return torch.stack([self.inputs[d](x[d]) for d in range(N_DIRECTIONS)])
 
-    def recurrent_products(self, h: torch.Tensor, directions: slice) -> torch.Tensor:
-        return torch.stack([self.recurrent[d](h[d]) for d in range(N_DIRECTIONS)])
+    def step_gates(self, x_gates: torch.Tensor, h: torch.Tensor, directions: slice) -> torch.Tensor:
+        return torch.stack([self.recurrent[d](h[d]) for d in range(N_DIRECTIONS)]) + x_gates
 
     def projection_products(self, m: torch.Tensor, directions: slice) -> torch.Tensor:
         return torch.stack([self.projections[d](m[d]) for d in range(N_DIRECTIONS)])

@@ -5,6 +5,14 @@ time (TF's `forget_bias`, never stored in the weights); c_t is clipped to +-cell
 clipped; h_t = (sigmoid(o) * tanh(c_t)) W_p, no bias, clipped to +-proj_clip, is both output and state.
 Gate order is TF's: input, candidate (j), forget, output.
 
+Why the step is written as it is: its elementwise arithmetic is bound by passes over memory, and at
+inference it costs over half as much as the products (torch's profiler, the bundled model over the EWT
+training set: 4.9 s against 8.2 s). So the +1 rides in the bias of the input products (added once per
+chunk, not once per step), the input gates are added to h W_h inside the product (`baddbmm`), and the
+forget and output gates, adjacent in TF's order, go through one sigmoid: 3.5% more tokens/s
+(benchmarks/downstream/scripts/embed_speed.py). The sums differ from TF's order of addition by float
+rounding only.
+
 The input products x W_x of many timesteps are computed in one multiply ahead of the recurrence, in
 chunks of steps bounded by `input_gates_budget`, laid out time-major so that each step's slice is
 contiguous.
@@ -50,8 +58,8 @@ class BiLSTMLayer(nn.Module):
 
     The step loop (`forward`) is the one place where the cell's arithmetic, the clipping and the
     padding are written; it reaches the weights only through three products, `input_products`,
-    `recurrent_products` and `projection_products`, which a subclass may compute differently (the int8
-    layer of nn/fast.py does)."""
+    `step_gates` and `projection_products`, which a subclass may compute differently (the fast layers
+    of nn/fast.py do)."""
 
     def __init__(
         self,
@@ -98,12 +106,14 @@ class BiLSTMLayer(nn.Module):
         )
 
     def input_products(self, x: torch.Tensor, directions: slice) -> torch.Tensor:
-        """x `[directions, rows, input_dim]` -> x W_x + b `[directions, rows, 4C]`."""
-        return torch.baddbmm(self.input_bias[directions].unsqueeze(1), x, self.input_weight[directions])
+        """x `[directions, rows, input_dim]` -> x W_x + b + the forget bias `[directions, rows, 4C]`."""
+        bias = with_forget_bias(self.input_bias[directions], self.cell_dim)
+        return torch.baddbmm(bias.unsqueeze(1), x, self.input_weight[directions])
 
-    def recurrent_products(self, h: torch.Tensor, directions: slice) -> torch.Tensor:
-        """h `[directions, rows, P]` -> h W_h `[directions, rows, 4C]`."""
-        return torch.bmm(h, self.state_weight[directions])
+    def step_gates(self, x_gates: torch.Tensor, h: torch.Tensor, directions: slice) -> torch.Tensor:
+        """A step's gate pre-activations `[directions, rows, 4C]`: its input gates plus h W_h (h
+        `[directions, rows, P]`), the sum inside the product."""
+        return torch.baddbmm(x_gates, h, self.state_weight[directions])
 
     def projection_products(self, m: torch.Tensor, directions: slice) -> torch.Tensor:
         """m `[directions, rows, C]` -> m W_p `[directions, rows, P]`."""
@@ -116,6 +126,7 @@ class BiLSTMLayer(nn.Module):
         still running at step t. Returns outputs `[directions, batch, time, projection_dim]` (zero past
         each row's end) and the state at each row's last step (the initial state for empty rows)."""
         n_dir, batch, time, _ = x.shape
+        cell = self.cell_dim
         h, c = state
         finished: List[State] = []
         outputs: List[torch.Tensor] = []
@@ -131,12 +142,14 @@ class BiLSTMLayer(nn.Module):
             if t == chunk_start + chunk_steps:
                 x_gates = self._input_gates(x, t, n, directions)
                 chunk_start, chunk_steps = t, x_gates.shape[1]
-            gates = self.recurrent_products(h, directions) + x_gates[:, t - chunk_start, :n]
-            i, j, f, o = gates.chunk(4, dim=-1)
-            c = torch.sigmoid(f + FORGET_BIAS) * c + torch.sigmoid(i) * torch.tanh(j)
+            gates = self.step_gates(x_gates[:, t - chunk_start, :n], h, directions)
+            forget_output = torch.sigmoid(gates[..., 2 * cell :])  # the forget bias is in the gates already
+            c = torch.addcmul(
+                forget_output[..., :cell] * c, torch.sigmoid(gates[..., :cell]), torch.tanh(gates[..., cell : 2 * cell])
+            )
             if self.cell_clip is not None:
                 c = c.clamp(-self.cell_clip, self.cell_clip)
-            h = self.projection_products(torch.sigmoid(o) * torch.tanh(c), directions)
+            h = self.projection_products(forget_output[..., cell:] * torch.tanh(c), directions)
             if self.proj_clip is not None:
                 h = h.clamp(-self.proj_clip, self.proj_clip)
             outputs.append(F.pad(h, (0, 0, 0, batch - n)) if n < batch else h)
@@ -162,6 +175,13 @@ def input_gates_budget(device: torch.device) -> int:
     27% more tokens/s than 128 MB for the bundled model at 256 sentences per batch on one thread (Intel
     Xeon, 11,000 -> 14,000 tokens/s; benchmarks/bench_input_gates.py), and no slower at 32."""
     return CPU_INPUT_GATES_BUDGET if device.type == "cpu" else ACCELERATOR_INPUT_GATES_BUDGET
+
+
+def with_forget_bias(bias: torch.Tensor, cell_dim: int) -> torch.Tensor:
+    """The gates' bias `[..., 4C]` with TF's forget bias added to the forget gate's quarter."""
+    offset = torch.zeros(4 * cell_dim, dtype=bias.dtype, device=bias.device)
+    offset[2 * cell_dim : 3 * cell_dim] = FORGET_BIAS
+    return bias + offset
 
 
 def glorot_bound(fan_in: int, fan_out: int) -> float:

@@ -29,11 +29,14 @@ def main() -> None:
     parser.add_argument("--options", default=None)
     parser.add_argument("--weights", default=None)
     parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--fast-mode", default=None, choices=["int8"], help="default: the exact biLM")
+    parser.add_argument("--max-batch-tokens", type=int, default=4096)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    print(machine())
+    print(machine(), f"fast_mode {args.fast_mode}, max_batch_tokens {args.max_batch_tokens}")
     nlp = spacy.blank("en")
     model: Dict[str, Any] = {"@architectures": "spacy-elmo.BiLM.v2", "options": args.options, "weights": args.weights}
+    model.update(fast_mode=args.fast_mode, max_batch_tokens=args.max_batch_tokens)
     nlp.add_pipe("elmo", config={"model": model})
     nlp.initialize()
     total_tokens, total_seconds = 0, 0.0
