@@ -1,7 +1,7 @@
 """Corpora for the downstream experiment: UD English EWT (tags) and Universal NER EWT (entities) as
 .spacy files, with training subsets drawn per seed.
 
-    python scripts/convert.py DATA_DIR corpus/ [--sizes 500 2000] [--seeds 0 1 2 3 4] [--limit N]
+    python scripts/convert.py DATA_DIR corpus/ [--sizes 500 2000] [--seeds 0 1 2] [--limit N]
 
 DATA_DIR is `../shared/data/labeled` seen from the repository. `--limit` keeps the first N sentences of
 every split (for the smoke run). Subsets: `train-<size>-s<seed>.spacy`, a random sample of `size`
@@ -58,7 +58,7 @@ def main() -> None:
     parser.add_argument("data", type=Path)
     parser.add_argument("output", type=Path)
     parser.add_argument("--sizes", type=int, nargs="*", default=[500, 2000])
-    parser.add_argument("--seeds", type=int, nargs="*", default=[0, 1, 2, 3, 4])
+    parser.add_argument("--seeds", type=int, nargs="*", default=[0, 1, 2])
     parser.add_argument("--limit", type=int, default=0)
     args = parser.parse_args()
     vocab = spacy.blank("en").vocab

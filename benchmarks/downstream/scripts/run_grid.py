@@ -44,18 +44,15 @@ class Run:
 
 # Steps and evaluation interval per training size: more steps where there is more to learn from.
 SCHEDULE = {"500": (1000, 200), "2000": (1000, 200), "all": (2000, 400)}
-# Seeds at 500 sentences, where a sample's draw moves the baseline's entity F1 by up to 7 points.
-SMALL_SEEDS = (0, 1, 2, 3, 4)
 
 
 def grid(tasks: List[str], smoke: bool) -> List[Run]:
-    """SMALL_SEEDS at 500 sentences, one seed at 2,000 and at all; ELMo alone and the probe at 500, seed 0
-    only (for reference)."""
+    """Three seeds at 500 sentences, one at 2,000 and at all; ELMo alone and the probe at 500 only (for reference)."""
     if smoke:
         return [Run(task, "500", system, 0, 4, 2) for task in tasks for system in ("baseline", "elmo_encoder")]
     runs = []
     for task in tasks:
-        for seed in SMALL_SEEDS:
+        for seed in (0, 1, 2):
             runs += [Run(task, "500", system, seed, *SCHEDULE["500"]) for system in ("baseline", "elmo_encoder")]
         runs += [Run(task, "500", system, 0, *SCHEDULE["500"]) for system in ("elmo_alone", "elmo_probe")]
         runs += [Run(task, "2000", system, 0, *SCHEDULE["2000"]) for system in ("baseline", "elmo_encoder")]
