@@ -226,9 +226,8 @@ def test_warm_start_config_and_it_survives_to_disk(fixture_paths, tmp_path):
 def test_int8_fast_mode_is_close_to_exact_and_survives_to_disk(fixture_paths, tmp_path):
     from spacy_elmo.nn.fast import FastModeError
 
-    mode = "int8"
     exact = _nlp(fixture_paths)(MONEY)._.elmo["layers"]
-    nlp = _nlp(fixture_paths, model={"fast_mode": mode})
+    nlp = _nlp(fixture_paths, model={"fast_mode": "int8"})
     fast = nlp(MONEY)._.elmo["layers"]
     assert not np.array_equal(fast, exact)
     cosine = (fast[2] * exact[2]).sum(-1) / (np.linalg.norm(fast[2], axis=-1) * np.linalg.norm(exact[2], axis=-1))
@@ -236,7 +235,7 @@ def test_int8_fast_mode_is_close_to_exact_and_survives_to_disk(fixture_paths, tm
     nlp.to_disk(tmp_path / "pipeline")
     np.testing.assert_allclose(spacy.load(tmp_path / "pipeline")(MONEY)._.elmo["layers"], fast, atol=1e-6)
     with pytest.raises(FastModeError, match="stateless only"):
-        _nlp(fixture_paths, model={"fast_mode": mode, "stateful": True})
+        _nlp(fixture_paths, model={"fast_mode": "int8", "stateful": True})
     with pytest.raises(FastModeError, match="unknown fast_mode"):
         _nlp(fixture_paths, model={"fast_mode": "int4"})
 

@@ -44,7 +44,7 @@ class FastModeUnavailable(FastModeError):
 
 
 def unavailable_reason(mode: str, device: torch.device) -> Optional[str]:
-    """Why `mode` would not be fast on `device`, or None when it would."""
+    """Why `mode` cannot run on `device`, or None when it can."""
     if mode == "int8" and device.type != "cpu":
         return (
             f"the 'int8' fast mode runs on the CPU only (fbgemm's int8 products), but the biLM is on "
@@ -80,10 +80,10 @@ class FastBiLM(BiLM):
         self.mode = mode
         self.lstm = stack
         state = {k: v.detach().clone() for k, v in exact.state_dict().items() if not k.startswith("lstm.")}
-        state.update({f"lstm.{k}": v for k, v in stack.state_dict().items()})
         self.load_state_dict(state, assign=True)
-        self._warm_on_host = exact.warm_start  # the host's copy of the flag: no device read per call
-        if any(t.device != exact.device for t in (*self.parameters(), *self.buffers())):
+        # Every tensor must now be one of those copies; one that is not still holds the random init.
+        copied = {t.data_ptr() for t in state.values()}
+        if any(t.data_ptr() not in copied for t in (*self.parameters(), *self.buffers())):
             raise FastModeError(
                 "a BiLM tensor outside its state_dict was not copied to the fast model; make_fast needs updating for it"
             )

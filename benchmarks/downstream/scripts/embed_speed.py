@@ -35,8 +35,13 @@ def main() -> None:
     torch.set_num_threads(1)
     print(machine(), f"fast_mode {args.fast_mode}, max_batch_tokens {args.max_batch_tokens}")
     nlp = spacy.blank("en")
-    model: Dict[str, Any] = {"@architectures": "spacy-elmo.BiLM.v2", "options": args.options, "weights": args.weights}
-    model.update(fast_mode=args.fast_mode, max_batch_tokens=args.max_batch_tokens)
+    model: Dict[str, Any] = {
+        "@architectures": "spacy-elmo.BiLM.v2",
+        "options": args.options,
+        "weights": args.weights,
+        "fast_mode": args.fast_mode,
+        "max_batch_tokens": args.max_batch_tokens,
+    }
     nlp.add_pipe("elmo", config={"model": model})
     nlp.initialize()
     total_tokens, total_seconds = 0, 0.0
