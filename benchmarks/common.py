@@ -8,8 +8,9 @@ import random
 import resource
 import time
 from pathlib import Path
-from typing import List
+from typing import List, Tuple
 
+import numpy as np
 import torch
 
 from spacy_elmo.options import ElmoOptions
@@ -79,6 +80,28 @@ def matmul_gflops(size: int = 2048, repeat: int = 10) -> float:
     for _ in range(repeat):
         torch.mm(a, b)
     return 2 * size**3 * repeat / (time.perf_counter() - start) / 1e9
+
+
+def head_and_bilm_gflops(rows: int = 1000, n_in: int = 384, n_out: int = 288, repeat: int = 50) -> Tuple[float, float]:
+    """fp32 GFLOP/s of one matrix product of a spaCy head's shape (the default tagger's hash-embedding
+    Maxout: 1,000 tokens x 384 -> 96 x 3 pieces) through thinc's NumpyOps.gemm, which every spaCy
+    head uses (BLIS), and through torch, which the biLM uses. Their ratio differs from CPU to CPU
+    (BLIS ran 4x slower than torch on one AMD EPYC), and with it an ELMo run's time against the
+    baseline's."""
+    from thinc.api import NumpyOps
+
+    ops = NumpyOps()
+    x = np.random.default_rng(0).random((rows, n_in), dtype=np.float32)
+    w = np.random.default_rng(1).random((n_out, n_in), dtype=np.float32)
+    tx, tw = torch.from_numpy(x), torch.from_numpy(w)
+    rates = []
+    for product in (lambda: ops.gemm(x, w, trans2=True), lambda: torch.mm(tx, tw.t())):
+        product()
+        start = time.perf_counter()
+        for _ in range(repeat):
+            product()
+        rates.append(2 * rows * n_in * n_out * repeat / (time.perf_counter() - start) / 1e9)
+    return rates[0], rates[1]
 
 
 def peak_rss_mb() -> float:

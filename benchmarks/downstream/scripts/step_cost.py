@@ -4,7 +4,9 @@ after every doc's layers are cached (a frozen biLM then costs only look-ups and 
     python scripts/step_cost.py corpus/pos/train-2000-s0.spacy configs/pos_baseline.cfg configs/pos_elmo_encoder.cfg
 
 One thread, as in the grid; batches of `--words` words; each config is timed `--rounds` times,
-alternating, and the best round is printed. Prints figures; asserts nothing.
+alternating, and the best round is printed; then the rate of one head-shaped matrix product in thinc
+(spaCy's heads) and in torch (the biLM), whose ratio differs between CPUs and moves an ELMo run's time
+against the baseline's with it. Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from spacy.training.batchers import minibatch_by_words  # noqa: E402
 from spacy.util import load_config  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from common import machine  # noqa: E402
+from common import head_and_bilm_gflops, machine  # noqa: E402
 
 
 def pipeline(config_path: Path, examples_of) -> tuple:
@@ -73,6 +75,10 @@ def main() -> None:
             best[name] = min(best[name], (time.perf_counter() - started) / args.steps)
     for name, seconds in best.items():
         print(f"{name}: {1000 * seconds:.1f} ms per step of {args.words} words")
+    head_rate, bilm_rate = head_and_bilm_gflops()
+    print(
+        f"a head-shaped matrix product: thinc {head_rate:.0f} GFLOP/s (spaCy's heads), torch {bilm_rate:.0f} (the biLM)"
+    )
 
 
 if __name__ == "__main__":
