@@ -1,6 +1,6 @@
 """The downstream table and learning curve from the grid's finished runs.
 
-    python scripts/report.py runs/ results.md learning_curve.png
+    python scripts/report.py runs/ results.md learning_curve.png [--intervals 10000]
 
 Per task, training size and system: the test score (mean and, over several seeds, the spread as min-max),
 the relative error reduction against the baseline at the same size and seeds, the dev score of the
@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import random
 from collections import defaultdict
 from pathlib import Path
 from statistics import mean
@@ -88,6 +89,35 @@ def table(groups: Dict[Tuple[str, str, str], List[Dict]]) -> List[str]:
     return lines
 
 
+def error_reduction(base: List[float], system: List[float]) -> float:
+    base_error = 100 - mean(base)
+    return 100 * (base_error - (100 - mean(system))) / base_error
+
+
+def intervals(groups: Dict[Tuple[str, str, str], List[Dict]], draws: int) -> List[str]:
+    """A 90% bootstrap interval of each multi-seed error reduction: the seeds of the baseline and of the
+    system are redrawn independently, since each seed trains on its own sample of sentences. It says how
+    far the figure could move with another draw of samples, which the min-max spread does not."""
+    rng = random.Random(0)
+    lines = ["Relative error reduction on test, 90% interval over seeds (bootstrap):", ""]
+    for (task, size, system), records in sorted(groups.items()):
+        base_records = groups.get((task, size, "baseline"), [])
+        if system == "baseline" or len(records) < 3 or len(base_records) < 3:
+            continue
+        metric = METRIC[task][0]
+        base = [100 * r["test"][metric] for r in base_records]
+        scores = [100 * r["test"][metric] for r in records]
+        resampled = sorted(
+            error_reduction(rng.choices(base, k=len(base)), rng.choices(scores, k=len(scores))) for _ in range(draws)
+        )
+        low, high = resampled[int(0.05 * draws)], resampled[int(0.95 * draws) - 1]
+        lines.append(
+            f"- {METRIC[task][1]}, {size} sentences, {NAMES[system]} ({len(base)} / {len(scores)} seeds): "
+            f"{error_reduction(base, scores):+.1f}%, interval {low:+.1f}% to {high:+.1f}%"
+        )
+    return lines + [""]
+
+
 def plot(groups: Dict[Tuple[str, str, str], List[Dict]], path: Path) -> None:
     import matplotlib
 
@@ -121,6 +151,9 @@ def main() -> None:
     parser.add_argument("runs", type=Path)
     parser.add_argument("markdown", type=Path)
     parser.add_argument("png", type=Path)
+    parser.add_argument(
+        "--intervals", type=int, default=0, metavar="DRAWS", help="Add bootstrap intervals (e.g. 10000)."
+    )
     args = parser.parse_args()
     groups, problems = load(args.runs)
     lines = [
@@ -128,6 +161,8 @@ def main() -> None:
         "on dev; mean over seeds (min-max).",
         "",
     ] + table(groups)
+    if args.intervals:
+        lines += intervals(groups, args.intervals)
     if problems:
         lines += ["Runs left out:", ""] + [f"- {p}" for p in problems]
     args.markdown.write_text("\n".join(lines) + "\n")

@@ -1,6 +1,7 @@
 """Train and test every run of the downstream grid, several at a time; resumable.
 
-    python scripts/run_grid.py corpus/ configs/ runs/ [--jobs 2] [--tasks pos ner] [--smoke]
+    python scripts/run_grid.py corpus/ configs/ runs/ [--jobs 2] [--tasks pos ner] [--sizes 500 2000 all]
+        [--seeds 0 1 2] [--smoke]
         [--elmo-options PATH --elmo-weights PATH]
 
 A run is (task, training size, system, seed): `spacy train` on `corpus/<task>/train-<size>-s<seed>.spacy`
@@ -23,7 +24,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Sequence
 
 SCORES = {"pos": ["tag_acc"], "ner": ["ents_f", "ents_p", "ents_r"]}
 
@@ -46,13 +47,14 @@ class Run:
 SCHEDULE = {"500": (1000, 200), "2000": (1000, 200), "all": (2000, 400)}
 
 
-def grid(tasks: List[str], smoke: bool) -> List[Run]:
-    """Three seeds at 500 sentences, one at 2,000 and at all; ELMo alone and the probe at 500 only (for reference)."""
+def grid(tasks: List[str], smoke: bool, seeds: Sequence[int] = (0, 1, 2)) -> List[Run]:
+    """`seeds` (three) at 500 sentences, one at 2,000 and at all; ELMo alone and the probe at 500 only, one
+    seed (for reference)."""
     if smoke:
         return [Run(task, "500", system, 0, 4, 2) for task in tasks for system in ("baseline", "elmo_encoder")]
     runs = []
     for task in tasks:
-        for seed in (0, 1, 2):
+        for seed in seeds:
             runs += [Run(task, "500", system, seed, *SCHEDULE["500"]) for system in ("baseline", "elmo_encoder")]
         runs += [Run(task, "500", system, 0, *SCHEDULE["500"]) for system in ("elmo_alone", "elmo_probe")]
         runs += [Run(task, "2000", system, 0, *SCHEDULE["2000"]) for system in ("baseline", "elmo_encoder")]
@@ -144,13 +146,23 @@ def main() -> None:
     parser.add_argument("output", type=Path)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--tasks", nargs="*", default=["pos", "ner"])
+    parser.add_argument(
+        "--sizes", nargs="*", default=list(SCHEDULE), choices=list(SCHEDULE), help="Only these sizes' runs."
+    )
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        nargs="*",
+        default=[0, 1, 2],
+        help="Seeds at 500 sentences (convert.py --seeds makes their samples).",
+    )
     parser.add_argument("--smoke", action="store_true", help="Two systems, 4 steps: checks the pipeline, not ELMo.")
     parser.add_argument("--elmo-options", default=None, help="options.json of the biLM (default: the bundled one).")
     parser.add_argument("--elmo-weights", default=None)
     args = parser.parse_args()
     # Empty strings (the project's defaults) mean the bundled biLM.
     elmo = {"elmo_options": args.elmo_options or None, "elmo_weights": args.elmo_weights or None}
-    runs = grid(args.tasks, args.smoke)
+    runs = [run for run in grid(args.tasks, args.smoke, args.seeds) if run.size in args.sizes]
     # Longest first, so that the big runs do not end up alone at the end.
     runs.sort(key=lambda r: (r.size != "all", r.size != "2000"))
     failed = 0

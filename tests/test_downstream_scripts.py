@@ -1,0 +1,67 @@
+"""Unit tests of the downstream project's scripts: which runs the grid makes, and the report's error
+reduction and its bootstrap interval over seeds."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks" / "downstream" / "scripts"))
+from report import error_reduction, intervals  # noqa: E402
+from run_grid import SCHEDULE, grid  # noqa: E402
+
+
+def test_grid_takes_the_seeds_at_500_sentences_only():
+    runs = grid(["ner"], smoke=False, seeds=[0, 1, 2, 3, 4])
+    at_500 = {(r.system, r.seed) for r in runs if r.size == "500"}
+    assert {seed for system, seed in at_500 if system == "baseline"} == {0, 1, 2, 3, 4}
+    assert {seed for system, seed in at_500 if system == "elmo_encoder"} == {0, 1, 2, 3, 4}
+    assert {seed for system, seed in at_500 if system in ("elmo_alone", "elmo_probe")} == {0}
+    assert {(r.size, r.seed) for r in runs if r.size != "500"} == {("2000", 0), ("all", 0)}
+    assert all((r.steps, r.eval_every) == SCHEDULE[r.size] for r in runs)
+
+
+def test_grid_defaults_to_three_seeds():
+    assert {r.seed for r in grid(["pos"], smoke=False) if r.system == "baseline" and r.size == "500"} == {0, 1, 2}
+
+
+def test_error_reduction_is_relative_to_the_baseline_error():
+    assert error_reduction([80.0, 80.0], [90.0, 90.0]) == pytest.approx(50.0)
+    assert error_reduction([60.0], [56.0]) == pytest.approx(-10.0)
+
+
+def _records(task, size, system, scores):
+    metric = "ents_f" if task == "ner" else "tag_acc"
+    return [
+        {"task": task, "size": size, "system": system, "seed": seed, "test": {metric: score / 100}}
+        for seed, score in enumerate(scores)
+    ]
+
+
+def _interval(line):
+    numbers = line.split(": ", 1)[1].replace("interval", "").replace("to", "").replace("%", "").replace(",", "")
+    point, low, high = (float(v) for v in numbers.split())
+    return point, low, high
+
+
+def test_interval_brackets_the_point_and_widens_with_spread():
+    base = _records("ner", "500", "baseline", [34.0, 41.0, 38.0, 36.0, 40.0])
+    steady = _records("ner", "500", "elmo_encoder", [46.0, 47.0, 46.5, 45.5, 47.5])
+    groups = {("ner", "500", "baseline"): base, ("ner", "500", "elmo_encoder"): steady}
+    (line,) = [x for x in intervals(groups, 2000) if x.startswith("- ")]
+    point, low, high = _interval(line)
+    assert point == pytest.approx(error_reduction([34, 41, 38, 36, 40], [46, 47, 46.5, 45.5, 47.5]), abs=0.05)
+    assert low < point < high
+    same = _records("ner", "500", "baseline", [38.0] * 5)
+    groups[("ner", "500", "baseline")] = same
+    (narrow,) = [x for x in intervals(groups, 2000) if x.startswith("- ")]
+    _, narrow_low, narrow_high = _interval(narrow)
+    assert narrow_high - narrow_low < high - low
+
+
+def test_interval_needs_three_seeds_on_both_sides():
+    groups = {
+        ("pos", "all", "baseline"): _records("pos", "all", "baseline", [93.0]),
+        ("pos", "all", "elmo_encoder"): _records("pos", "all", "elmo_encoder", [94.5]),
+    }
+    assert not [x for x in intervals(groups, 100) if x.startswith("- ")]
