@@ -8,7 +8,7 @@ import random
 import resource
 import time
 from pathlib import Path
-from typing import List, Tuple
+from typing import Callable, List, Tuple
 
 import numpy as np
 import torch
@@ -71,15 +71,20 @@ def flops_per_token(options: ElmoOptions) -> float:
     return 2.0 * (conv + highway + proj + 2 * lstm.n_layers * per_layer)
 
 
+def _gflops(product: Callable[[], object], flops: float, repeat: int) -> float:
+    """GFLOP/s of `product` (`flops` per call) over `repeat` calls after one warm-up call."""
+    product()
+    start = time.perf_counter()
+    for _ in range(repeat):
+        product()
+    return flops * repeat / (time.perf_counter() - start) / 1e9
+
+
 def matmul_gflops(size: int = 2048, repeat: int = 10) -> float:
     """This machine's sustained fp32 matrix-multiply rate (GFLOP/s) on large square matrices."""
     a = torch.randn(size, size)
     b = torch.randn(size, size)
-    torch.mm(a, b)
-    start = time.perf_counter()
-    for _ in range(repeat):
-        torch.mm(a, b)
-    return 2 * size**3 * repeat / (time.perf_counter() - start) / 1e9
+    return _gflops(lambda: torch.mm(a, b), 2 * size**3, repeat)
 
 
 def head_and_bilm_gflops(rows: int = 1000, n_in: int = 384, n_out: int = 288, repeat: int = 50) -> Tuple[float, float]:
@@ -94,14 +99,11 @@ def head_and_bilm_gflops(rows: int = 1000, n_in: int = 384, n_out: int = 288, re
     x = np.random.default_rng(0).random((rows, n_in), dtype=np.float32)
     w = np.random.default_rng(1).random((n_out, n_in), dtype=np.float32)
     tx, tw = torch.from_numpy(x), torch.from_numpy(w)
-    rates = []
-    for product in (lambda: ops.gemm(x, w, trans2=True), lambda: torch.mm(tx, tw.t())):
-        product()
-        start = time.perf_counter()
-        for _ in range(repeat):
-            product()
-        rates.append(2 * rows * n_in * n_out * repeat / (time.perf_counter() - start) / 1e9)
-    return rates[0], rates[1]
+    flops = 2 * rows * n_in * n_out
+    return (
+        _gflops(lambda: ops.gemm(x, w, trans2=True), flops, repeat),
+        _gflops(lambda: torch.mm(tx, tw.t()), flops, repeat),
+    )
 
 
 def peak_rss_mb() -> float:

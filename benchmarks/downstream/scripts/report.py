@@ -73,11 +73,10 @@ def table(groups: Dict[Tuple[str, str, str], List[Dict]]) -> List[str]:
                 seconds = mean(r["train_seconds"] for r in records)
                 reduction = ratio = "-"
                 if base and system != "baseline":
-                    seeds = {r["seed"] for r in records}
-                    paired = [r for r in base if r["seed"] in seeds] or base
-                    base_error = 100 - mean(100 * r["test"][metric] for r in paired)
-                    if base_error > 0:
-                        reduction = f"{100 * (base_error - (100 - mean(scores))) / base_error:+.1f}%"
+                    paired = paired_baseline(base, records)
+                    base_scores = [100 * r["test"][metric] for r in paired]
+                    if mean(base_scores) < 100:
+                        reduction = f"{error_reduction(base_scores, scores):+.1f}%"
                     ratio = f"{seconds / mean(r['train_seconds'] for r in paired):.2f}x"
                 dev = mean(100 * r["dev"][metric] for r in records)
                 size_label = "all (12,544)" if size == "all" else f"{int(size):,}"
@@ -89,7 +88,14 @@ def table(groups: Dict[Tuple[str, str, str], List[Dict]]) -> List[str]:
     return lines
 
 
+def paired_baseline(base: List[Dict], records: List[Dict]) -> List[Dict]:
+    """The baseline's runs with the system's seeds (the same samples of sentences), or all of them."""
+    seeds = {r["seed"] for r in records}
+    return [r for r in base if r["seed"] in seeds] or base
+
+
 def error_reduction(base: List[float], system: List[float]) -> float:
+    """Relative error reduction (%) of the mean score against the baseline's mean (scores in %)."""
     base_error = 100 - mean(base)
     return 100 * (base_error - (100 - mean(system))) / base_error
 
@@ -101,7 +107,7 @@ def intervals(groups: Dict[Tuple[str, str, str], List[Dict]], draws: int) -> Lis
     rng = random.Random(0)
     lines = ["Relative error reduction on test, 90% interval over seeds (bootstrap):", ""]
     for (task, size, system), records in sorted(groups.items()):
-        base_records = groups.get((task, size, "baseline"), [])
+        base_records = paired_baseline(groups.get((task, size, "baseline"), []), records)
         if system == "baseline" or len(records) < 3 or len(base_records) < 3:
             continue
         metric = METRIC[task][0]

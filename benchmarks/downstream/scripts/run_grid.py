@@ -45,9 +45,11 @@ class Run:
 
 # Steps and evaluation interval per training size: more steps where there is more to learn from.
 SCHEDULE = {"500": (1000, 200), "2000": (1000, 200), "all": (2000, 400)}
+# Seeds at 500 sentences, where each seed draws its own sample of training sentences.
+SEEDS = (0, 1, 2)
 
 
-def grid(tasks: List[str], smoke: bool, seeds: Sequence[int] = (0, 1, 2)) -> List[Run]:
+def grid(tasks: List[str], smoke: bool, seeds: Sequence[int] = SEEDS) -> List[Run]:
     """`seeds` (three) at 500 sentences, one at 2,000 and at all; ELMo alone and the probe at 500 only, one
     seed (for reference)."""
     if smoke:
@@ -153,7 +155,7 @@ def main() -> None:
         "--seeds",
         type=int,
         nargs="*",
-        default=[0, 1, 2],
+        default=list(SEEDS),
         help="Seeds at 500 sentences (convert.py --seeds makes their samples).",
     )
     parser.add_argument("--smoke", action="store_true", help="Two systems, 4 steps: checks the pipeline, not ELMo.")
