@@ -8,7 +8,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks" / "downstream" / "scripts"))
 from report import error_reduction, intervals  # noqa: E402
-from run_grid import SCHEDULE, grid  # noqa: E402
+from run_grid import SCHEDULE, Run, grid, train_command  # noqa: E402
+from time_runs import round_order, summarise  # noqa: E402
 
 
 def test_grid_takes_the_seeds_at_500_sentences_only():
@@ -65,3 +66,27 @@ def test_interval_needs_three_seeds_on_both_sides():
         ("pos", "all", "elmo_encoder"): _records("pos", "all", "elmo_encoder", [94.5]),
     }
     assert not [x for x in intervals(groups, 100) if x.startswith("- ")]
+
+
+def test_timing_rounds_alternate_which_system_runs_first():
+    orders = [round_order(["baseline", "elmo_encoder"], i) for i in range(4)]
+    assert orders == [["baseline", "elmo_encoder"], ["elmo_encoder", "baseline"]] * 2
+
+
+def test_timing_summary_takes_medians_and_paired_ratios():
+    times = {"baseline": [100.0, 110.0, 90.0], "elmo_encoder": [120.0, 143.0, 108.0]}
+    base, other, ratio, (low, high) = summarise(times, "elmo_encoder")
+    assert (base, other) == (100.0, 120.0)
+    assert ratio == pytest.approx(1.2)
+    assert (low, high) == (pytest.approx(1.2), pytest.approx(1.3))
+
+
+def test_the_timed_command_is_the_grids_and_names_the_biLM_only_for_elmo(tmp_path):
+    elmo = {"elmo_options": "o.json", "elmo_weights": "w.hdf5"}
+    base = train_command(Run("pos", "all", "baseline", 0, 2000, 400), tmp_path, tmp_path, tmp_path / "m", elmo)
+    with_elmo = train_command(Run("pos", "all", "elmo_encoder", 0, 2000, 400), tmp_path, tmp_path, tmp_path / "m", elmo)
+    assert base[base.index("--training.max_steps") + 1] == "2000"
+    assert base[base.index("--paths.train") + 1] == str(tmp_path / "pos" / "train-all.spacy")
+    assert "--paths.elmo_options" not in base
+    assert with_elmo[with_elmo.index("--paths.elmo_weights") + 1] == "w.hdf5"
+    assert with_elmo[4].endswith("pos_elmo_encoder.cfg")

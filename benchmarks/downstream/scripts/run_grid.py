@@ -69,25 +69,20 @@ def train_file(corpus: Path, run: Run) -> Path:
     return corpus / run.task / name
 
 
-def execute(run: Run, corpus: Path, configs: Path, out: Path, elmo: Dict[str, Optional[str]]) -> Dict:
-    run_dir = out / run.name
-    result_path = run_dir / "result.json"
-    if result_path.exists():
-        return json.loads(result_path.read_text())
-    if run_dir.exists():
-        shutil.rmtree(run_dir)
-    run_dir.mkdir(parents=True)
-    config = configs / f"{run.task}_{run.system}.cfg"
-    shutil.copy(config, run_dir / "config.cfg")
-    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+# Each `spacy train` and `spacy evaluate` runs on one thread, whatever the machine has.
+ONE_THREAD = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+
+
+def train_command(run: Run, corpus: Path, configs: Path, output: Path, elmo: Dict[str, Optional[str]]) -> List[str]:
+    """The `spacy train` command of a run: its config, training file, dev set, seed and schedule."""
     command = [
         sys.executable,
         "-m",
         "spacy",
         "train",
-        str(config),
+        str(configs / f"{run.task}_{run.system}.cfg"),
         "--output",
-        str(run_dir / "model"),
+        str(output),
         "--paths.train",
         str(train_file(corpus, run)),
         "--paths.dev",
@@ -105,10 +100,24 @@ def execute(run: Run, corpus: Path, configs: Path, out: Path, elmo: Dict[str, Op
         for key, value in elmo.items():
             if value is not None:
                 command += [f"--paths.{key}", value]
+    return command
+
+
+def execute(run: Run, corpus: Path, configs: Path, out: Path, elmo: Dict[str, Optional[str]]) -> Dict:
+    run_dir = out / run.name
+    result_path = run_dir / "result.json"
+    if result_path.exists():
+        return json.loads(result_path.read_text())
+    if run_dir.exists():
+        shutil.rmtree(run_dir)
+    run_dir.mkdir(parents=True)
+    config = configs / f"{run.task}_{run.system}.cfg"
+    shutil.copy(config, run_dir / "config.cfg")
+    command = train_command(run, corpus, configs, run_dir / "model", elmo)
     record: Dict = {**asdict(run)}
     started = time.perf_counter()
     with open(run_dir / "train.log", "w") as log:
-        trained = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+        trained = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=ONE_THREAD)
     record["train_seconds"] = time.perf_counter() - started
     if trained.returncode != 0:
         record["error"] = f"spacy train exited {trained.returncode}; see {run_dir / 'train.log'}"
@@ -127,7 +136,7 @@ def execute(run: Run, corpus: Path, configs: Path, out: Path, elmo: Dict[str, Op
             ],
             capture_output=True,
             text=True,
-            env=env,
+            env=ONE_THREAD,
         )
         if evaluated.returncode != 0:
             record["error"] = f"spacy evaluate failed: {evaluated.stderr[-500:]}"

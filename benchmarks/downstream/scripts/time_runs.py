@@ -1,0 +1,120 @@
+"""Wall time of `spacy train` for the baseline and an ELMo system on the same training set and schedule,
+run several times in alternation: the ratio the table's full-set rows show, with its spread.
+
+    python scripts/time_runs.py corpus configs runs-timing --task pos --size all --rounds 3 [--output timing.md]
+
+Why not one run each: on a shared 2-core machine the same run's time varies by up to 10% from one hour
+to the next (a full tagging run took 187-206 s for the baseline and 227-269 s with ELMo on one AMD EPYC),
+as much as the 1.3x target's margin. So the systems take turns, in the order A B B A A B ... (each
+round reverses the last), so that a slow or fast stretch of the machine falls on both; each round gives
+one paired ratio, and the medians give the figure. The command of each run is the grid's
+(run_grid.train_command: one thread, the same seed, steps and evaluations); only the time is kept, the
+trained pipelines are deleted. Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from common import machine  # noqa: E402
+from run_grid import ONE_THREAD, SCHEDULE, Run, train_command  # noqa: E402
+
+BASELINE = "baseline"
+HEADER = (
+    "| task | training sentences | steps | rounds | baseline s (median) | ELMo s (median) | ratio (paired min-max) |\n"
+    "|---|---|---|---|---|---|---|"
+)
+
+
+def round_order(systems: Sequence[str], round_index: int) -> List[str]:
+    """A B in even rounds, B A in odd ones: each system runs first as often as last."""
+    return list(systems) if round_index % 2 == 0 else list(reversed(systems))
+
+
+def summarise(times: Dict[str, List[float]], system: str) -> Tuple[float, float, float, Tuple[float, float]]:
+    """Median seconds of the baseline and of `system`, the ratio of the medians, and the lowest and
+    highest ratio of one round's pair."""
+    base, other = times[BASELINE], times[system]
+    paired = [o / b for b, o in zip(base, other)]
+    return (
+        statistics.median(base),
+        statistics.median(other),
+        statistics.median(other) / statistics.median(base),
+        (
+            min(paired),
+            max(paired),
+        ),
+    )
+
+
+def time_run(run: Run, corpus: Path, configs: Path, scratch: Path, elmo: Dict[str, Optional[str]]) -> float:
+    output = scratch / f"{run.system}-model"
+    shutil.rmtree(output, ignore_errors=True)
+    log_path = scratch / f"{run.system}.log"
+    started = time.perf_counter()
+    with open(log_path, "w") as log:
+        done = subprocess.run(
+            train_command(run, corpus, configs, output, elmo), stdout=log, stderr=subprocess.STDOUT, env=ONE_THREAD
+        )
+    seconds = time.perf_counter() - started
+    shutil.rmtree(output, ignore_errors=True)
+    if done.returncode != 0:
+        sys.exit(f"spacy train failed for {run.name}; see {log_path}")
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("corpus", type=Path)
+    parser.add_argument("configs", type=Path)
+    parser.add_argument("scratch", type=Path, help="Directory for the runs' logs (the models are deleted).")
+    parser.add_argument("--task", default="pos", choices=["pos", "ner"])
+    parser.add_argument("--size", default="all", choices=list(SCHEDULE))
+    parser.add_argument("--system", default="elmo_encoder")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--output", type=Path, default=None, help="Also append the row to this markdown file (with a header if new)."
+    )
+    parser.add_argument("--elmo-options", default=None)
+    parser.add_argument("--elmo-weights", default=None)
+    args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
+    elmo = {"elmo_options": args.elmo_options or None, "elmo_weights": args.elmo_weights or None}
+    steps, eval_every = SCHEDULE[args.size]
+    runs = {system: Run(args.task, args.size, system, 0, steps, eval_every) for system in (BASELINE, args.system)}
+    args.scratch.mkdir(parents=True, exist_ok=True)
+    torch.set_num_threads(1)  # as in the runs (ONE_THREAD), so that the printout names their thread count
+    print(machine(), flush=True)
+    times: Dict[str, List[float]] = {system: [] for system in runs}
+    for index in range(args.rounds):
+        for system in round_order(list(runs), index):
+            seconds = time_run(runs[system], args.corpus, args.configs, args.scratch, elmo)
+            times[system].append(seconds)
+            print(f"round {index + 1}: {system} {seconds:.1f} s", flush=True)
+    base, other, ratio, (low, high) = summarise(times, args.system)
+    row = (
+        f"| {args.task} | {args.size} | {steps} | {args.rounds} | {base:.1f} | {other:.1f} | {ratio:.2f}x "
+        f"({low:.2f}-{high:.2f}) |"
+    )
+    print(HEADER)
+    print(row)
+    if args.output is not None:
+        new_file = not args.output.exists()
+        with open(args.output, "a") as out:
+            out.write((f"Measured on: {machine()}\n\n{HEADER}\n" if new_file else "") + row + "\n")
+
+
+if __name__ == "__main__":
+    main()
