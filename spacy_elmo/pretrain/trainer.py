@@ -515,6 +515,8 @@ def train(
     checkpoint, the log, the plot and the exported model."""
     context = distributed.setup()
     try:
-        return Trainer(config, output_dir, context, resume=resume, show_progress=show_progress).run()
+        result = Trainer(config, output_dir, context, resume=resume, show_progress=show_progress).run()
+        distributed.wait_for_all(context)
+        return result
     finally:
         distributed.teardown(context)
