@@ -12,11 +12,12 @@ order) as thinc's `Linear`: pipelines saved with it load, and a seed gives the s
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Tuple, cast
+from functools import partial
+from typing import Callable, Tuple, cast
 
 from thinc.api import Model, glorot_uniform_init, zero_init
+from thinc.layers.linear import init as linear_init
 from thinc.types import Floats1d, Floats2d
-from thinc.util import get_width
 
 from ..errors import ElmoError
 
@@ -24,16 +25,9 @@ from ..errors import ElmoError
 def projection(nO: int) -> Model[Floats2d, Floats2d]:
     if nO < 1:
         raise ElmoError(f"width must be a positive number of features, got {nO}")
-    return Model("linear", _forward, init=_init, dims={"nO": nO, "nI": None}, params={"W": None, "b": None})
-
-
-def _init(model: Model, X: Optional[Floats2d] = None, Y: Optional[Floats2d] = None) -> None:
-    if X is not None:
-        model.set_dim("nI", get_width(X))
-    if Y is not None:
-        model.set_dim("nO", get_width(Y))
-    model.set_param("W", glorot_uniform_init(model.ops, (model.get_dim("nO"), model.get_dim("nI"))))
-    model.set_param("b", zero_init(model.ops, (model.get_dim("nO"),)))
+    # thinc's own Linear initialisation, with Linear's defaults.
+    init = partial(linear_init, glorot_uniform_init, zero_init)
+    return Model("linear", _forward, init=init, dims={"nO": nO, "nI": None}, params={"W": None, "b": None})
 
 
 def _forward(model: Model, X: Floats2d, is_train: bool) -> Tuple[Floats2d, Callable]:

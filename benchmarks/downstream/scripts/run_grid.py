@@ -69,6 +69,10 @@ def train_file(corpus: Path, run: Run) -> Path:
     return corpus / run.task / name
 
 
+def config_file(configs: Path, run: Run) -> Path:
+    return configs / f"{run.task}_{run.system}.cfg"
+
+
 # Each `spacy train` and `spacy evaluate` runs on one thread, whatever the machine has.
 ONE_THREAD = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
 
@@ -80,7 +84,7 @@ def train_command(run: Run, corpus: Path, configs: Path, output: Path, elmo: Dic
         "-m",
         "spacy",
         "train",
-        str(configs / f"{run.task}_{run.system}.cfg"),
+        str(config_file(configs, run)),
         "--output",
         str(output),
         "--paths.train",
@@ -111,8 +115,7 @@ def execute(run: Run, corpus: Path, configs: Path, out: Path, elmo: Dict[str, Op
     if run_dir.exists():
         shutil.rmtree(run_dir)
     run_dir.mkdir(parents=True)
-    config = configs / f"{run.task}_{run.system}.cfg"
-    shutil.copy(config, run_dir / "config.cfg")
+    shutil.copy(config_file(configs, run), run_dir / "config.cfg")
     command = train_command(run, corpus, configs, run_dir / "model", elmo)
     record: Dict = {**asdict(run)}
     started = time.perf_counter()

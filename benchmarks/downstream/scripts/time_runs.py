@@ -3,9 +3,9 @@ run several times in alternation: the ratio the table's full-set rows show, with
 
     python scripts/time_runs.py corpus configs runs-timing --task pos --size all --rounds 3 [--output timing.md]
 
-Why not one run each: on a shared 2-core machine the same run's time varies by up to 10% from one hour
-to the next (a full tagging run took 187-206 s for the baseline and 227-269 s with ELMo on one AMD EPYC),
-as much as the 1.3x target's margin. So the systems take turns, in the order A B B A A B ... (each
+Why not one run each: on a shared 2-core machine the same run's time varies by up to 15% within a
+session (a full tagging run took 174-206 s for the baseline and 227-269 s with ELMo on one AMD EPYC),
+as much as the 1.3x target's margin. So the systems take turns, in the order A B, B A, A B, ... (each
 round reverses the last), so that a slow or fast stretch of the machine falls on both; each round gives
 one paired ratio, and the medians give the figure. The command of each run is the grid's
 (run_grid.train_command: one thread, the same seed, steps and evaluations); only the time is kept, the
