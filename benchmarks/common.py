@@ -20,17 +20,21 @@ DEFAULT_TEXT = (
 )
 
 
-def machine() -> str:
-    """The CPU (model name) and threads the figures were measured with: figures differ up to 4x between
-    CPUs for the same code, so every printout names it."""
-    name = platform.processor() or platform.machine()
+def cpu_name() -> str:
+    """The CPU's model name (from /proc/cpuinfo where there is one)."""
     cpuinfo = Path("/proc/cpuinfo")
     if cpuinfo.exists():
         for line in cpuinfo.read_text().splitlines():
             if line.startswith("model name"):
-                name = line.split(":", 1)[1].strip()
-                break
-    return f"CPU: {name}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}, torch {torch.__version__}"
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def machine() -> str:
+    """The CPU (model name) and threads the figures were measured with: figures differ up to 4x between
+    CPUs for the same code, so every printout names it."""
+    threads = torch.get_num_threads()
+    return f"CPU: {cpu_name()}, {os.cpu_count()} cores, torch threads {threads}, torch {torch.__version__}"
 
 
 def load_sentences(path: Path, n_tokens: int, seed: int = 0, max_len: int = 80) -> List[List[str]]:

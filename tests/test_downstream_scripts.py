@@ -8,8 +8,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks" / "downstream" / "scripts"))
 from report import error_reduction, intervals  # noqa: E402
-from run_grid import SCHEDULE, Run, grid, train_command  # noqa: E402
-from time_runs import round_order, summarise  # noqa: E402
+from run_grid import SCHEDULE, THREAD_VARIABLES, Run, grid, thread_env, train_command  # noqa: E402
+from time_runs import round_order, summarise, threads_label  # noqa: E402
 
 
 def test_grid_takes_the_seeds_at_500_sentences_only():
@@ -90,3 +90,18 @@ def test_the_timed_command_is_the_grids_and_names_the_biLM_only_for_elmo(tmp_pat
     assert "--paths.elmo_options" not in base
     assert with_elmo[with_elmo.index("--paths.elmo_weights") + 1] == "w.hdf5"
     assert with_elmo[4].endswith("pos_elmo_encoder.cfg")
+
+
+def test_a_pinned_run_sets_every_thread_variable(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "8")
+    env = thread_env(1)
+    assert all(env[name] == "1" for name in THREAD_VARIABLES)
+
+
+def test_threads_zero_unpins_even_what_the_caller_pinned(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    monkeypatch.setenv("SOME_OTHER_SETTING", "kept")
+    env = thread_env(0)
+    assert not any(name in env for name in THREAD_VARIABLES)
+    assert env["SOME_OTHER_SETTING"] == "kept"
+    assert threads_label(0).startswith("default (") and threads_label(2) == "2"

@@ -73,8 +73,22 @@ def config_file(configs: Path, run: Run) -> Path:
     return configs / f"{run.task}_{run.system}.cfg"
 
 
-# Each `spacy train` and `spacy evaluate` runs on one thread, whatever the machine has.
-ONE_THREAD = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+# The variables torch (OpenMP, MKL) and NumPy (OpenBLAS) take their thread counts from.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def thread_env(threads: int) -> Dict[str, str]:
+    """The environment of a run on `threads` threads; 0 pins nothing, which is what `spacy train` gets by
+    default: torch (the biLM) one thread per core, NumPy's BLAS as many, while spaCy's own products go
+    through thinc's BLIS on one thread either way."""
+    env = {key: value for key, value in os.environ.items() if key not in THREAD_VARIABLES}
+    if threads > 0:
+        env.update({key: str(threads) for key in THREAD_VARIABLES})
+    return env
+
+
+# Each `spacy train` and `spacy evaluate` of the grid runs on one thread, whatever the machine has.
+ONE_THREAD = thread_env(1)
 
 
 def train_command(run: Run, corpus: Path, configs: Path, output: Path, elmo: Dict[str, Optional[str]]) -> List[str]:

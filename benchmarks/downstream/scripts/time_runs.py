@@ -1,20 +1,26 @@
 """Wall time of `spacy train` for the baseline and an ELMo system on the same training set and schedule,
 run several times in alternation: the ratio the table's full-set rows show, with its spread.
 
-    python scripts/time_runs.py corpus configs runs-timing --task pos --size all --rounds 3 [--output timing.md]
+    python scripts/time_runs.py corpus configs runs-timing --task pos --size all --rounds 3 [--threads 1]
+        [--output timing.md]
 
 Why not one run each: on a shared 2-core machine the same run's time varies by up to 15% within a
 session (a full tagging run took 174-206 s for the baseline and 227-269 s with ELMo on one AMD EPYC),
 as much as the 1.3x target's margin. So the systems take turns, in the order A B, B A, A B, ... (each
 round reverses the last), so that a slow or fast stretch of the machine falls on both; each round gives
 one paired ratio, and the medians give the figure. The command of each run is the grid's
-(run_grid.train_command: one thread, the same seed, steps and evaluations); only the time is kept, the
-trained pipelines are deleted. Prints figures; asserts nothing.
+(run_grid.train_command: the same seed, steps and evaluations); only the time is kept, the trained
+pipelines are deleted. Prints figures; asserts nothing.
+
+Threads: one, as in the grid, unless `--threads` says otherwise; `--threads 0` pins nothing, which is
+what a user's plain `spacy train` gets: torch runs the biLM on every core while spaCy's heads stay on
+one thread, so the one-time embedding shrinks and the heads do not.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -27,13 +33,15 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from common import machine  # noqa: E402
-from run_grid import ONE_THREAD, SCHEDULE, Run, train_command  # noqa: E402
+from common import cpu_name, machine  # noqa: E402
+from run_grid import SCHEDULE, Run, thread_env, train_command  # noqa: E402
 
 BASELINE = "baseline"
+TITLE = "Full `spacy train` runs timed in alternating rounds (`scripts/time_runs.py`), nothing else running."
 HEADER = (
-    "| task | training sentences | steps | rounds | baseline s (median) | ELMo s (median) | ratio (paired min-max) |\n"
-    "|---|---|---|---|---|---|---|"
+    "| CPU | torch | task | training sentences | steps | threads | rounds | baseline s (median) "
+    "| ELMo s (median) | ratio (paired min-max) |\n"
+    "|---|---|---|---|---|---|---|---|---|---|"
 )
 
 
@@ -58,14 +66,23 @@ def summarise(times: Dict[str, List[float]], system: str) -> Tuple[float, float,
     )
 
 
-def time_run(run: Run, corpus: Path, configs: Path, scratch: Path, elmo: Dict[str, Optional[str]]) -> float:
+def threads_label(threads: int) -> str:
+    return str(threads) if threads > 0 else f"default ({os.cpu_count()} cores)"
+
+
+def time_run(
+    run: Run, corpus: Path, configs: Path, scratch: Path, elmo: Dict[str, Optional[str]], threads: int
+) -> float:
     output = scratch / f"{run.system}-model"
     shutil.rmtree(output, ignore_errors=True)
     log_path = scratch / f"{run.system}.log"
     started = time.perf_counter()
     with open(log_path, "w") as log:
         done = subprocess.run(
-            train_command(run, corpus, configs, output, elmo), stdout=log, stderr=subprocess.STDOUT, env=ONE_THREAD
+            train_command(run, corpus, configs, output, elmo),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=thread_env(threads),
         )
     seconds = time.perf_counter() - started
     shutil.rmtree(output, ignore_errors=True)
@@ -84,6 +101,12 @@ def main() -> None:
     parser.add_argument("--system", default="elmo_encoder")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="Threads per run: 1 as in the grid (default); 0 pins nothing, as a plain `spacy train` runs.",
+    )
+    parser.add_argument(
         "--output", type=Path, default=None, help="Also append the row to this markdown file (with a header if new)."
     )
     parser.add_argument("--elmo-options", default=None)
@@ -91,21 +114,26 @@ def main() -> None:
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
+    if args.threads < 0:
+        parser.error("--threads must be 0 (nothing pinned) or more")
     elmo = {"elmo_options": args.elmo_options or None, "elmo_weights": args.elmo_weights or None}
     steps, eval_every = SCHEDULE[args.size]
     runs = {system: Run(args.task, args.size, system, 0, steps, eval_every) for system in (BASELINE, args.system)}
     args.scratch.mkdir(parents=True, exist_ok=True)
-    torch.set_num_threads(1)  # as in the runs (ONE_THREAD), so that the printout names their thread count
+    if args.threads > 0:  # as in the runs, so that the printout names their thread count
+        torch.set_num_threads(args.threads)
     print(machine(), flush=True)
     times: Dict[str, List[float]] = {system: [] for system in runs}
     for index in range(args.rounds):
         for system in round_order(list(runs), index):
-            seconds = time_run(runs[system], args.corpus, args.configs, args.scratch, elmo)
+            seconds = time_run(runs[system], args.corpus, args.configs, args.scratch, elmo, args.threads)
             times[system].append(seconds)
             print(f"round {index + 1}: {system} {seconds:.1f} s", flush=True)
     base, other, ratio, (low, high) = summarise(times, args.system)
     row = (
-        f"| {args.task} | {args.size} | {steps} | {args.rounds} | {base:.1f} | {other:.1f} | {ratio:.2f}x "
+        f"| {cpu_name()} | {torch.__version__} | {args.task} | {args.size} | {steps} | {threads_label(args.threads)} "
+        f"| {args.rounds} | {base:.1f} "
+        f"| {other:.1f} | {ratio:.2f}x "
         f"({low:.2f}-{high:.2f}) |"
     )
     print(HEADER)
@@ -113,7 +141,7 @@ def main() -> None:
     if args.output is not None:
         new_file = not args.output.exists()
         with open(args.output, "a") as out:
-            out.write((f"Measured on: {machine()}\n\n{HEADER}\n" if new_file else "") + row + "\n")
+            out.write((f"{TITLE}\n\n{HEADER}\n" if new_file else "") + row + "\n")
 
 
 if __name__ == "__main__":
