@@ -1,7 +1,10 @@
-"""Unit tests of the downstream project's scripts: which runs the grid makes, and the report's error
-reduction and its bootstrap interval over seeds."""
+"""Unit tests of the downstream project's scripts: which runs the grid makes, the report's error
+reduction and its bootstrap interval over seeds, and the timing script's pieces (round order, summary,
+thread settings, stamped logs)."""
 
+import io
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -9,7 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks" / "downstream" / "scripts"))
 from report import error_reduction, intervals  # noqa: E402
 from run_grid import SCHEDULE, THREAD_VARIABLES, Run, grid, thread_env, train_command  # noqa: E402
-from time_runs import round_order, summarise, threads_label  # noqa: E402
+from time_runs import round_order, stamp_lines, summarise, threads_label  # noqa: E402
 
 
 def test_grid_takes_the_seeds_at_500_sentences_only():
@@ -105,3 +108,22 @@ def test_threads_zero_unpins_even_what_the_caller_pinned(monkeypatch):
     assert not any(name in env for name in THREAD_VARIABLES)
     assert env["SOME_OTHER_SETTING"] == "kept"
     assert threads_label(0).startswith("default (") and threads_label(2) == "2"
+
+
+def test_a_timed_log_stamps_every_line_and_finds_the_step_0_evaluation():
+    spacy_output = [
+        "=========================== Initializing pipeline ===========================\n",
+        "E    #       LOSS ELMO  LOSS NER  ENTS_F  ENTS_P  ENTS_R  SCORE \n",
+        "---  ------  ---------  --------  ------  ------  ------  ------\n",
+        "  0       0       0.00     41.07    0.00    0.00    0.00    0.00\n",
+        "  0     400       0.00   2379.25   49.71   56.12   44.62    0.50\n",
+    ]
+    log = io.StringIO()
+    started = time.perf_counter()
+    first = stamp_lines(spacy_output, log, started)
+    lines = log.getvalue().splitlines()
+    assert len(lines) == len(spacy_output)
+    for stamped, original in zip(lines, spacy_output):
+        assert float(stamped[:8]) >= 0 and stamped[9:] == original.rstrip("\n")
+    assert first is not None and 0 <= first <= time.perf_counter() - started
+    assert stamp_lines(spacy_output[:3], io.StringIO(), started) is None
