@@ -9,11 +9,11 @@ hours (on one AMD EPYC a full tagging run took 174-206 s for the baseline and 22
 session, the full entity baseline 186-245 s in another), as much as the 1.3x target's margin. So the
 systems take turns, in the order A B, B A, A B, ... (each round reverses the last), so that a slow or
 fast stretch of the machine falls on both; each round gives one paired ratio, and the medians give the
-figure. The command of each run is the grid's
-(run_grid.train_command: the same seed, steps and evaluations); only the time is kept, the trained
-pipelines are deleted; each run's log keeps spaCy's output with the seconds since start on every line, and
-the printout gives each run's CPU time and when its step-0 evaluation came (for ELMo, after the one-time
-embedding of the training and dev text). Prints figures; asserts nothing.
+figure. The command of each run is the grid's (run_grid.train_command: the same seed, steps and
+evaluations); only the time is kept, the trained pipelines are deleted. Each run's log keeps spaCy's
+output with the seconds since start on every line, and the printout gives each run's CPU time and when
+its step-0 evaluation came (for ELMo, after the one-time embedding of the training and dev text).
+Prints figures; asserts nothing.
 
 Threads: one, as in the grid, unless `--threads` says otherwise; `--threads 0` pins nothing, which is
 what a user's plain `spacy train` gets: torch runs the biLM on every core while spaCy's heads stay on
@@ -174,9 +174,7 @@ def main() -> None:
     base, other, ratio, (low, high) = summarise(times, args.system)
     row = (
         f"| {cpu_name()} | {torch.__version__} | {args.task} | {args.size} | {steps} | {threads_label(args.threads)} "
-        f"| {args.rounds} | {base:.1f} "
-        f"| {other:.1f} | {ratio:.2f}x "
-        f"({low:.2f}-{high:.2f}) |"
+        f"| {args.rounds} | {base:.1f} | {other:.1f} | {ratio:.2f}x ({low:.2f}-{high:.2f}) |"
     )
     print(HEADER)
     print(row)
