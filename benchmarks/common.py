@@ -21,12 +21,13 @@ DEFAULT_TEXT = (
 
 
 def cpu_name() -> str:
-    """The CPU's model name (from /proc/cpuinfo where there is one)."""
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        for line in cpuinfo.read_text().splitlines():
+    """The CPU's model name (from /proc/cpuinfo where it can be read)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
                 return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
     return platform.processor() or platform.machine()
 
 

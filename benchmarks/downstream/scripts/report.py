@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import random
+import sys
 from collections import defaultdict
 from pathlib import Path
 from statistics import mean
 from typing import Dict, List, Tuple
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from common import cpu_name  # noqa: E402
 
 METRIC = {"pos": ("tag_acc", "PTB tag accuracy"), "ner": ("ents_f", "entity F1")}
 SIZES = ["500", "2000", "all"]
@@ -28,16 +31,6 @@ NAMES = {
     "elmo_alone": "ELMo alone + task encoder (no hash embeddings)",
     "elmo_probe": "ELMo linear probe",
 }
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def load(runs: Path) -> Tuple[Dict[Tuple[str, str, str], List[Dict]], List[str]]:

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import os
 
+from run_grid import THREAD_VARIABLES  # noqa: E402 (this directory; the standard library only)
+
 # One BLAS thread too, as the grid's runs: set before NumPy is imported.
-for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+for _name in THREAD_VARIABLES:
     os.environ.setdefault(_name, "1")
 
 import argparse  # noqa: E402
