@@ -18,6 +18,7 @@ from spacy_elmo.cli import app
 from spacy_elmo.hub import (
     ChecksumError,
     DiskFullError,
+    DownloadError,
     DownloadInterrupted,
     ModelNotDownloadedError,
     NetworkError,
@@ -41,6 +42,7 @@ class ModelServer:
         self.files = {}
         self.drop_after = {}  # path -> bytes sent before the connection is closed, once
         self.wrong = set()  # paths served with every byte flipped
+        self.ignore_range = False  # answer a Range request with the whole file (200), as some servers do
         self.requests = []
         self.port = 0
 
@@ -60,7 +62,7 @@ class ModelServer:
                 if self.path in server.wrong:
                     body = bytes(b ^ 0xFF for b in body)
                 start = 0
-                rng = self.headers.get("Range")
+                rng = None if server.ignore_range else self.headers.get("Range")
                 if rng:
                     start = int(rng.split("=")[1].split("-")[0])
                     if start >= len(body):
@@ -246,6 +248,23 @@ def test_a_dropped_connection_is_resumed_within_one_run(tmp_path, catalogue, ser
     path = get("tiny-zip", catalogue, tmp_path, server)
     assert server.requests == [(url_path, None), (url_path, "bytes=1000-")]
     assert (path / "options.json").read_bytes() == (TINY / "options.json").read_bytes()
+
+
+def test_a_server_that_ignores_range_restarts_the_file(tmp_path, catalogue, server):
+    server.drop_after[f"/{HOST}/elmo/tiny.zip"] = 1000
+    server.ignore_range = True
+    path = get("tiny-zip", catalogue, tmp_path, server)
+    assert (path / "weights.hdf5").read_bytes() == (TINY / "weights.hdf5").read_bytes()
+
+
+def test_a_directory_not_made_by_download_is_not_replaced_without_force(tmp_path, catalogue, server):
+    (tmp_path / "tiny-zip").mkdir()
+    (tmp_path / "tiny-zip" / "mine.txt").write_text("keep me")
+    with pytest.raises(DownloadError, match="--force"):
+        get("tiny-zip", catalogue, tmp_path, server)
+    assert (tmp_path / "tiny-zip" / "mine.txt").exists()
+    path = get("tiny-zip", catalogue, tmp_path, server, force=True)
+    assert sorted(p.name for p in path.iterdir()) == ["options.json", "spacy_elmo_download.json", "weights.hdf5"]
 
 
 def test_wrong_bytes_fail_the_checksum_and_leave_nothing(tmp_path, catalogue, server):

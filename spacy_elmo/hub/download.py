@@ -49,6 +49,11 @@ def download_model(
     with FileLock(str(staging.parent / f"{name}.lock")):
         if is_downloaded(name, root) and not force:
             return final  # another process finished it while this one waited
+        if final.exists() and not force:
+            raise DownloadError(
+                f"{final} exists but was not made by `download` (it has no {RECORD_NAME}); move it away, or "
+                f"pass --force to replace it. A file fetched by hand goes in {staging} instead."
+            )
         base = mirror_base(base_url)
         seen = [_fetch_verified(entry, f, staging, base, retries, progress) for f in entry.files]
         _assemble(entry, staging, final, seen)
@@ -93,8 +98,9 @@ def _fetch_verified(
 
 def _assemble(entry: ModelEntry, staging: Path, final: Path, seen: List[Dict[str, object]]) -> None:
     """Build the model in a temporary directory beside `final`, write the record, then rename."""
+    for stale in final.parent.glob(f".{final.name}.*.tmp"):  # left by a killed run; we hold the lock
+        shutil.rmtree(stale, ignore_errors=True)
     tmp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:
         archives = [f for f in entry.files if f.archive]

@@ -79,10 +79,15 @@ def _transfer(
     except HTTPError as err:
         if err.code == 416 and offset:
             return _range_refused(err, part, offset)
+        if err.code in (404, 410):
+            raise RemoteFileError(
+                f"{url} answered HTTP {err.code} ({err.reason}): the server has no such file. If a mirror is set "
+                "(--base-url or SPACY_ELMO_MIRROR) it lacks this file at that path; otherwise the publisher has "
+                f"moved it.{hint}"
+            ) from None
         raise RemoteFileError(
-            f"{url} answered HTTP {err.code} ({err.reason}): the server has no such file. If a mirror is set "
-            "(--base-url or SPACY_ELMO_MIRROR) it lacks this file at that path; otherwise the publisher has "
-            f"moved it.{hint}"
+            f"{url} answered HTTP {err.code} ({err.reason}); try again later, or use a mirror (--base-url or "
+            f"SPACY_ELMO_MIRROR).{hint}"
         ) from None
     except (URLError, OSError, http.client.HTTPException) as err:
         reason = getattr(err, "reason", err)
@@ -93,6 +98,9 @@ def _transfer(
     with response:
         if offset and response.status != 206:
             offset = 0  # the server ignored the Range header: start again from byte 0
+        elif offset and not response.headers.get("Content-Range", "").startswith(f"bytes {offset}-"):
+            part.unlink()
+            return f"the server resumed at another byte than {offset}"
         length = response.headers.get("Content-Length")
         total = offset + int(length) if length and length.isdigit() else expected_size
         if expected_size is not None and total is not None and total != expected_size:
