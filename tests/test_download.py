@@ -307,6 +307,19 @@ def test_a_file_fetched_by_hand_is_verified_and_used_without_network(tmp_path, c
     assert (path / "weights.hdf5").exists()
 
 
+def test_a_mirror_can_be_a_directory(tmp_path, catalogue, server):
+    mirror = tmp_path / "mirror"
+    for url_path, data in server.files.items():
+        (mirror / url_path.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
+        (mirror / url_path.lstrip("/")).write_bytes(data)
+    path = download_model(
+        "tiny-files", cache=tmp_path / "c", base_url=mirror.as_uri(), catalogue=load_catalogue(catalogue)
+    )
+    assert (path / "weights.hdf5").read_bytes() == (TINY / "weights.hdf5").read_bytes()
+    with pytest.raises(RemoteFileError, match="mirror directory has no"):
+        download_model("tiny-gone", cache=tmp_path / "c", base_url=mirror.as_uri(), catalogue=load_catalogue(catalogue))
+
+
 @pytest.mark.parametrize("name", ["evil-dotdot", "evil-absolute", "evil-symlink"])
 def test_unsafe_archives_are_refused(tmp_path, catalogue, server, name):
     cache = tmp_path / "cache"

@@ -67,8 +67,8 @@ def _fetch_verified(
     dest = staging / file.file_name
     url = mirrored_url(file.url, base)
     hint = (
-        f" To fetch it by hand, download {file.url} (source: {entry.source}), put it at {dest} and run "
-        f"`python -m spacy_elmo download {entry.name}` again."
+        f" To fetch it by hand, download {file.url} (source: {entry.source}), put it at {dest} and run the "
+        "same command again: it is verified and installed without the network."
     )
     if not dest.exists():
         fetch(url, dest, expected_size=file.size, retries=retries, hint=hint, progress=progress)

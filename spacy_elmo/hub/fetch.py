@@ -91,6 +91,11 @@ def _transfer(
         ) from None
     except (URLError, OSError, http.client.HTTPException) as err:
         reason = getattr(err, "reason", err)
+        if urlsplit(url).scheme == "file":
+            raise RemoteFileError(
+                f"the mirror directory has no {url} ({reason}); a mirror holds each file at <base>/<host>/<path>, "
+                f"the layout `wget -x URL` writes.{hint}"
+            ) from None
         raise NetworkError(
             f"cannot reach {_host(url)} to fetch {url} ({reason}). Check the network connection and proxy "
             f"settings (HTTPS_PROXY), or point at a mirror with --base-url or SPACY_ELMO_MIRROR.{hint}"
