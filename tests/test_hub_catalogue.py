@@ -1,6 +1,7 @@
 """The packaged catalogue of published models: valid, consistent, and refusing bad catalogue files."""
 
 import json
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -97,3 +98,10 @@ def test_unreadable_catalogue_files_are_refused(tmp_path):
     (tmp_path / "broken.json").write_text("{")
     with pytest.raises(CatalogueError, match="not readable JSON"):
         load_catalogue(tmp_path / "broken.json")
+
+
+def test_docs_list_every_model():
+    text = (Path(__file__).parents[1] / "docs" / "models.md").read_text(encoding="utf8")
+    for entry in CATALOGUE.models:
+        shown = f"`{entry.language}`" if entry.format == "elmoformanylangs" else f"`{entry.name}`"
+        assert shown in text, entry.name
