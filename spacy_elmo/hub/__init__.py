@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Optional
 
@@ -37,7 +38,7 @@ def downloaded_model_dir(name: str, cache_dir: Optional[Path] = None, *, catalog
     root = cache_dir_of(cache_dir)
     if is_downloaded(name, root):
         return model_dir(name, root)
-    option = f" --cache-dir {root}" if cache_dir is not None else ""
+    option = f" --cache-dir {shlex.quote(str(root))}" if cache_dir is not None else ""
     raise ModelNotDownloadedError(
         f"ELMo model {name!r} is not downloaded (looked in {model_dir(name, root)}). Nothing is downloaded "
         f"at run time; fetch it once with:  python -m spacy_elmo download {name}{option}"

@@ -21,6 +21,9 @@ ModelFormat = Literal["bilm-tf", "nlpl", "elmoformanylangs"]
 
 
 class _Strict(BaseModel):
+    """Unknown keys are refused. Validators raise CatalogueError, a ValueError, which pydantic collects;
+    `load_catalogue` reports the first few with the file's name."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
@@ -39,20 +42,20 @@ class ModelFile(_Strict):
     def _https(cls, url: str) -> str:
         parts = urlsplit(url)
         if parts.scheme != "https" or not parts.netloc or not parts.path.strip("/"):
-            raise ValueError(f"{url!r} is not an https URL of a file")
+            raise CatalogueError(f"{url!r} is not an https URL of a file")
         return url
 
     @field_validator("save_as")
     @classmethod
     def _plain_name(cls, name: Optional[str]) -> Optional[str]:
         if name is not None and (not name or "/" in name or "\\" in name or name in (".", "..")):
-            raise ValueError(f"save_as {name!r} must be a plain file name")
+            raise CatalogueError(f"save_as {name!r} must be a plain file name")
         return name
 
     @model_validator(mode="after")
     def _archive_not_renamed(self) -> "ModelFile":
         if self.archive and self.save_as:
-            raise ValueError("an archive is unpacked, so it takes no save_as")
+            raise CatalogueError("an archive is unpacked, so it takes no save_as")
         return self
 
     @property
@@ -81,11 +84,11 @@ class ModelEntry(_Strict):
     def _files_fit(self) -> "ModelEntry":
         names = [f.save_as or f.file_name for f in self.files]
         if len(set(names)) != len(names):
-            raise ValueError(f"model {self.name!r} saves two files under one name: {names}")
+            raise CatalogueError(f"model {self.name!r} saves two files under one name: {names}")
         if any(f.archive for f in self.files) and len(self.files) > 1:
-            raise ValueError(f"model {self.name!r}: an archive must be the model's only file")
+            raise CatalogueError(f"model {self.name!r}: an archive must be the model's only file")
         if not self.source.startswith("https://"):
-            raise ValueError(f"model {self.name!r}: source {self.source!r} is not an https page")
+            raise CatalogueError(f"model {self.name!r}: source {self.source!r} is not an https page")
         return self
 
     @property
@@ -111,7 +114,7 @@ class Catalogue(_Strict):
         seen = set()
         for entry in self.models:
             if entry.name in seen:
-                raise ValueError(f"model name {entry.name!r} appears twice")
+                raise CatalogueError(f"model name {entry.name!r} appears twice")
             seen.add(entry.name)
         return self
 
