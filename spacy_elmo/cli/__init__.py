@@ -13,7 +13,7 @@ app = typer.Typer(
     help="ELMo for spaCy: embed, pretrain and evaluate biLMs.",
 )
 
-from . import demo, dump, evaluate, init_config, pretrain, tokenize, vocab  # noqa: E402,F401  (each module adds its command to `app`)
+from . import demo, download, dump, evaluate, init_config, models, pretrain, tokenize, vocab  # noqa: E402,F401  (each module adds its command to `app`)
 
 
 def main() -> None:

@@ -1,0 +1,49 @@
+"""`models`: the catalogue of published ELMo models, and which of them are in the cache."""
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from wasabi import table
+
+from ..hub.cache import cache_dir, is_downloaded
+from ..hub.catalogue import Catalogue, load_catalogue
+from . import app
+
+
+@app.command("models")
+def models_command(
+    language: Optional[str] = typer.Option(
+        None, "--lang", "-l", help="Only models for this language (ISO code such as de, or a name such as German)."
+    ),
+    cache: Optional[Path] = typer.Option(
+        None, "--cache-dir", help="Cache directory to check (default: $SPACY_ELMO_CACHE or the user cache dir)."
+    ),
+    catalogue_path: Optional[Path] = typer.Option(
+        None, "--catalogue", help="A catalogue JSON file to list instead of the package's."
+    ),
+) -> None:
+    """List the published models: name, language, format, size (layers x LSTM / projection), downloaded."""
+    catalogue = load_catalogue(catalogue_path)
+    entries = catalogue.in_language(language) if language else catalogue.models
+    root = cache_dir(cache)
+    if not entries:
+        typer.echo(f"no model for language {language!r}; languages: {', '.join(_languages(catalogue))}")
+        raise typer.Exit(1)
+    rows = [
+        (
+            e.name,
+            e.language,
+            e.format,
+            e.size_label,
+            f"{e.parameters_millions:g}M" if e.parameters_millions else "?",
+            "yes" if is_downloaded(e.name, root) else "no",
+        )
+        for e in entries
+    ]
+    typer.echo(table(rows, header=("name", "lang", "format", "size", "params", "downloaded"), divider=True))
+    typer.echo(f"{len(rows)} models; cache: {root}. Fetch one with: python -m spacy_elmo download NAME")
+
+
+def _languages(catalogue: Catalogue) -> List[str]:
+    return sorted({e.language for e in catalogue.models})

@@ -1,0 +1,50 @@
+"""Where downloaded models live: one directory per model under the cache directory, and a staging
+directory beside them for partial and hand-fetched files.
+
+    <cache>/<name>/                      the model, present only once complete and verified
+    <cache>/<name>/spacy_elmo_download.json   what was fetched: URLs, sizes, sha256
+    <cache>/downloads/<name>/<file>.part a download in progress (resumed by the next run)
+    <cache>/downloads/<name>/<file>      a complete file, fetched by us or put there by hand
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Optional, Union
+
+import platformdirs
+
+CACHE_ENV = "SPACY_ELMO_CACHE"
+MIRROR_ENV = "SPACY_ELMO_MIRROR"
+RECORD_NAME = "spacy_elmo_download.json"
+
+
+def cache_dir(override: Union[str, Path, None] = None) -> Path:
+    """`override` (--cache-dir), else $SPACY_ELMO_CACHE, else the platform's user cache directory."""
+    if override is not None and str(override).strip():
+        return Path(override).expanduser()
+    env = os.environ.get(CACHE_ENV, "").strip()
+    if env:
+        return Path(env).expanduser()
+    return Path(platformdirs.user_cache_dir("spacy-elmo", appauthor=False))
+
+
+def model_dir(name: str, cache: Path) -> Path:
+    return cache / name
+
+
+def staging_dir(name: str, cache: Path) -> Path:
+    return cache / "downloads" / name
+
+
+def is_downloaded(name: str, cache: Path) -> bool:
+    """A model counts as downloaded once its record exists: the record is written last, before the rename."""
+    return (model_dir(name, cache) / RECORD_NAME).is_file()
+
+
+def mirror_base(override: Optional[str] = None) -> Optional[str]:
+    """`override` (--base-url), else $SPACY_ELMO_MIRROR, else None (the publishers' own servers)."""
+    base = override if override is not None else os.environ.get(MIRROR_ENV, "")
+    base = base.strip()
+    return base.rstrip("/") if base else None

@@ -1,0 +1,166 @@
+"""The catalogue of published ELMo models (catalogue.json beside this file), validated on load.
+
+A value the publisher does not state is null in the file, never guessed; the download records what it
+saw instead (see `record.py`).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path, PurePosixPath
+from typing import List, Literal, Optional, Union
+from urllib.parse import unquote, urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .errors import CatalogueError, UnknownModelError
+
+CATALOGUE_PATH = Path(__file__).with_name("catalogue.json")
+ModelFormat = Literal["bilm-tf", "nlpl", "elmoformanylangs"]
+
+
+class _Strict(BaseModel):
+    """Unknown keys are refused. Validators raise CatalogueError, a ValueError, which pydantic collects;
+    `load_catalogue` reports the first few with the file's name."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ModelFile(_Strict):
+    """One file to fetch. `save_as` renames it in the model directory (AllenNLP's long names become the
+    `options.json` + `weights.hdf5` layout); an archive is unpacked instead of kept."""
+
+    url: str
+    save_as: Optional[str] = None
+    size: Optional[int] = Field(None, gt=0, description="bytes; null when the publisher does not state it")
+    sha256: Optional[str] = Field(None, pattern=r"^[0-9a-f]{64}$")
+    archive: Optional[Literal["zip"]] = None
+
+    @field_validator("url")
+    @classmethod
+    def _https(cls, url: str) -> str:
+        parts = urlsplit(url)
+        if parts.scheme != "https" or not parts.netloc or not parts.path.strip("/"):
+            raise CatalogueError(f"{url!r} is not an https URL of a file")
+        return url
+
+    @field_validator("save_as")
+    @classmethod
+    def _plain_name(cls, name: Optional[str]) -> Optional[str]:
+        if name is not None and (not name or "/" in name or "\\" in name or name in (".", "..")):
+            raise CatalogueError(f"save_as {name!r} must be a plain file name")
+        return name
+
+    @model_validator(mode="after")
+    def _archive_not_renamed(self) -> "ModelFile":
+        if self.archive and self.save_as:
+            raise CatalogueError("an archive is unpacked, so it takes no save_as")
+        return self
+
+    @property
+    def file_name(self) -> str:
+        """The name the file is downloaded under: the last part of the URL's path."""
+        return PurePosixPath(unquote(urlsplit(self.url).path)).name
+
+
+class ModelEntry(_Strict):
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    language: str = Field(pattern=r"^[a-z]{2,3}$", description="ISO 639 code, as spaCy names languages")
+    language_name: str
+    format: ModelFormat
+    description: str
+    layers: Optional[int] = Field(None, gt=0)
+    lstm_dim: Optional[int] = Field(None, gt=0)
+    projection_dim: Optional[int] = Field(None, gt=0)
+    highway_layers: Optional[int] = Field(None, ge=0)
+    parameters_millions: Optional[float] = Field(None, gt=0)
+    files: List[ModelFile] = Field(min_length=1)
+    license: Optional[str] = Field(None, description="null when the source page states none")
+    source: str
+    notes: Optional[str] = None
+
+    @model_validator(mode="after")
+    def _files_fit(self) -> "ModelEntry":
+        names = [f.save_as or f.file_name for f in self.files]
+        if len(set(names)) != len(names):
+            raise CatalogueError(f"model {self.name!r} saves two files under one name: {names}")
+        if any(f.archive for f in self.files) and len(self.files) > 1:
+            raise CatalogueError(f"model {self.name!r}: an archive must be the model's only file")
+        if not self.source.startswith("https://"):
+            raise CatalogueError(f"model {self.name!r}: source {self.source!r} is not an https page")
+        return self
+
+    @property
+    def size_label(self) -> str:
+        """'2x4096/512' (layers x LSTM dim / projection), '?' where a part is not published."""
+        if self.layers is None and self.lstm_dim is None and self.projection_dim is None:
+            return "?"
+        return f"{self.layers or '?'}x{self.lstm_dim or '?'}/{self.projection_dim or '?'}"
+
+    @property
+    def download_bytes(self) -> Optional[int]:
+        sizes = [f.size for f in self.files]
+        return None if None in sizes else sum(s for s in sizes if s is not None)
+
+
+class Catalogue(_Strict):
+    catalogue_version: int
+    about: str
+    models: List[ModelEntry]
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> "Catalogue":
+        seen = set()
+        for entry in self.models:
+            if entry.name in seen:
+                raise CatalogueError(f"model name {entry.name!r} appears twice")
+            seen.add(entry.name)
+        return self
+
+    def get(self, name: str) -> ModelEntry:
+        for entry in self.models:
+            if entry.name == name:
+                return entry
+        raise UnknownModelError(f"no model named {name!r} in the catalogue{_suggestion(name, self.names())}")
+
+    def names(self) -> List[str]:
+        return [entry.name for entry in self.models]
+
+    def in_language(self, language: str) -> List[ModelEntry]:
+        code = language.lower()
+        return [e for e in self.models if e.language == code or e.language_name.lower() == code]
+
+
+def _suggestion(name: str, names: List[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    return f"{hint} `python -m spacy_elmo models` lists them all"
+
+
+def load_catalogue(path: Union[str, Path, None] = None) -> Catalogue:
+    """The package's catalogue, or the one at `path` (a mirror's own list, or a test's)."""
+    if path is None:
+        return _packaged_catalogue()
+    return _read(Path(path))
+
+
+@lru_cache(maxsize=1)
+def _packaged_catalogue() -> Catalogue:
+    return _read(CATALOGUE_PATH)
+
+
+def _read(path: Path) -> Catalogue:
+    try:
+        data = json.loads(path.read_text(encoding="utf8"))
+    except FileNotFoundError:
+        raise CatalogueError(f"catalogue file {path} does not exist") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise CatalogueError(f"catalogue file {path} is not readable JSON: {err}") from None
+    try:
+        return Catalogue.model_validate(data)
+    except ValidationError as err:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors()[:5])
+        raise CatalogueError(f"catalogue file {path} is not a valid catalogue: {problems}") from None

@@ -1,0 +1,44 @@
+"""What can go wrong between the catalogue and a model on disk; every message names the model, URL or
+file and what the user can do."""
+
+from ..errors import ElmoError
+
+
+class CatalogueError(ElmoError):
+    """The catalogue file is not valid JSON or breaks its schema (a packaging bug, or a user's own file)."""
+
+
+class UnknownModelError(ElmoError):
+    """A name that is not in the catalogue."""
+
+
+class ModelNotDownloadedError(ElmoError):
+    """A catalogue model asked for by name that is not in the cache: nothing is downloaded implicitly."""
+
+
+class DownloadError(ElmoError):
+    """A download that did not finish; nothing was left under the model's final name."""
+
+
+class NetworkError(DownloadError):
+    """The server could not be reached (no network, DNS failure, refused connection, timeout)."""
+
+
+class RemoteFileError(DownloadError):
+    """The server answered, but not with the file (404 and other HTTP errors)."""
+
+
+class DownloadInterrupted(DownloadError):
+    """The connection dropped mid-file; the bytes so far are kept and the next run resumes from them."""
+
+
+class ChecksumError(DownloadError):
+    """A file whose size or sha256 differs from the catalogue's; it was deleted."""
+
+
+class DiskFullError(DownloadError):
+    """No room left in the cache directory."""
+
+
+class UnsafeArchiveError(DownloadError):
+    """An archive with an entry that would land outside its directory (absolute path, `..`, a link)."""

@@ -1,0 +1,386 @@
+"""`download`: against a local HTTP server in a thread (port 0, Range support) that can drop the
+connection half way, serve wrong bytes or 404, serving a small model zipped here. No internet."""
+
+import errno
+import hashlib
+import io
+import json
+import stat
+import threading
+import zipfile
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from spacy_elmo.cli import app
+from spacy_elmo.hub import (
+    ChecksumError,
+    DiskFullError,
+    DownloadError,
+    DownloadInterrupted,
+    ModelNotDownloadedError,
+    NetworkError,
+    RemoteFileError,
+    UnsafeArchiveError,
+    download_model,
+    downloaded_model_dir,
+    load_catalogue,
+)
+from spacy_elmo.hub import fetch as fetch_module
+from spacy_elmo.models import MODELS_DIR
+
+TINY = MODELS_DIR / "fixture-tiny"
+HOST = "models.example.org"
+
+
+class ModelServer:
+    """What the test server serves and how it misbehaves; it records each request's path and Range."""
+
+    def __init__(self):
+        self.files = {}
+        self.drop_after = {}  # path -> bytes sent before the connection is closed, once
+        self.wrong = set()  # paths served with every byte flipped
+        self.ignore_range = False  # answer a Range request with the whole file (200), as some servers do
+        self.requests = []
+        self.port = 0
+
+    def base(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def handler(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                server.requests.append((self.path, self.headers.get("Range")))
+                body = server.files.get(self.path)
+                if body is None:
+                    self.send_error(404)
+                    return
+                if self.path in server.wrong:
+                    body = bytes(b ^ 0xFF for b in body)
+                start = 0
+                rng = None if server.ignore_range else self.headers.get("Range")
+                if rng:
+                    start = int(rng.split("=")[1].split("-")[0])
+                    if start >= len(body):
+                        self.send_response(416)
+                        self.send_header("Content-Range", f"bytes */{len(body)}")
+                        self.send_header("Content-Length", "0")
+                        self.end_headers()
+                        return
+                    self.send_response(206)
+                    self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
+                else:
+                    self.send_response(200)
+                self.send_header("Content-Length", str(len(body) - start))
+                self.end_headers()
+                cut = server.drop_after.pop(self.path, None)
+                self.wfile.write(body[start:] if cut is None else body[start:cut])
+                self.close_connection = True
+
+            def log_message(self, *args):
+                pass
+
+        return Handler
+
+
+@pytest.fixture
+def server():
+    state = ModelServer()
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), state.handler())
+    state.port = httpd.server_address[1]
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+    yield state
+    httpd.shutdown()
+    httpd.server_close()
+    thread.join()
+
+
+@pytest.fixture(autouse=True)
+def no_proxy_no_env(monkeypatch):
+    for var in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.delenv("SPACY_ELMO_CACHE", raising=False)
+    monkeypatch.delenv("SPACY_ELMO_MIRROR", raising=False)
+
+
+def zip_bytes(entries):
+    """A zip of (name, bytes) pairs; a name given as ('link', target) becomes a symlink entry."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, data in entries:
+            if isinstance(name, tuple):
+                info = zipfile.ZipInfo(name[1])
+                info.external_attr = (stat.S_IFLNK | 0o777) << 16
+                zf.writestr(info, data)
+            else:
+                zf.writestr(name, data)
+    return buf.getvalue()
+
+
+TINY_ZIP = zip_bytes([(p.name, p.read_bytes()) for p in sorted(TINY.iterdir()) if p.suffix != ".md"])
+
+
+def entry(name, files, fmt="nlpl"):
+    return {
+        "name": name,
+        "language": "en",
+        "language_name": "English",
+        "format": fmt,
+        "description": "test model",
+        "files": files,
+        "source": f"https://{HOST}/",
+    }
+
+
+def zip_file(name, data, known=True):
+    return {
+        "url": f"https://{HOST}/elmo/{name}",
+        "archive": "zip",
+        "size": len(data) if known else None,
+        "sha256": hashlib.sha256(data).hexdigest() if known else None,
+    }
+
+
+@pytest.fixture
+def catalogue(tmp_path, server):
+    """A catalogue of test models, their files served by `server`."""
+    wrapped = zip_bytes([(f"tiny/{n}", d) for n, d in [("options.json", b"{}"), ("weights.hdf5", b"w")]])
+    archives = {
+        "tiny.zip": TINY_ZIP,
+        "wrapped.zip": wrapped,
+        "dotdot.zip": zip_bytes([("options.json", b"{}"), ("../evil.txt", b"x")]),
+        "absolute.zip": zip_bytes([("/tmp/evil.txt", b"x")]),
+        "symlink.zip": zip_bytes([(("link", "weights.hdf5"), b"/etc/passwd")]),
+    }
+    for name, data in archives.items():
+        server.files[f"/{HOST}/elmo/{name}"] = data
+    for name in ("options.json", "weights.hdf5"):
+        server.files[f"/{HOST}/elmo/tiny_{name}"] = (TINY / name).read_bytes()
+    models = [
+        entry("tiny-zip", [zip_file("tiny.zip", TINY_ZIP)]),
+        entry("tiny-unverified", [zip_file("tiny.zip", TINY_ZIP, known=False)]),
+        entry("tiny-wrapped", [zip_file("wrapped.zip", wrapped)]),
+        entry("tiny-gone", [zip_file("missing.zip", b"never served")]),
+        *(
+            entry(f"evil-{k}", [zip_file(f"{k}.zip", archives[f"{k}.zip"], known=False)])
+            for k in ("dotdot", "absolute", "symlink")
+        ),
+        entry(
+            "tiny-files",
+            [
+                {"url": f"https://{HOST}/elmo/tiny_options.json", "save_as": "options.json"},
+                {"url": f"https://{HOST}/elmo/tiny_weights.hdf5", "save_as": "weights.hdf5"},
+            ],
+            fmt="bilm-tf",
+        ),
+    ]
+    path = tmp_path / "catalogue.json"
+    path.write_text(json.dumps({"catalogue_version": 1, "about": "test", "models": models}))
+    return path
+
+
+def get(name, catalogue, cache, server, **kwargs):
+    return download_model(
+        name, cache=cache, base_url=server.base(), catalogue=load_catalogue(catalogue), progress=False, **kwargs
+    )
+
+
+def assert_nothing_installed(cache, name):
+    assert not (cache / name).exists()
+    assert not [p for p in cache.iterdir() if p.name.startswith(f".{name}")], "a temporary directory was left"
+
+
+def test_download_unpacks_verifies_and_records(tmp_path, catalogue, server):
+    cache = tmp_path / "cache"
+    path = get("tiny-zip", catalogue, cache, server)
+    assert path == cache / "tiny-zip"
+    for name in ("options.json", "weights.hdf5"):
+        assert (path / name).read_bytes() == (TINY / name).read_bytes()
+    record = json.loads((path / "spacy_elmo_download.json").read_text())
+    assert record["files"][0]["sha256"] == hashlib.sha256(TINY_ZIP).hexdigest()
+    assert record["files"][0]["fetched_from"] == f"{server.base()}/{HOST}/elmo/tiny.zip"
+    assert downloaded_model_dir("tiny-zip", cache, catalogue=load_catalogue(catalogue)) == path
+    assert not (cache / "downloads" / "tiny-zip").exists(), "the archive is deleted once unpacked"
+    # a second call finds it in the cache and fetches nothing
+    before = len(server.requests)
+    assert get("tiny-zip", catalogue, cache, server) == path
+    assert len(server.requests) == before
+
+
+def test_downloaded_bilm_tf_files_load(tmp_path, catalogue, server):
+    from spacy_elmo import load_bilm
+
+    path = get("tiny-files", catalogue, tmp_path, server)
+    record = json.loads((path / "spacy_elmo_download.json").read_text())
+    assert [f["size"] for f in record["files"]] == [(TINY / n).stat().st_size for n in ("options.json", "weights.hdf5")]
+    assert [f["size_in_catalogue"] for f in record["files"]] == [None, None]
+    bilm = load_bilm(path / "options.json", path / "weights.hdf5")
+    assert bilm.embed([["a", "test"]])[0].shape[1] == 2
+
+
+def test_an_archive_wrapping_one_folder_installs_that_folder(tmp_path, catalogue, server):
+    path = get("tiny-wrapped", catalogue, tmp_path, server)
+    assert sorted(p.name for p in path.iterdir()) == ["options.json", "spacy_elmo_download.json", "weights.hdf5"]
+
+
+def test_a_dropped_connection_is_resumed_by_the_next_run(tmp_path, catalogue, server):
+    url_path = f"/{HOST}/elmo/tiny.zip"
+    half = len(TINY_ZIP) // 2
+    server.drop_after[url_path] = half
+    with pytest.raises(DownloadInterrupted, match="Run the same command again to resume") as err:
+        get("tiny-zip", catalogue, tmp_path, server, retries=0)
+    assert url_path.lstrip("/") in str(err.value)
+    assert (tmp_path / "downloads" / "tiny-zip" / "tiny.zip.part").stat().st_size == half
+    assert_nothing_installed(tmp_path, "tiny-zip")
+    path = get("tiny-zip", catalogue, tmp_path, server)
+    assert server.requests[-1] == (url_path, f"bytes={half}-")
+    assert (path / "weights.hdf5").read_bytes() == (TINY / "weights.hdf5").read_bytes()
+
+
+def test_a_dropped_connection_is_resumed_within_one_run(tmp_path, catalogue, server):
+    url_path = f"/{HOST}/elmo/tiny.zip"
+    server.drop_after[url_path] = 1000
+    path = get("tiny-zip", catalogue, tmp_path, server)
+    assert server.requests == [(url_path, None), (url_path, "bytes=1000-")]
+    assert (path / "options.json").read_bytes() == (TINY / "options.json").read_bytes()
+
+
+def test_a_server_that_ignores_range_restarts_the_file(tmp_path, catalogue, server):
+    server.drop_after[f"/{HOST}/elmo/tiny.zip"] = 1000
+    server.ignore_range = True
+    path = get("tiny-zip", catalogue, tmp_path, server)
+    assert (path / "weights.hdf5").read_bytes() == (TINY / "weights.hdf5").read_bytes()
+
+
+def test_a_directory_not_made_by_download_is_not_replaced_without_force(tmp_path, catalogue, server):
+    (tmp_path / "tiny-zip").mkdir()
+    (tmp_path / "tiny-zip" / "mine.txt").write_text("keep me")
+    with pytest.raises(DownloadError, match="--force"):
+        get("tiny-zip", catalogue, tmp_path, server)
+    assert (tmp_path / "tiny-zip" / "mine.txt").exists()
+    path = get("tiny-zip", catalogue, tmp_path, server, force=True)
+    assert sorted(p.name for p in path.iterdir()) == ["options.json", "spacy_elmo_download.json", "weights.hdf5"]
+
+
+def test_wrong_bytes_fail_the_checksum_and_leave_nothing(tmp_path, catalogue, server):
+    server.wrong.add(f"/{HOST}/elmo/tiny.zip")
+    with pytest.raises(ChecksumError, match="sha256") as err:
+        get("tiny-zip", catalogue, tmp_path, server)
+    assert f"{server.base()}/{HOST}/elmo/tiny.zip" in str(err.value)
+    assert_nothing_installed(tmp_path, "tiny-zip")
+    assert not list((tmp_path / "downloads" / "tiny-zip").iterdir()), "the bad file is deleted"
+
+
+def test_404_names_the_url_and_where_to_put_a_file_fetched_by_hand(tmp_path, catalogue, server):
+    with pytest.raises(RemoteFileError, match="404") as err:
+        get("tiny-gone", catalogue, tmp_path, server)
+    message = str(err.value)
+    assert f"{server.base()}/{HOST}/elmo/missing.zip" in message
+    assert str(tmp_path / "downloads" / "tiny-gone" / "missing.zip") in message
+    assert_nothing_installed(tmp_path, "tiny-gone")
+
+
+def test_a_server_that_is_gone_is_a_network_error(tmp_path, catalogue):
+    gone = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+    port = gone.server_address[1]
+    gone.server_close()
+    with pytest.raises(NetworkError, match="cannot reach 127.0.0.1") as err:
+        download_model(
+            "tiny-zip", cache=tmp_path, base_url=f"http://127.0.0.1:{port}", catalogue=load_catalogue(catalogue)
+        )
+    assert "--base-url" in str(err.value)
+    assert_nothing_installed(tmp_path, "tiny-zip")
+
+
+def test_a_file_fetched_by_hand_is_verified_and_used_without_network(tmp_path, catalogue):
+    staging = tmp_path / "downloads" / "tiny-zip"
+    staging.mkdir(parents=True)
+    (staging / "tiny.zip").write_bytes(TINY_ZIP)
+    path = download_model(
+        "tiny-zip", cache=tmp_path, base_url="http://127.0.0.1:9", catalogue=load_catalogue(catalogue)
+    )
+    assert (path / "weights.hdf5").exists()
+
+
+def test_a_mirror_can_be_a_directory(tmp_path, catalogue, server):
+    mirror = tmp_path / "mirror"
+    for url_path, data in server.files.items():
+        (mirror / url_path.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
+        (mirror / url_path.lstrip("/")).write_bytes(data)
+    path = download_model(
+        "tiny-files", cache=tmp_path / "c", base_url=mirror.as_uri(), catalogue=load_catalogue(catalogue)
+    )
+    assert (path / "weights.hdf5").read_bytes() == (TINY / "weights.hdf5").read_bytes()
+    with pytest.raises(RemoteFileError, match="mirror directory has no"):
+        download_model("tiny-gone", cache=tmp_path / "c", base_url=mirror.as_uri(), catalogue=load_catalogue(catalogue))
+
+
+@pytest.mark.parametrize("name", ["evil-dotdot", "evil-absolute", "evil-symlink"])
+def test_unsafe_archives_are_refused(tmp_path, catalogue, server, name):
+    cache = tmp_path / "cache"
+    with pytest.raises(UnsafeArchiveError, match="refused, nothing was unpacked"):
+        get(name, catalogue, cache, server)
+    assert_nothing_installed(cache, name)
+    assert not (tmp_path / "evil.txt").exists() and not (cache / "evil.txt").exists()
+
+
+def test_a_full_disk_gives_a_clear_error(tmp_path, catalogue, server, monkeypatch):
+    class FullDisk(io.BytesIO):
+        def write(self, data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(fetch_module, "open", lambda *args: FullDisk(), raising=False)
+    with pytest.raises(DiskFullError, match="is full") as err:
+        get("tiny-zip", catalogue, tmp_path, server)
+    assert "--cache-dir" in str(err.value)
+    assert_nothing_installed(tmp_path, "tiny-zip")
+
+
+def test_not_downloaded_gives_the_download_command(tmp_path, catalogue):
+    with pytest.raises(ModelNotDownloadedError) as err:
+        downloaded_model_dir("tiny-zip", tmp_path, catalogue=load_catalogue(catalogue))
+    assert f"python -m spacy_elmo download tiny-zip --cache-dir {tmp_path}" in str(err.value)
+    assert str(tmp_path / "tiny-zip") in str(err.value)
+
+
+def test_cli_uses_the_environment_and_lists_what_is_downloaded(tmp_path, catalogue, server, monkeypatch):
+    monkeypatch.setenv("SPACY_ELMO_CACHE", str(tmp_path / "env-cache"))
+    monkeypatch.setenv("SPACY_ELMO_MIRROR", server.base())
+    runner = CliRunner()
+    result = runner.invoke(app, ["download", "tiny-unverified", "--catalogue", str(catalogue)])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "env-cache" / "tiny-unverified" / "weights.hdf5").exists()
+    listing = runner.invoke(app, ["models", "--catalogue", str(catalogue)])
+    assert listing.exit_code == 0, listing.output
+    rows = {line.split()[0]: line.split()[-1] for line in listing.output.splitlines() if line.startswith("tiny")}
+    assert rows["tiny-unverified"] == "yes" and rows["tiny-zip"] == "no"
+
+
+def test_cli_cache_dir_and_base_url_override_the_environment(tmp_path, catalogue, server, monkeypatch):
+    monkeypatch.setenv("SPACY_ELMO_CACHE", str(tmp_path / "env-cache"))
+    monkeypatch.setenv("SPACY_ELMO_MIRROR", "http://127.0.0.1:9")
+    args = ["download", "tiny-zip", "--catalogue", str(catalogue), "--cache-dir", str(tmp_path / "mine")]
+    result = CliRunner().invoke(app, [*args, "--base-url", server.base()])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "mine" / "tiny-zip" / "options.json").exists()
+    assert not (tmp_path / "env-cache").exists()
+
+
+def test_models_filters_by_language():
+    result = CliRunner().invoke(app, ["models", "--lang", "de"])
+    assert result.exit_code == 0, result.output
+    names = [line.split()[0] for line in result.output.splitlines() if line[:1].isalpha() and " de " in line]
+    assert "elmoformanylangs-de" in names and all(" en " not in line for line in result.output.splitlines())
+
+
+def test_default_cache_is_the_user_cache_dir(monkeypatch):
+    from spacy_elmo.hub import cache_dir
+
+    assert Path(cache_dir()).name == "spacy-elmo"
+    monkeypatch.setenv("SPACY_ELMO_CACHE", "/somewhere/else")
+    assert cache_dir() == Path("/somewhere/else")

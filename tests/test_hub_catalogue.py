@@ -1,0 +1,107 @@
+"""The packaged catalogue of published models: valid, consistent, and refusing bad catalogue files."""
+
+import json
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from spacy_elmo.hub import CatalogueError, UnknownModelError, is_catalogue_name, load_catalogue
+
+CATALOGUE = load_catalogue()
+
+
+def test_names_are_unique():
+    names = CATALOGUE.names()
+    assert len(names) == len(set(names))
+
+
+def test_every_url_is_https_and_names_a_file():
+    for entry in CATALOGUE.models:
+        assert urlsplit(entry.source).scheme == "https", entry.name
+        for file in entry.files:
+            parts = urlsplit(file.url)
+            assert parts.scheme == "https" and parts.netloc, file.url
+            assert file.file_name, file.url
+
+
+def test_elmoformanylangs_covers_its_44_languages():
+    entries = [e for e in CATALOGUE.models if e.format == "elmoformanylangs"]
+    assert len(entries) == 44
+    assert len({e.language for e in entries}) == 44
+    assert all(len(e.files) == 1 and e.files[0].archive == "zip" for e in entries)
+
+
+def test_allennlp_english_models_are_there_with_their_published_sizes():
+    small = CATALOGUE.get("allennlp-small")
+    original = CATALOGUE.get("allennlp-original")
+    assert (small.lstm_dim, small.projection_dim, small.parameters_millions) == (1024, 128, 13.6)
+    assert (original.lstm_dim, original.projection_dim, original.highway_layers) == (4096, 512, 2)
+    assert {"allennlp-medium", "allennlp-original-5.5b", "allennlp-pubmed"} <= set(CATALOGUE.names())
+    # bilm-tf files are saved under the layout load_bilm reads: options.json + weights.hdf5
+    assert sorted(f.save_as for f in small.files) == ["options.json", "weights.hdf5"]
+
+
+def test_known_checksums_are_well_formed():
+    for entry in CATALOGUE.models:
+        for file in entry.files:
+            assert file.sha256 is None or len(file.sha256) == 64
+            assert file.size is None or file.size > 0
+
+
+def test_language_filter_takes_a_code_or_a_name():
+    assert {e.name for e in CATALOGUE.in_language("de")} == {e.name for e in CATALOGUE.in_language("German")}
+    assert all(e.language == "ru" for e in CATALOGUE.in_language("ru"))
+    assert CATALOGUE.in_language("xx") == []
+
+
+def test_names_and_unknown_names():
+    assert is_catalogue_name("allennlp-original")
+    assert not is_catalogue_name("path/to/model")
+    with pytest.raises(UnknownModelError, match="did you mean allennlp-small"):
+        CATALOGUE.get("allennlp-smal")
+
+
+def _entry(name="m", url="https://example.org/m.zip", **extra):
+    return {
+        "name": name,
+        "language": "en",
+        "language_name": "English",
+        "format": "nlpl",
+        "description": "d",
+        "files": [{"url": url, "archive": "zip"}],
+        "source": "https://example.org/",
+        **extra,
+    }
+
+
+@pytest.mark.parametrize(
+    "models, problem",
+    [
+        ([_entry(), _entry()], "appears twice"),
+        ([_entry(url="http://example.org/m.zip")], "https"),
+        ([_entry(format="word2vec")], "format"),
+        ([_entry(files=[{"url": "https://example.org/m.zip", "sha256": "abc"}])], "sha256"),
+        ([_entry(files=[{"url": "https://e.org/a.json", "save_as": "../x"}])], "plain file name"),
+    ],
+)
+def test_bad_catalogue_files_are_refused(tmp_path, models, problem):
+    path = tmp_path / "catalogue.json"
+    path.write_text(json.dumps({"catalogue_version": 1, "about": "test", "models": models}))
+    with pytest.raises(CatalogueError, match=problem):
+        load_catalogue(path)
+
+
+def test_unreadable_catalogue_files_are_refused(tmp_path):
+    with pytest.raises(CatalogueError, match="does not exist"):
+        load_catalogue(tmp_path / "missing.json")
+    (tmp_path / "broken.json").write_text("{")
+    with pytest.raises(CatalogueError, match="not readable JSON"):
+        load_catalogue(tmp_path / "broken.json")
+
+
+def test_docs_list_every_model():
+    text = (Path(__file__).parents[1] / "docs" / "models.md").read_text(encoding="utf8")
+    for entry in CATALOGUE.models:
+        shown = f"`{entry.language}`" if entry.format == "elmoformanylangs" else f"`{entry.name}`"
+        assert shown in text, entry.name
