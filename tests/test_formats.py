@@ -196,3 +196,12 @@ def test_spacy_path_loads_and_to_disk_carries_the_model(tmp_path):
 def test_spacy_path_and_options_are_exclusive():
     with pytest.raises(ValueError, match="not both"):
         _elmo_nlp("de", {"path": str(MANYLANGS), "name": "fixture-tiny"})
+
+
+def test_initialize_takes_a_model_directory_as_options(tmp_path):
+    """`--paths.elmo_options DIR` with the shipped configs: [initialize.components.elmo] options."""
+    nlp = spacy.blank("ru")
+    nlp.add_pipe("elmo")
+    nlp.get_pipe("elmo").initialize(lambda: [], nlp=nlp, options=str(MANYLANGS))
+    text = "Москва — столица"
+    np.testing.assert_allclose(nlp(text)._.elmo["layers"], load_bilm(MANYLANGS).embed([text.split()])[0], atol=1e-6)

@@ -37,7 +37,7 @@ from thinc.types import Floats3d
 from torch import nn
 
 from ..errors import ElmoError
-from ..formats import ManyLangsBiLM, describe, model_options, rebuild
+from ..formats import ManyLangsBiLM, describe, is_model_path, load_model, model_options, rebuild
 from ..models import bundled_model_paths
 from ..nn.bilm import BiLM
 from ..nn.fast import FAST_MODES, FastModeError, FastModeUnavailable, make_fast
@@ -227,10 +227,15 @@ def set_bilm(model: Model, bilm: BiLM) -> None:
 
 
 def load_source(model: Model, options: Optional[PathLike] = None, weights: Optional[PathLike] = None) -> None:
-    """Load the biLM from the given paths, else from the source recorded in the layer's config."""
+    """Load the biLM from the given paths, else from the source recorded in the layer's config.
+    `options` alone may be a model directory or zip archive of any format (what `path` takes), so that
+    `--paths.elmo_options DIR` works with the shipped configs."""
     warm_start = model.attrs["warm_start"]
     if options is None and model.attrs.get("path") is not None:
-        set_bilm(model, load_bilm(model.attrs["path"], warm_start=warm_start))
+        set_bilm(model, load_model(model.attrs["path"], warm_start))
+        return
+    if options is not None and weights is None and is_model_path(options):
+        set_bilm(model, load_model(options, warm_start))
         return
     if options is None:
         options, weights = model.attrs["options"], model.attrs["weights"]
