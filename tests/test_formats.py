@@ -205,3 +205,25 @@ def test_initialize_takes_a_model_directory_as_options(tmp_path):
     nlp.get_pipe("elmo").initialize(lambda: [], nlp=nlp, options=str(MANYLANGS))
     text = "Москва — столица"
     np.testing.assert_allclose(nlp(text)._.elmo["layers"], load_bilm(MANYLANGS).embed([text.split()])[0], atol=1e-6)
+
+
+def test_old_pickles_saved_from_a_gpu_load_on_the_cpu(tmp_path):
+    """The released .pkl files are the pre-zip pickle format, some saved from a GPU: the storages name
+    `torch.cuda` and the location 'cuda:0'. Rewriting a CPU-saved fixture into that form makes one."""
+    model = tmp_path / "model"
+    shutil.copytree(MANYLANGS, model)
+    for name in ("token_embedder.pkl", "encoder.pkl"):
+        data = (model / name).read_bytes()
+        assert b"ctorch\nFloatStorage\n" in data and b"X\x03\x00\x00\x00cpu" in data
+        data = data.replace(b"ctorch\nFloatStorage\n", b"ctorch.cuda\nFloatStorage\n")
+        (model / name).write_bytes(data.replace(b"X\x03\x00\x00\x00cpu", b"X\x06\x00\x00\x00cuda:0"))
+    _same_outputs(load_bilm(model), load_bilm(MANYLANGS))
+
+
+def test_int8_fast_mode_runs_the_exact_model_for_manylangs():
+    nlp = _elmo_nlp("fr", {"path": str(MANYLANGS), "fast_mode": "int8"})
+    nlp.initialize()
+    text = "Paris est très belle ."
+    with pytest.warns(UserWarning, match="does not run ELMoForManyLangs"):
+        layers = nlp(text)._.elmo["layers"]
+    np.testing.assert_allclose(layers, load_bilm(MANYLANGS).embed([text.split()])[0], atol=1e-6)
