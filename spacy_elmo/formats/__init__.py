@@ -67,8 +67,9 @@ def model_layout(path: PathLike) -> ModelLayout:
     path = Path(path)
     if path.is_dir():
         return detect_layout(_files_under(path), str(path))
-    with _opened(path, small_files_only=True) as (_, layout):
-        return layout
+    if path.is_file() and zipfile.is_zipfile(path):
+        return detect_layout(member_names(path), str(path))
+    raise ModelFormatError(f"model {path} is neither a directory nor a zip archive")
 
 
 def model_options(path: PathLike) -> ElmoOptions:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import pickle
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, NamedTuple, Optional, Tuple
 
 import torch
 from torch import nn
@@ -207,21 +207,32 @@ def load_state_dict(path: Path) -> Dict[str, torch.Tensor]:
 _Convert = Callable[[torch.Tensor], torch.Tensor]
 
 
+class _Entry(NamedTuple):
+    """One stored tensor: its key in the .pkl, its stored shape, the conversion to this package's
+    layout, and the parameter it fills."""
+
+    key: str
+    shape: Tuple[int, ...]
+    convert: _Convert
+    target: torch.Tensor
+
+
+def _same(x: torch.Tensor) -> torch.Tensor:
+    return x
+
+
 def _gates_to_tf(weight: torch.Tensor, cell: int) -> torch.Tensor:
     """Gate blocks along dim 0 from its order i, f, g, o to TF's i, j(=g), f, o."""
     i, f, g, o = weight.split(cell, dim=0)
     return torch.cat([i, g, f, o], dim=0)
 
 
-def _conversions(bilm: ManyLangsBiLM, word_dim: int) -> List[Tuple[str, str, Tuple[int, ...], _Convert, torch.Tensor]]:
-    """(file role, key, stored shape, stored -> ours, target) for every stored tensor."""
-    options = bilm.options
+def _token_embedder_entries(bilm: ManyLangsBiLM, word_dim: int) -> Iterator[_Entry]:
+    cnn = bilm.options.char_cnn
     encoder = bilm.char_encoder
     assert isinstance(encoder, ManyLangsEncoder)
-    n_filters = options.char_cnn.n_filters
-    vocab = bilm.vocab
-    char_rows = torch.from_numpy(vocab.char_rows())
-    n_chars = len(char_rows)
+    n_filters = cnn.n_filters
+    char_rows = torch.from_numpy(bilm.vocab.char_rows())
 
     def chars_to_rows(stored: torch.Tensor) -> torch.Tensor:
         table = torch.zeros_like(encoder.char_embed.weight)
@@ -231,100 +242,48 @@ def _conversions(bilm: ManyLangsBiLM, word_dim: int) -> List[Tuple[str, str, Tup
     def words_to_rows(stored: torch.Tensor) -> torch.Tensor:
         return torch.cat([torch.zeros(1, stored.shape[1]), stored])
 
-    out: List[Tuple[str, str, Tuple[int, ...], _Convert, torch.Tensor]] = []
-    emb = ("token_embedder", "char_emb_layer.embedding.weight", (n_chars, options.char_cnn.embedding_dim))
-    out.append((*emb, chars_to_rows, encoder.char_embed.weight))
+    yield _Entry(
+        "char_emb_layer.embedding.weight", (len(char_rows), cnn.embedding_dim), chars_to_rows, encoder.char_embed.weight
+    )
     if encoder.word_embed is not None:
         n_words = encoder.word_embed.weight.shape[0] - 1
-        out.append(
-            (
-                "token_embedder",
-                "word_emb_layer.embedding.weight",
-                (n_words, word_dim),
-                words_to_rows,
-                encoder.word_embed.weight,
-            )
-        )
-    for i, (conv, (width, count)) in enumerate(zip(encoder.convs, options.char_cnn.filters)):
-        out.append(
-            (
-                "token_embedder",
-                f"convolutions.{i}.weight",
-                (count, options.char_cnn.embedding_dim, width),
-                _same,
-                conv.weight,
-            )
-        )
-        out.append(("token_embedder", f"convolutions.{i}.bias", (count,), _same, conv.bias))
+        yield _Entry("word_emb_layer.embedding.weight", (n_words, word_dim), words_to_rows, encoder.word_embed.weight)
+    for i, (conv, (width, count)) in enumerate(zip(encoder.convs, cnn.filters)):
+        yield _Entry(f"convolutions.{i}.weight", (count, cnn.embedding_dim, width), _same, conv.weight)
+        yield _Entry(f"convolutions.{i}.bias", (count,), _same, conv.bias)
     for k, highway in enumerate(encoder.highways):
-        key = f"highways._layers.{k}"
-        out.append(
-            (
-                "token_embedder",
-                f"{key}.weight",
-                (2 * n_filters, n_filters),
-                lambda w: w[:n_filters],
-                highway.transform.weight,
-            )
-        )
-        out.append(("token_embedder", f"{key}.bias", (2 * n_filters,), lambda b: b[:n_filters], highway.transform.bias))
-        out.append(
-            (
-                "token_embedder",
-                f"{key}.weight",
-                (2 * n_filters, n_filters),
-                lambda w: -w[n_filters:],
-                highway.carry.weight,
-            )
-        )
-        out.append(("token_embedder", f"{key}.bias", (2 * n_filters,), lambda b: -b[n_filters:], highway.carry.bias))
-    proj = options.projection_dim
-    out.append(("token_embedder", "projection.weight", (proj, n_filters + word_dim), _same, encoder.projection.weight))
-    out.append(("token_embedder", "projection.bias", (proj,), _same, encoder.projection.bias))
-    for index, layer in enumerate(bilm.lstm.layers):
-        cell, n_in, n_proj = layer.cell_dim, layer.input_dim, layer.projection_dim
-        forget = slice(2 * cell, 3 * cell)  # the forget block in TF's order
+        # One Linear [A; B]: A is the transform, B the gate of the carried input (1 - ours).
+        weight, bias = f"highways._layers.{k}.weight", f"highways._layers.{k}.bias"
+        yield _Entry(weight, (2 * n_filters, n_filters), lambda w: w[:n_filters], highway.transform.weight)
+        yield _Entry(bias, (2 * n_filters,), lambda b: b[:n_filters], highway.transform.bias)
+        yield _Entry(weight, (2 * n_filters, n_filters), lambda w: -w[n_filters:], highway.carry.weight)
+        yield _Entry(bias, (2 * n_filters,), lambda b: -b[n_filters:], highway.carry.bias)
+    projection = encoder.projection
+    yield _Entry("projection.weight", (bilm.options.projection_dim, n_filters + word_dim), _same, projection.weight)
+    yield _Entry("projection.bias", (bilm.options.projection_dim,), _same, projection.bias)
 
-        def bias_to_tf(b: torch.Tensor, cell: int = cell, forget: slice = forget) -> torch.Tensor:
+
+def _encoder_entries(bilm: ManyLangsBiLM) -> Iterator[_Entry]:
+    for index, layer in enumerate(bilm.lstm.layers):
+        cell = layer.cell_dim
+
+        def to_tf(w: torch.Tensor, cell: int = cell) -> torch.Tensor:
+            return _gates_to_tf(w, cell).t()
+
+        def bias_to_tf(b: torch.Tensor, cell: int = cell) -> torch.Tensor:
             b = _gates_to_tf(b, cell).clone()
-            b[forget] -= FORGET_BIAS
+            b[2 * cell : 3 * cell] -= FORGET_BIAS  # added back at run time by nn/lstm.py
             return b
 
         for d, direction in enumerate(("forward", "backward")):
             key = f"{direction}_layer_{index}"
-            out.append(
-                (
-                    "encoder",
-                    f"{key}.input_linearity.weight",
-                    (4 * cell, n_in),
-                    lambda w, c=cell: _gates_to_tf(w, c).t(),
-                    layer.input_weight[d],
-                )
+            yield _Entry(f"{key}.input_linearity.weight", (4 * cell, layer.input_dim), to_tf, layer.input_weight[d])
+            yield _Entry(
+                f"{key}.state_linearity.weight", (4 * cell, layer.projection_dim), to_tf, layer.state_weight[d]
             )
-            out.append(
-                (
-                    "encoder",
-                    f"{key}.state_linearity.weight",
-                    (4 * cell, n_proj),
-                    lambda w, c=cell: _gates_to_tf(w, c).t(),
-                    layer.state_weight[d],
-                )
-            )
-            out.append(("encoder", f"{key}.state_linearity.bias", (4 * cell,), bias_to_tf, layer.input_bias[d]))
-            out.append(
-                (
-                    "encoder",
-                    f"{key}.state_projection.weight",
-                    (n_proj, cell),
-                    lambda w: w.t(),
-                    layer.projection_weight[d],
-                )
-            )
-    return out
-
-
-def _same(x: torch.Tensor) -> torch.Tensor:
-    return x
+            yield _Entry(f"{key}.state_linearity.bias", (4 * cell,), bias_to_tf, layer.input_bias[d])
+            projection = layer.projection_weight[d]
+            yield _Entry(f"{key}.state_projection.weight", (layer.projection_dim, cell), lambda w: w.t(), projection)
 
 
 def load_manylangs(directory: Path, layout: ModelLayout) -> ManyLangsBiLM:
@@ -346,29 +305,30 @@ def load_manylangs(directory: Path, layout: ModelLayout) -> ManyLangsBiLM:
     vocab = ManyLangsVocab(parse_dic(read_text(char_path, "ELMoForManyLangs char.dic"), str(char_path)), words)
     vocab.check(str(char_path), str(word_path))
     bilm = ManyLangsBiLM(options, vocab, word_dim)
-    states = {role: load_state_dict(directory / layout.files[role]) for role in ("token_embedder", "encoder")}
-    conversions = _conversions(bilm, word_dim)
-    for role, state in states.items():
-        unused = sorted(set(state) - {key for r, key, *_ in conversions if r == role})
+    entries = {"token_embedder": list(_token_embedder_entries(bilm, word_dim)), "encoder": list(_encoder_entries(bilm))}
+    values = []
+    for role, role_entries in entries.items():
+        path = directory / layout.files[role]
+        state = load_state_dict(path)
+        unused = sorted(set(state) - {entry.key for entry in role_entries})
         if unused:
             raise WeightsError(
-                f"{directory / layout.files[role]} has tensors the model config {config_source} does not use: "
-                f"{', '.join(unused[:6])}; the config and the weights do not belong together"
+                f"{path} has tensors the model config {config_source} does not use: {', '.join(unused[:6])}; "
+                "the config and the weights do not belong together"
             )
-    values = []
-    for role, key, shape, convert, target in conversions:
-        path = directory / layout.files[role]
-        if key not in states[role]:
-            raise WeightsError(
-                f"{path} has no tensor '{key}', which the model config {config_source} needs (shape {shape})"
-            )
-        stored = states[role][key]
-        if tuple(stored.shape) != shape:
-            raise WeightsError(
-                f"{path}: tensor '{key}' has shape {tuple(stored.shape)}, but the model config {config_source}, "
-                f"char.dic and word.dic need {shape}; the files do not belong together"
-            )
-        values.append((convert(stored), target))
+        for entry in role_entries:
+            if entry.key not in state:
+                raise WeightsError(
+                    f"{path} has no tensor '{entry.key}', which the model config {config_source} needs "
+                    f"(shape {entry.shape})"
+                )
+            stored = state[entry.key]
+            if tuple(stored.shape) != entry.shape:
+                raise WeightsError(
+                    f"{path}: tensor '{entry.key}' has shape {tuple(stored.shape)}, but the model config "
+                    f"{config_source}, char.dic and word.dic need {entry.shape}; the files do not belong together"
+                )
+            values.append((entry.convert(stored), entry.target))
     with torch.no_grad():
         for value, target in values:
             target.copy_(value)
