@@ -45,13 +45,14 @@ def test_forward_on_ids_matches_too(name):
         np.testing.assert_allclose(out[:, row, : len(sentence)], theirs, rtol=0, atol=1e-4)
 
 
+@pytest.mark.parametrize("clip", ["cell_clip", "proj_clip"])
 @pytest.mark.parametrize("name", ["words-2layers-relu", "chars-1layer-tanh", "words-1layer-tanh"])
-def test_the_clips_are_exercised(name):
-    """The fixtures' weights are large enough that removing the cell clip changes the outputs: the
+def test_the_clips_are_exercised(name, clip):
+    """The fixtures' weights are large enough that removing either clip changes the outputs: the
     reference test above checks clipping, not a range where it does nothing."""
     bilm = load_bilm(MANYLANGS_DIR / name)
     for layer in bilm.lstm.layers:
-        layer.cell_clip = None
+        setattr(layer, clip, None)
     unclipped = bilm.embed(SENTENCES)
     assert max(np.abs(a - b).max() for a, b in zip(unclipped, reference(name)) if a.size) > 1e-3
 
