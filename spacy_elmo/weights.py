@@ -152,8 +152,21 @@ def save_weights(bilm: BiLM, path: Union[str, Path]) -> None:
 def load_bilm(
     options: Union[str, Path, ElmoOptions], weights: Union[str, Path, None] = None, warm_start: bool = False
 ) -> BiLM:
-    """A BiLM built from `options` (a path to options.json or ElmoOptions), with `weights` loaded
-    (random initialisation when `weights` is None), in eval mode. `warm_start`: see BiLM.set_warm_start."""
+    """A BiLM in eval mode, from one of:
+    - a model directory or zip archive of any published format (bilm-tf/AllenNLP, NLPL,
+      ELMoForManyLangs; see spacy_elmo/formats), or a bundled model's name, with no `weights`;
+    - `options` (a path to options.json or ElmoOptions) with `weights` loaded (random initialisation
+      when `weights` is None).
+    `warm_start`: see BiLM.set_warm_start."""
+    if weights is None and not isinstance(options, ElmoOptions):
+        from .formats import is_model_path, load_model  # formats reads bilm-tf files through this module
+        from .models import bundled_models
+
+        bundled = bundled_models()
+        if isinstance(options, str) and options in bundled and not Path(options).exists():
+            options = bundled[options]
+        if is_model_path(options):
+            return load_model(options, warm_start)
     if not isinstance(options, ElmoOptions):
         options = ElmoOptions.from_file(options)
     bilm = BiLM(options)

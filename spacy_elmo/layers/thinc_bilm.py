@@ -1,8 +1,9 @@
 """The torch BiLM as a thinc layer: `List[Doc] -> List[Floats3d]`, one `[L+1, n_tokens, 2P]` per doc.
 
-The layer never reads a file when it is built: it records where its weights come from (options/weights
-paths, a bundled model's name, or else the default bundled model) and loads them on first use or in
-`initialize`. A pipeline saved with `to_disk` carries options and parameters inside the torch shim's
+The layer never reads a file when it is built: it records where its weights come from (a model
+directory or zip archive of any format, options/weights paths, a bundled model's name, or else the
+default bundled model) and loads them on first use or in `initialize`. A pipeline saved with `to_disk`
+carries options, parameters and what else its format needs (formats.describe) inside the torch shim's
 bytes, so `spacy.load` needs none of those paths any more, also when the layer sits inside another
 model (after `replace_listeners`).
 
@@ -36,6 +37,7 @@ from thinc.types import Floats3d
 from torch import nn
 
 from ..errors import ElmoError
+from ..formats import ManyLangsBiLM, describe, is_model_path, load_model, model_options, rebuild
 from ..models import bundled_model_paths
 from ..nn.bilm import BiLM
 from ..nn.fast import FAST_MODES, FastModeError, FastModeUnavailable, make_fast
@@ -65,7 +67,9 @@ def _serialize_holder(holder: BiLMHolder) -> bytes:
     state = io.BytesIO()
     torch.save(holder.state_dict(), state)
     options = holder.bilm.options.to_dict() if holder.bilm is not None else None
-    return srsly.msgpack_dumps({"options": options, "state": state.getvalue()})
+    # A format's own parts (ELMoForManyLangs' vocabularies) travel beside the options (formats.describe).
+    extra = describe(holder.bilm) if holder.bilm is not None else {}
+    return srsly.msgpack_dumps({"options": options, "state": state.getvalue(), **extra})
 
 
 def _deserialize_holder(_: BiLMHolder, data: bytes, device: torch.device) -> BiLMHolder:
@@ -73,7 +77,7 @@ def _deserialize_holder(_: BiLMHolder, data: bytes, device: torch.device) -> BiL
     msg = srsly.msgpack_loads(data)
     holder = BiLMHolder()
     if msg["options"] is not None:
-        holder.bilm = BiLM(ElmoOptions.from_dict(msg["options"]))
+        holder.bilm = rebuild(ElmoOptions.from_dict(msg["options"]), msg)
         holder.load_state_dict(torch.load(io.BytesIO(msg["state"]), map_location=device))
         holder.bilm.eval()
     return holder.to(device)
@@ -94,8 +98,15 @@ def _convert_outputs(model: Model, inputs_outputs: Any, is_train: bool) -> Tuple
     return torch2xp(layers, ops=model.ops), backprop
 
 
-def check_source(options: Optional[PathLike], weights: Optional[PathLike], name: Optional[str]) -> None:
+def check_source(
+    options: Optional[PathLike], weights: Optional[PathLike], name: Optional[str], path: Optional[PathLike] = None
+) -> None:
     """Reject ambiguous or incomplete sources when the config is built, not when the weights are loaded."""
+    if path is not None and (options is not None or weights is not None or name is not None):
+        raise ElmoError(
+            f"give either the model `path` ({path}) or `options`/`weights`/`name`, not both: the path's "
+            "directory or archive holds the options and the weights"
+        )
     if options is not None and name is not None:
         raise ElmoError(f"give either the bundled model name ({name!r}) or an options path ({options}), not both")
     if weights is not None and options is None:
@@ -110,6 +121,9 @@ def declared_layers(model: Model) -> Optional[int]:
     bilm = get_bilm(model)
     if bilm is not None:
         return bilm.n_layers
+    path = model.attrs.get("path")
+    if path is not None:
+        return model_options(path).n_output_layers if Path(path).exists() else None
     options = model.attrs["options"]
     if options is None:
         name = model.attrs["name"]
@@ -128,12 +142,15 @@ def bilm_layer(
     segmentation: Optional[Segmenter] = None,
     warm_start: bool = False,
     fast_mode: Optional[str] = None,
+    path: Optional[PathLike] = None,
 ) -> Model[InT, OutT]:
     """`spacy-elmo.BiLM.v2`: the biLM's layers per doc, `[L+1, n_tokens, 2P]`.
 
-    The source is a bundled model by `name` (default: the bundled default), or `options` + `weights`
-    paths, read at initialization or first use, never when the config is built (see the module
-    docstring). `stateful`: the original's carried states (batches keep the docs' order).
+    The source is a model directory or zip archive at `path` (bilm-tf/AllenNLP, NLPL or
+    ELMoForManyLangs, told apart by their files), a bundled model by `name` (default: the bundled
+    default), or `options` + `weights` paths, read at initialization or first use, never when the
+    config is built (see the module docstring). `stateful`: the original's carried states (batches
+    keep the docs' order).
     `segmentation`: a registered function (`@misc`) that cuts docs into the pieces the biLM reads;
     null means `spacy-elmo.sentence_windows.v1` with its defaults (per sentence, windows of 256 tokens
     overlapping by 32). A batch holds at most `max_batch_tokens` padded tokens.
@@ -142,7 +159,7 @@ def bilm_layer(
     prediction and frozen training (nn/fast.py); where it cannot run (int8 on a GPU) the exact biLM
     runs, with a warning. Whether the biLM trains is its owner's setting (the
     `elmo` component's `frozen`, or ElmoTok2Vec's), written through `set_frozen`."""
-    check_source(options, weights, name)
+    check_source(options, weights, name, path)
     if fast_mode is not None and fast_mode not in FAST_MODES:
         raise FastModeError(f"unknown fast_mode {fast_mode!r}; choose one of {', '.join(FAST_MODES)} or null")
     if fast_mode is not None and stateful:
@@ -169,6 +186,7 @@ def bilm_layer(
             "options": None if options is None else str(options),
             "weights": None if weights is None else str(weights),
             "name": name,
+            "path": None if path is None else str(path),
             "stateful": stateful,
             "max_batch_tokens": max_batch_tokens,
             "frozen": True,
@@ -209,7 +227,16 @@ def set_bilm(model: Model, bilm: BiLM) -> None:
 
 
 def load_source(model: Model, options: Optional[PathLike] = None, weights: Optional[PathLike] = None) -> None:
-    """Load the biLM from the given paths, else from the source recorded in the layer's config."""
+    """Load the biLM from the given paths, else from the source recorded in the layer's config.
+    `options` alone may be a model directory or zip archive of any format (what `path` takes), so that
+    `--paths.elmo_options DIR` works with the shipped configs."""
+    warm_start = model.attrs["warm_start"]
+    if options is None and model.attrs.get("path") is not None:
+        set_bilm(model, load_model(model.attrs["path"], warm_start))
+        return
+    if options is not None and weights is None and is_model_path(options):
+        set_bilm(model, load_model(options, warm_start))
+        return
     if options is None:
         options, weights = model.attrs["options"], model.attrs["weights"]
         if options is None:
@@ -220,7 +247,7 @@ def load_source(model: Model, options: Optional[PathLike] = None, weights: Optio
             f"the biLM with options {options} has no weights: set `weights` in the model "
             "config or in [initialize.components.<elmo component>]"
         )
-    set_bilm(model, load_bilm(options, weights, warm_start=model.attrs["warm_start"]))
+    set_bilm(model, load_bilm(options, weights, warm_start=warm_start))
 
 
 # The fast copy of each loaded biLM, made on first use (None where the mode cannot run fast on the
@@ -236,6 +263,8 @@ def fast_copy(bilm: BiLM, mode: str) -> Optional[BiLM]:
     if cached is not None and cached[0] == mode:
         return cached[1]
     try:
+        if isinstance(bilm, ManyLangsBiLM):
+            raise FastModeUnavailable(f"the {mode!r} fast mode does not run ELMoForManyLangs models")
         copy: Optional[BiLM] = make_fast(bilm, mode)
     except FastModeUnavailable as error:
         warnings.warn(f"fast_mode {mode!r} is not used: {error}. Running the exact biLM instead.", stacklevel=2)

@@ -127,6 +127,14 @@ class CharEncoder(nn.Module):
         filter columns suffice. Exact in value and gradient (tests/test_char_encoder.py; the bundled
         model's float32 outputs are bit for bit the same, a gradient's sum may round differently), and
         3-5 times less convolution on English text than all `max_characters_per_token` columns."""
+        x = self.char_features(char_ids, longest)
+        if self.projection is not None:
+            x = self.projection(x)
+        return x
+
+    def char_features(self, char_ids: torch.Tensor, longest: int) -> torch.Tensor:
+        """The convolutions' and highway layers' output `[n, n_filters]`, before the projection (a
+        format with a word embedding joins it here; formats/manylangs.py)."""
         char_ids = char_ids[:, : longest + self.widest_filter]
         # [n, embedding_dim, columns]: Conv1d wants channels before positions.
         chars = self.char_embed(char_ids).transpose(1, 2)
@@ -137,6 +145,4 @@ class CharEncoder(nn.Module):
         x = self.activation(torch.cat(pooled, dim=-1))
         for highway in self.highways:
             x = highway(x)
-        if self.projection is not None:
-            x = self.projection(x)
         return x
