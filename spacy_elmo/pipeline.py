@@ -348,7 +348,10 @@ class ElmoComponent(TrainablePipe):
 
     def from_disk(self, path: Any, *, exclude: Iterable[str] = tuple()) -> "ElmoComponent":
         self.cache.clear()
-        return super().from_disk(path, exclude=exclude)
+        try:
+            return super().from_disk(path, exclude=exclude)
+        except ElmoError as err:  # a saved biLM that is refused: say which folder holds it
+            raise type(err)(f"pipeline component {path}: {err}") from None
 
     def add_label(self, label: str) -> int:
         raise NotImplementedError(f"the {self.name!r} component has no labels")

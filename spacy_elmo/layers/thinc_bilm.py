@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import io
 import os
+import pickle
 import warnings
 import weakref
 from functools import partial
@@ -68,13 +69,30 @@ def _serialize_holder(holder: BiLMHolder) -> bytes:
     return srsly.msgpack_dumps({"options": options, "state": state.getvalue()})
 
 
+class UntrustedPickleError(ElmoError):
+    """Saved biLM bytes that hold more than tensors: unpickling them could run code, so they are refused."""
+
+
+def _load_state(data: bytes, device: torch.device) -> Any:
+    """The saved state dict, unpickled with `weights_only=True` whatever torch's default (older torch, or
+    TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1): a pipeline from elsewhere must not be able to run code on load."""
+    try:
+        return torch.load(io.BytesIO(data), map_location=device, weights_only=True)
+    except pickle.UnpicklingError as err:
+        raise UntrustedPickleError(
+            "the saved elmo biLM holds pickled objects that are not tensors, so loading it could run code, "
+            f"and it is refused ({str(err).splitlines()[0]}). spacy-elmo saves only tensors: this pipeline was "
+            "not saved by spacy-elmo or was altered; load only pipelines from a source you trust"
+        ) from None
+
+
 def _deserialize_holder(_: BiLMHolder, data: bytes, device: torch.device) -> BiLMHolder:
     """A new holder from `data` (thinc passes the current one, which is replaced whole)."""
     msg = srsly.msgpack_loads(data)
     holder = BiLMHolder()
     if msg["options"] is not None:
         holder.bilm = BiLM(ElmoOptions.from_dict(msg["options"]))
-        holder.load_state_dict(torch.load(io.BytesIO(msg["state"]), map_location=device))
+        holder.load_state_dict(_load_state(msg["state"], device))
         holder.bilm.eval()
     return holder.to(device)
 
