@@ -262,7 +262,9 @@ def fast_copy(bilm: BiLM, mode: str) -> Optional[BiLM]:
     return copy
 
 
-def _ensure_loaded(model: Model) -> BiLM:
+def ensure_loaded(model: Model) -> BiLM:
+    """The layer's biLM, loaded from its recorded source first if it is not yet (first use, initialize,
+    and before the layer's owner serializes it, so that the saved bytes carry the weights)."""
     _single_threaded_after_fork()
     if get_bilm(model) is None:
         load_source(model)
@@ -274,7 +276,7 @@ def _ensure_loaded(model: Model) -> BiLM:
 
 
 def _init(model: Model, X: Optional[InT] = None, Y: Any = None) -> None:
-    _ensure_loaded(model)
+    ensure_loaded(model)
 
 
 def plan_batches(
@@ -305,7 +307,7 @@ def doc_segments(segmenter: Segmenter, doc: Doc, keep: np.ndarray) -> List[Segme
 
 
 def _forward(model: Model, docs: InT, is_train: bool, *, segmenter: Segmenter) -> Tuple[OutT, Callable]:
-    bilm = _ensure_loaded(model)
+    bilm = ensure_loaded(model)
     wrapper = model.layers[0]
     stateful = model.attrs["stateful"]
     ops = model.ops
