@@ -5,6 +5,7 @@ import shutil
 from pathlib import Path
 
 import h5py
+import numpy as np
 import pytest
 
 from spacy_elmo import ElmoOptions, load_bilm
@@ -97,3 +98,42 @@ def test_wrong_number_of_pooling_weights_fails_spacy_debug_config(tmp_path):
     )
     assert result.returncode != 0
     assert "pooling has 2 weights but the biLM has 3 layers" in result.stdout + result.stderr
+
+
+def _with_dataset(tmp_path, name, make):
+    """A copy of the fixture's weights whose dataset `name` is replaced by `make(old values)`."""
+    changed = tmp_path / "weights.hdf5"
+    shutil.copy(WEIGHTS, changed)
+    with h5py.File(changed, "a") as f:
+        old = f[name][()]
+        del f[name]
+        f[name] = make(old)
+    return changed
+
+
+BIAS = "CNN/b_cnn_0"
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda a: np.where(np.arange(a.size) == 1, np.nan, a), "1 NaN or infinite"),
+        (lambda a: np.full_like(a, np.inf), "NaN or infinite"),
+        (lambda a: np.full(a.shape, 1e300), "beyond float32's range"),
+        (lambda a: a.astype(np.int32), "int32 values, not floating-point"),
+        (lambda a: a > 0, "bool values, not floating-point"),
+        (lambda a: a.astype(np.complex64), "complex64 values, not floating-point"),
+        (lambda a: np.array([b"0.5"] * a.size), "values, not floating-point"),
+    ],
+    ids=["nan", "inf", "overflow", "int32", "bool", "complex", "string"],
+)
+def test_weights_that_are_not_finite_floats_are_refused(tmp_path, make, message):
+    broken = _with_dataset(tmp_path, BIAS, make)
+    with pytest.raises(WeightsError, match=message) as caught:
+        load_bilm(OPTIONS, broken)
+    assert str(broken) in str(caught.value) and f"'{BIAS}'" in str(caught.value)
+
+
+def test_float64_and_float16_weights_load(tmp_path):
+    for dtype in (np.float64, np.float16):
+        load_bilm(OPTIONS, _with_dataset(tmp_path, BIAS, lambda a: a.astype(dtype)))
