@@ -134,6 +134,6 @@ def test_weights_that_are_not_finite_floats_are_refused(tmp_path, make, message)
     assert str(broken) in str(caught.value) and f"'{BIAS}'" in str(caught.value)
 
 
-def test_float64_and_float16_weights_load(tmp_path):
-    for dtype in (np.float64, np.float16):
-        load_bilm(OPTIONS, _with_dataset(tmp_path, BIAS, lambda a: a.astype(dtype)))
+@pytest.mark.parametrize("dtype", [np.float64, np.float16])
+def test_float64_and_float16_weights_load(tmp_path, dtype):
+    load_bilm(OPTIONS, _with_dataset(tmp_path, BIAS, lambda a: a.astype(dtype)))
