@@ -8,6 +8,7 @@ import pytest
 import spacy
 from thinc.api import Model
 
+from spacy_elmo.errors import InputFileError
 from spacy_elmo.models import bundled_model_paths
 
 TEXT = "The bank raised its rates ."
@@ -67,3 +68,11 @@ def test_to_bytes_before_initialize_carries_the_weights(movable_weights):
     expected = spacy.blank("en")
     expected.add_pipe("elmo", config=TINY)
     np.testing.assert_array_equal(loaded(TEXT)._.elmo["vectors"], expected(TEXT)._.elmo["vectors"])
+
+
+def test_to_disk_refuses_clearly_when_the_weights_are_already_gone(tmp_path, movable_weights):
+    nlp = _pipeline_on(movable_weights)
+    (movable_weights / "weights.hdf5").unlink()
+    with pytest.raises(InputFileError, match="weights file .*weights.hdf5 does not exist"):
+        nlp.to_disk(tmp_path / "saved")
+    assert not (tmp_path / "saved" / "elmo").exists()
