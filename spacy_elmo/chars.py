@@ -33,7 +33,9 @@ class CharacterMapper:
     """Maps token strings to shifted character ids, caching each distinct string's row.
 
     The cache is bounded so that a long-running service over an open vocabulary keeps flat memory;
-    a row is 50 small integers, so the default bound costs about 20 MB.
+    a row is 50 small integers, so the default bound costs about 20 MB. Thread-safe without a lock: the
+    cache is only read with `dict.get` and changed by single dict operations (set, clear), each atomic,
+    so a thread never looks up a key that another removed in between (at worst a row is encoded twice).
     """
 
     def __init__(self, max_characters_per_token: int = 50, cache_size: int = 100_000) -> None:

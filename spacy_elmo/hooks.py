@@ -4,35 +4,45 @@ spaCy consults a doc's user hooks before its own vectors, so these take preceden
 and `doc.tensor`. Whitespace tokens have no vector (zeros, `has_vector` False) and are left out of span
 and doc means. Hooks are functions and `Doc.to_bytes` drops them (spaCy warning W109), while the data in
 `doc._.elmo` survives: `restore_vectors(docs)` re-installs the hooks on docs that came back from bytes,
-a DocBin or `nlp.pipe(n_process=...)`.
+a DocBin or `nlp.pipe(n_process=...)`. After a retokenization or `as_doc` the rows are matched to the
+tokens by their characters (doc_data.py), so a vector is never another token's.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Union
+from typing import Dict, Iterable, Union, cast
 
 import numpy as np
 from spacy.tokens import Doc, Span, Token
 
-from .doc_data import ensure_extension, get_vectors
+from .doc_data import ensure_extension, get_doc_data, rows_match, stored_data
 from .errors import ElmoError
 
 Obj = Union[Doc, Span, Token]
 
 
-def _vectors(doc: Doc) -> np.ndarray:
-    vectors = get_vectors(doc)
-    if vectors is None:
+def _data(doc: Doc) -> Dict[str, np.ndarray]:
+    data = stored_data(doc)
+    if data is None:
         raise ElmoError("this doc has vector hooks but no doc._.elmo; run the elmo component on it again")
-    return vectors
+    return data
+
+
+def _rows(doc: Doc, start: int, end: int) -> np.ndarray:
+    """The vectors of tokens `start:end`: straight from the stored rows when those are still these tokens'
+    (a token's vector checks only its own row), else from the data re-aligned to the tokens (doc_data.py)."""
+    data = _data(doc)
+    if not rows_match(data, doc, start, end):
+        data = cast(Dict[str, np.ndarray], get_doc_data(doc))
+    return data["vectors"]
 
 
 def _token_vector(token: Token) -> np.ndarray:
-    return _vectors(token.doc)[token.i]
+    return _rows(token.doc, token.i, token.i + 1)[token.i]
 
 
 def _mean(doc: Doc, start: int, end: int) -> np.ndarray:
-    vectors = _vectors(doc)
+    vectors = _rows(doc, start, end)
     real = [i for i in range(start, end) if not doc[i].is_space]
     if not real:
         return np.zeros(vectors.shape[1], dtype=np.float32)
@@ -78,7 +88,7 @@ def restore_vectors(docs: Iterable[Doc]) -> int:
     ensure_extension()
     count = 0
     for doc in docs:
-        if get_vectors(doc) is not None:
+        if stored_data(doc) is not None:
             install_hooks(doc)
             count += 1
     return count

@@ -8,6 +8,7 @@ a shape error deep inside torch.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple, Union
@@ -16,6 +17,15 @@ from .errors import ElmoError, InputFileError
 from .io import read_text
 
 ACTIVATIONS = ("relu", "tanh")
+# Upper bounds, checked before anything is allocated: a typo or a crafted file (also inside a saved
+# pipeline) must fail with the key's name, not allocate gigabytes or fail in the allocator. Far above
+# the published models (the largest: dim 4096, projection 512, 2 layers, 2 highway, 2048 filters, 93.6M
+# parameters).
+MAX_DIM = 65_536
+MAX_LAYERS = 64
+MAX_FILTERS = 64
+MAX_CHARACTERS_PER_TOKEN = 1024
+MAX_PARAMETERS = 2**30  # 4 GiB as float32
 # bilm-tf trains with 261 character rows (ids 0..260, no padding id); prediction adds a zero row for
 # the padding id 0, so published options say 261 or 262 and both describe the same weights.
 N_CHARACTERS_ALLOWED = (261, 262)
@@ -149,18 +159,50 @@ def _require(section: Dict[str, Any], key: str, where: str) -> Any:
     return section[key]
 
 
-def _positive_int(value: Any, name: str, minimum: int = 1) -> int:
+def _positive_int(value: Any, name: str, minimum: int = 1, maximum: int = MAX_DIM) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise OptionsError(f"'{name}' must be an integer >= {minimum}, got {value!r}")
+    if value > maximum:
+        raise OptionsError(f"'{name}' is {value}, above the limit of {maximum}; is it a typo?")
     return value
+
+
+def _positive_number(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) and value > 0
 
 
 def _optional_clip(value: Any, name: str) -> Optional[float]:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise OptionsError(f"'{name}' must be a positive number or null, got {value!r}")
+    if not _positive_number(value):
+        raise OptionsError(f"'{name}' must be a positive finite number or null (no clipping), got {value!r}")
     return float(value)
+
+
+def parameter_counts(lstm: LSTMOptions, char_cnn: CharCNNOptions) -> Dict[str, int]:
+    """How many parameters each key's part of the model has (as nn/char_encoder.py and nn/lstm.py build
+    it): the memory estimate made before anything is allocated."""
+    emb, n_filters, proj, dim = char_cnn.embedding_dim, char_cnn.n_filters, lstm.projection_dim, lstm.dim
+    return {
+        "char_cnn.embedding.dim": N_CHARACTERS_ALLOWED[-1] * emb,
+        "char_cnn.filters": sum(width * emb * count + count for width, count in char_cnn.filters)
+        + (n_filters * proj + proj if n_filters != proj else 0),
+        "char_cnn.n_highway": char_cnn.n_highway * 2 * (n_filters * n_filters + n_filters),
+        "lstm.dim": lstm.n_layers * 2 * (2 * proj * 4 * dim + 4 * dim + dim * proj),
+    }
+
+
+def _check_size(lstm: LSTMOptions, char_cnn: CharCNNOptions) -> None:
+    counts = parameter_counts(lstm, char_cnn)
+    total = sum(counts.values())
+    if total > MAX_PARAMETERS:
+        largest = max(counts, key=lambda key: counts[key])
+        raise OptionsError(
+            f"the options describe a model of {total:,} parameters ({4 * total / 2**30:.1f} GiB as float32), "
+            f"above the limit of {MAX_PARAMETERS:,} ({4 * MAX_PARAMETERS / 2**30:.0f} GiB); most of them come "
+            f"from '{largest}' ({counts[largest]:,}{' with lstm.n_layers' if largest == 'lstm.dim' else ''}); "
+            "is it a typo?"
+        )
 
 
 def _check_unknown(section: Dict[str, Any], allowed: set, where: str) -> None:
@@ -188,7 +230,7 @@ def _parse(data: Any) -> ElmoOptions:
     lstm = LSTMOptions(
         dim=_positive_int(_require(lstm_raw, "dim", "lstm"), "lstm.dim"),
         projection_dim=_positive_int(_require(lstm_raw, "projection_dim", "lstm"), "lstm.projection_dim"),
-        n_layers=_positive_int(_require(lstm_raw, "n_layers", "lstm"), "lstm.n_layers"),
+        n_layers=_positive_int(_require(lstm_raw, "n_layers", "lstm"), "lstm.n_layers", maximum=MAX_LAYERS),
         cell_clip=_optional_clip(lstm_raw.get("cell_clip"), "lstm.cell_clip"),
         proj_clip=_optional_clip(lstm_raw.get("proj_clip"), "lstm.proj_clip"),
         use_skip_connections=skip,
@@ -200,8 +242,13 @@ def _parse(data: Any) -> ElmoOptions:
     filters_raw = _require(cnn_raw, "filters", "char_cnn")
     if not isinstance(filters_raw, list) or not filters_raw:
         raise OptionsError(f"'char_cnn.filters' must be a non-empty list of [width, count], got {filters_raw!r}")
+    if len(filters_raw) > MAX_FILTERS:
+        raise OptionsError(f"'char_cnn.filters' has {len(filters_raw)} entries, above the limit of {MAX_FILTERS}")
     max_chars = _positive_int(
-        _require(cnn_raw, "max_characters_per_token", "char_cnn"), "char_cnn.max_characters_per_token", 3
+        _require(cnn_raw, "max_characters_per_token", "char_cnn"),
+        "char_cnn.max_characters_per_token",
+        3,
+        MAX_CHARACTERS_PER_TOKEN,
     )
     filters: List[Tuple[int, int]] = []
     for i, item in enumerate(filters_raw):
@@ -223,9 +270,10 @@ def _parse(data: Any) -> ElmoOptions:
         filters=filters,
         max_characters_per_token=max_chars,
         n_characters=n_characters,
-        n_highway=_positive_int(cnn_raw.get("n_highway", 0) or 0, "char_cnn.n_highway", 0),
+        n_highway=_positive_int(cnn_raw.get("n_highway", 0) or 0, "char_cnn.n_highway", 0, MAX_LAYERS),
         activation=activation,
     )
+    _check_size(lstm, char_cnn)
     training = TrainingOptions(**{f.name: data[f.name] for f in fields(TrainingOptions) if f.name in data})
     _check_training(training)
     return ElmoOptions(lstm=lstm, char_cnn=char_cnn, training=training)
@@ -242,7 +290,7 @@ def _check_training(training: TrainingOptions) -> None:
     ):
         value = getattr(training, key)
         if value is not None:
-            _positive_int(value, key)
+            _positive_int(value, key, maximum=2**63 - 1)
     dropout = training.dropout
     if dropout is not None and (
         isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout < 1
@@ -250,8 +298,8 @@ def _check_training(training: TrainingOptions) -> None:
         raise OptionsError(f"'dropout' must be a number in [0, 1), got {dropout!r}")
     for key in ("all_clip_norm_val", "learning_rate"):
         value = getattr(training, key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
-            raise OptionsError(f"'{key}' must be a positive number, got {value!r}")
+        if value is not None and not _positive_number(value):
+            raise OptionsError(f"'{key}' must be a positive finite number, got {value!r}")
     for key in ("bidirectional", "sample_softmax", "share_embedding_softmax"):
         value = getattr(training, key)
         if value is not None and not isinstance(value, bool):

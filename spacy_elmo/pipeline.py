@@ -17,14 +17,17 @@ import logging
 import time
 import weakref
 from functools import partial
+from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
 import numpy as np
+import srsly
 from spacy.attrs import ORTH, SENT_START
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc
 from spacy.training import Example, validate_examples
+from spacy.util import to_disk as write_fields
 from spacy.vocab import Vocab
 from thinc.api import Model, Optimizer
 from thinc.types import Floats3d
@@ -32,9 +35,10 @@ from thinc.types import Floats3d
 from .doc_data import ensure_extension, set_doc_data
 from .errors import ElmoError
 from .hooks import install_hooks
+from .io import atomic_output
 from .layers import ActivationCache, ElmoListener, load_source, mix_summary, set_frozen
 from .layers.pooling import check_pooling, pooling_layer, pooling_weights
-from .layers.thinc_bilm import declared_layers, get_bilm
+from .layers.thinc_bilm import declared_layers, ensure_loaded, get_bilm
 
 # "mean", "top", fixed weights per layer, or any List[Floats3d] -> List[Floats2d] layer (layers/pooling.py).
 Pooling = Union[str, List[float], Model]
@@ -342,13 +346,41 @@ class ElmoComponent(TrainablePipe):
         self.cache.clear()
         self._prefill_examples = get_examples
 
+    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
+        """The biLM is loaded first (before `initialize` or first use it is only a recorded source), so
+        the bytes carry its options and weights."""
+        ensure_loaded(self.model)
+        return super().to_bytes(exclude=exclude)
+
+    def to_disk(self, path: Any, *, exclude: Iterable[str] = tuple()) -> None:
+        """As TrainablePipe's, with the biLM loaded first (see to_bytes), and `model` and `cfg` written
+        beside and renamed: spaCy rewrites a saved pipeline in place (`spacy train`'s model-best and
+        model-last), and a kill mid-write must leave the previous files whole."""
+        self._validate_serialization_attrs()
+        ensure_loaded(self.model)
+        serialize = {
+            "cfg": lambda p: _replace_file(p, (srsly.json_dumps(self.cfg, indent=2) + "\n").encode("utf8")),
+            "vocab": lambda p: self.vocab.to_disk(p, exclude=exclude),
+            "model": lambda p: _replace_file(p, self.model.to_bytes()),
+        }
+        write_fields(path, serialize, exclude)
+
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "ElmoComponent":
         self.cache.clear()  # new weights: cached layers would be stale
         return super().from_bytes(bytes_data, exclude=exclude)
 
     def from_disk(self, path: Any, *, exclude: Iterable[str] = tuple()) -> "ElmoComponent":
         self.cache.clear()
-        return super().from_disk(path, exclude=exclude)
+        try:
+            return super().from_disk(path, exclude=exclude)
+        except ElmoError as err:  # a saved biLM that is refused: say which folder holds it
+            raise type(err)(f"pipeline component {path}: {err}") from None
 
     def add_label(self, label: str) -> int:
         raise NotImplementedError(f"the {self.name!r} component has no labels")
+
+
+def _replace_file(path: Path, data: bytes) -> None:
+    """`path` holds `data` or, if writing is cut short, what it held before."""
+    with atomic_output(path) as tmp:
+        tmp.write_bytes(data)

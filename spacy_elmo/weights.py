@@ -86,6 +86,16 @@ def _dataset_names(f: h5py.File) -> List[str]:
     return names
 
 
+def _check_finite(value: np.ndarray, path: Union[str, Path], name: str) -> None:
+    """NaN or infinite weights make every vector NaN (and spacy train then fail far from the cause)."""
+    bad = int(np.count_nonzero(~np.isfinite(value)))
+    if bad:
+        raise WeightsError(
+            f"weights file {path}: dataset '{name}' has {bad} NaN or infinite value(s) of {value.size} (or "
+            "values beyond float32's range); the weights are broken, e.g. from a diverged training run"
+        )
+
+
 def load_weights(bilm: BiLM, path: Union[str, Path]) -> None:
     """Copy the weights in `path` (published layout) into `bilm`, checking every shape first."""
     arrays: Dict[int, np.ndarray] = {}
@@ -114,13 +124,21 @@ def load_weights(bilm: BiLM, path: Union[str, Path]) -> None:
                     f"weights file {path}: dataset '{name}' has shape {actual}, but the options require "
                     f"{shape}; the weights and the options.json do not belong together"
                 )
+            if dataset.dtype.kind != "f":
+                raise WeightsError(
+                    f"weights file {path}: dataset '{name}' holds {dataset.dtype} values, not floating-point "
+                    "numbers; weights are float32 (or float16/float64) arrays, so this file holds something else"
+                )
             try:
                 stored = dataset[()]
             except OSError as err:
                 raise WeightsError(
                     f"weights file {path}: dataset '{name}' cannot be read ({err}); the file is probably truncated"
                 ) from None
-            value = np.ascontiguousarray(to_torch(np.asarray(stored, dtype=np.float32)))
+            with np.errstate(over="ignore"):  # float64 beyond float32's range becomes inf, refused below
+                converted = np.asarray(stored, dtype=np.float32)
+            _check_finite(converted, path, name)
+            value = np.ascontiguousarray(to_torch(converted))
             if tuple(value.shape) != tuple(target.shape):
                 raise WeightsError(f"dataset '{name}' converts to {value.shape}, parameter needs {tuple(target.shape)}")
             arrays[index] = value

@@ -5,6 +5,7 @@ import shutil
 from pathlib import Path
 
 import h5py
+import numpy as np
 import pytest
 
 from spacy_elmo import ElmoOptions, load_bilm
@@ -97,3 +98,110 @@ def test_wrong_number_of_pooling_weights_fails_spacy_debug_config(tmp_path):
     )
     assert result.returncode != 0
     assert "pooling has 2 weights but the biLM has 3 layers" in result.stdout + result.stderr
+
+
+def _with_dataset(tmp_path, name, make):
+    """A copy of the fixture's weights whose dataset `name` is replaced by `make(old values)`."""
+    changed = tmp_path / "weights.hdf5"
+    shutil.copy(WEIGHTS, changed)
+    with h5py.File(changed, "a") as f:
+        old = f[name][()]
+        del f[name]
+        f[name] = make(old)
+    return changed
+
+
+BIAS = "CNN/b_cnn_0"
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda a: np.where(np.arange(a.size) == 1, np.nan, a), "1 NaN or infinite"),
+        (lambda a: np.full_like(a, np.inf), "NaN or infinite"),
+        (lambda a: np.full(a.shape, 1e300), "beyond float32's range"),
+        (lambda a: a.astype(np.int32), "int32 values, not floating-point"),
+        (lambda a: a > 0, "bool values, not floating-point"),
+        (lambda a: a.astype(np.complex64), "complex64 values, not floating-point"),
+        (lambda a: np.array([b"0.5"] * a.size), "values, not floating-point"),
+    ],
+    ids=["nan", "inf", "overflow", "int32", "bool", "complex", "string"],
+)
+def test_weights_that_are_not_finite_floats_are_refused(tmp_path, make, message):
+    broken = _with_dataset(tmp_path, BIAS, make)
+    with pytest.raises(WeightsError, match=message) as caught:
+        load_bilm(OPTIONS, broken)
+    assert str(broken) in str(caught.value) and f"'{BIAS}'" in str(caught.value)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float16])
+def test_float64_and_float16_weights_load(tmp_path, dtype):
+    load_bilm(OPTIONS, _with_dataset(tmp_path, BIAS, lambda a: a.astype(dtype)))
+
+
+def _options(**changes):
+    """The fixture's options with `changes` ({"lstm.n_layers": 10**6, ...}) applied."""
+    options = json.loads(OPTIONS.read_text())
+    for dotted, value in changes.items():
+        *path, key = dotted.split(".")
+        section = options
+        for name in path:
+            section = section[name]
+        section[key] = value
+    return options
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"lstm.n_layers": 10**6}, "'lstm.n_layers' is 1000000, above the limit of 64"),
+        ({"char_cnn.n_highway": 10**6}, "'char_cnn.n_highway' is 1000000, above the limit of 64"),
+        ({"lstm.dim": 10**9}, "'lstm.dim' is 1000000000, above the limit of 65536"),
+        ({"lstm.projection_dim": 10**9}, "'lstm.projection_dim' is 1000000000, above the limit"),
+        ({"char_cnn.embedding.dim": 10**9}, "'char_cnn.embedding.dim' is 1000000000, above the limit"),
+        ({"char_cnn.filters": [[1, 10**9]]}, r"'char_cnn.filters\[0\] count' is 1000000000, above the limit"),
+        ({"char_cnn.filters": [[1, 1]] * 1000}, "'char_cnn.filters' has 1000 entries, above the limit of 64"),
+        ({"lstm.dim": 65536, "lstm.projection_dim": 65536}, "GiB as float32.*from 'lstm.dim'"),
+        ({"char_cnn.filters": [[1, 65536]], "char_cnn.n_highway": 64}, "most of them come from 'char_cnn.n_highway'"),
+        ({"lstm.cell_clip": float("nan")}, "'lstm.cell_clip' must be a positive finite number or null"),
+        ({"lstm.proj_clip": float("inf")}, "'lstm.proj_clip' must be a positive finite number or null"),
+        ({"learning_rate": float("nan")}, "'learning_rate' must be a positive finite number"),
+    ],
+    ids=[
+        "layers",
+        "highway",
+        "dim",
+        "projection",
+        "embedding",
+        "filter",
+        "n_filters",
+        "lstm-size",
+        "cnn-size",
+        "cell-clip-nan",
+        "proj-clip-inf",
+        "learning-rate-nan",
+    ],
+)
+def test_options_beyond_their_bounds_fail_before_any_allocation(tmp_path, changes, message):
+    path = tmp_path / "options.json"
+    path.write_text(json.dumps(_options(**changes)))  # NaN and Infinity as Python's json writes them
+    with pytest.raises(OptionsError, match=message) as caught:
+        load_bilm(path, WEIGHTS)
+    assert str(path) in str(caught.value)
+
+
+def test_a_saved_pipeline_with_such_options_fails_at_load(tmp_path, monkeypatch):
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v2", "name": "fixture-tiny"}})
+    nlp.initialize()
+    to_dict = ElmoOptions.to_dict
+    monkeypatch.setattr(
+        ElmoOptions, "to_dict", lambda self: {**to_dict(self), "lstm": {**to_dict(self)["lstm"], "n_layers": 10**6}}
+    )
+    nlp.to_disk(tmp_path)
+    monkeypatch.undo()
+    with pytest.raises(OptionsError, match="'lstm.n_layers' is 1000000, above the limit of 64") as caught:
+        spacy.load(tmp_path)
+    assert str(tmp_path / "elmo") in str(caught.value)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import io
 import os
+import pickle
 import warnings
 import weakref
 from functools import partial
@@ -72,13 +73,30 @@ def _serialize_holder(holder: BiLMHolder) -> bytes:
     return srsly.msgpack_dumps({"options": options, "state": state.getvalue(), **extra})
 
 
+class UntrustedPickleError(ElmoError):
+    """Saved biLM bytes that hold more than tensors: unpickling them could run code, so they are refused."""
+
+
+def _load_state(data: bytes, device: torch.device) -> Any:
+    """The saved state dict, unpickled with `weights_only=True` whatever torch's default (older torch, or
+    TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1): a pipeline from elsewhere must not be able to run code on load."""
+    try:
+        return torch.load(io.BytesIO(data), map_location=device, weights_only=True)
+    except pickle.UnpicklingError as err:
+        raise UntrustedPickleError(
+            "the saved elmo biLM holds pickled objects that are not tensors, so loading it could run code, "
+            f"and it is refused ({str(err).splitlines()[0]}). spacy-elmo saves only tensors: this pipeline was "
+            "not saved by spacy-elmo or was altered; load only pipelines from a source you trust"
+        ) from None
+
+
 def _deserialize_holder(_: BiLMHolder, data: bytes, device: torch.device) -> BiLMHolder:
     """A new holder from `data` (thinc passes the current one, which is replaced whole)."""
     msg = srsly.msgpack_loads(data)
     holder = BiLMHolder()
     if msg["options"] is not None:
         holder.bilm = rebuild(ElmoOptions.from_dict(msg["options"]), msg)
-        holder.load_state_dict(torch.load(io.BytesIO(msg["state"]), map_location=device))
+        holder.load_state_dict(_load_state(msg["state"], device))
         holder.bilm.eval()
     return holder.to(device)
 
@@ -273,7 +291,9 @@ def fast_copy(bilm: BiLM, mode: str) -> Optional[BiLM]:
     return copy
 
 
-def _ensure_loaded(model: Model) -> BiLM:
+def ensure_loaded(model: Model) -> BiLM:
+    """The layer's biLM, loaded from its recorded source first if it is not yet (first use, initialize,
+    and before the layer's owner serializes it, so that the saved bytes carry the weights)."""
     _single_threaded_after_fork()
     if get_bilm(model) is None:
         load_source(model)
@@ -285,7 +305,7 @@ def _ensure_loaded(model: Model) -> BiLM:
 
 
 def _init(model: Model, X: Optional[InT] = None, Y: Any = None) -> None:
-    _ensure_loaded(model)
+    ensure_loaded(model)
 
 
 def plan_batches(
@@ -316,7 +336,7 @@ def doc_segments(segmenter: Segmenter, doc: Doc, keep: np.ndarray) -> List[Segme
 
 
 def _forward(model: Model, docs: InT, is_train: bool, *, segmenter: Segmenter) -> Tuple[OutT, Callable]:
-    bilm = _ensure_loaded(model)
+    bilm = ensure_loaded(model)
     wrapper = model.layers[0]
     stateful = model.attrs["stateful"]
     ops = model.ops

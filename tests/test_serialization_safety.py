@@ -1,0 +1,78 @@
+"""The elmo component's `to_disk`: a failure mid-write keeps the previous files whole, and a pipeline saved
+before `initialize()` or first use carries its weights."""
+
+import shutil
+
+import numpy as np
+import pytest
+import spacy
+from thinc.api import Model
+
+from spacy_elmo.errors import InputFileError
+from spacy_elmo.models import bundled_model_paths
+
+TEXT = "The bank raised its rates ."
+TINY = {"model": {"@architectures": "spacy-elmo.BiLM.v2", "name": "fixture-tiny"}}
+
+
+def test_a_write_cut_short_keeps_the_saved_model(tmp_path, monkeypatch):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo", config=TINY)
+    nlp.initialize()
+    nlp.to_disk(tmp_path)
+    saved = {name: (tmp_path / "elmo" / name).read_bytes() for name in ("model", "cfg")}
+
+    def crash(self):
+        raise KeyboardInterrupt("killed while the model's bytes were being written")
+
+    monkeypatch.setattr(Model, "to_bytes", crash)
+    with pytest.raises(KeyboardInterrupt):
+        nlp.to_disk(tmp_path)
+    monkeypatch.undo()
+    assert {name: (tmp_path / "elmo" / name).read_bytes() for name in saved} == saved
+    assert sorted(p.name for p in (tmp_path / "elmo").iterdir()) == ["cfg", "model"]  # no temp file left
+    np.testing.assert_array_equal(spacy.load(tmp_path)(TEXT)._.elmo["vectors"], nlp(TEXT)._.elmo["vectors"])
+
+
+@pytest.fixture
+def movable_weights(tmp_path):
+    """A copy of the tiny model's files, which the test deletes after saving."""
+    source = tmp_path / "source"
+    source.mkdir()
+    for path in bundled_model_paths("fixture-tiny"):
+        shutil.copy(path, source / path.name)
+    return source
+
+
+def _pipeline_on(source):
+    nlp = spacy.blank("en")
+    config = {"options": str(source / "options.json"), "weights": str(source / "weights.hdf5")}
+    nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v2", **config}})
+    return nlp
+
+
+def test_to_disk_before_initialize_carries_the_weights(tmp_path, movable_weights):
+    _pipeline_on(movable_weights).to_disk(tmp_path / "saved")  # no initialize(), no doc processed
+    shutil.rmtree(movable_weights)
+    expected = spacy.blank("en")
+    expected.add_pipe("elmo", config=TINY)
+    np.testing.assert_array_equal(
+        spacy.load(tmp_path / "saved")(TEXT)._.elmo["vectors"], expected(TEXT)._.elmo["vectors"]
+    )
+
+
+def test_to_bytes_before_initialize_carries_the_weights(movable_weights):
+    data = _pipeline_on(movable_weights).to_bytes()
+    loaded = _pipeline_on(movable_weights).from_bytes(data)
+    shutil.rmtree(movable_weights)
+    expected = spacy.blank("en")
+    expected.add_pipe("elmo", config=TINY)
+    np.testing.assert_array_equal(loaded(TEXT)._.elmo["vectors"], expected(TEXT)._.elmo["vectors"])
+
+
+def test_to_disk_refuses_clearly_when_the_weights_are_already_gone(tmp_path, movable_weights):
+    nlp = _pipeline_on(movable_weights)
+    (movable_weights / "weights.hdf5").unlink()
+    with pytest.raises(InputFileError, match="weights file .*weights.hdf5 does not exist"):
+        nlp.to_disk(tmp_path / "saved")
+    assert not (tmp_path / "saved" / "elmo").exists()
