@@ -100,7 +100,7 @@ def test_no_prefill_when_the_training_docs_do_not_fit_in_the_cache(monkeypatch):
     nlp, examples = pipeline(frozen=True)
     component = nlp.get_pipe("elmo")
     # Room for the longest doc's layers, not for all three.
-    component.cache.max_bytes = max(x.nbytes for x in component.model.predict([eg.predicted for eg in examples]))
+    component.cache.store.max_bytes = max(x.nbytes for x in component.model.predict([eg.predicted for eg in examples]))
     calls = count_bilm_calls(nlp, monkeypatch)
     nlp.update(examples[:1], sgd=nlp.create_optimizer())
     assert calls == [1], "only the batch's own doc is embedded"

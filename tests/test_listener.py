@@ -86,7 +86,7 @@ def test_frozen_training_leaves_the_bilm_alone_and_moves_each_mix(fixture_paths)
     for name in ("tagger", "tagger2"):
         (mix,) = mixes[name]
         assert not np.allclose(mix["weights"], 1 / 3) and mix["gamma"] != 1.0
-    cache = nlp.get_pipe("elmo").cache
+    cache = nlp.get_pipe("elmo").cache.store
     assert len(cache) == 2 and cache.misses == 2 and cache.hits == 6  # the biLM ran once per distinct doc
 
 
