@@ -29,7 +29,7 @@ LEARNS_FROM: Dict[str, Tuple[str, Callable[[Doc], bool]]] = {
 MAKE_CORPORA = (
     "spacy-elmo's downstream spaCy project makes tags, entities and combined tags + entities corpora from "
     "UD English-EWT and Universal NER: python -m spacy project assets benchmarks/downstream, then "
-    "python -m spacy project run <command> benchmarks/downstream (its project.yml lists the commands)"
+    "python -m spacy project run <command> benchmarks/downstream (its project.yml lists the commands)."
 )
 
 
@@ -61,14 +61,14 @@ def check_annotations(heads: Mapping[str, str], examples: Iterable[Example], cor
     corpus (str): how the message names them (`training_corpus`).
     """
     missing = {name: factory for name, factory in heads.items() if factory in LEARNS_FROM}
-    for example in examples:
-        if not missing:
-            return
+    remaining = iter(examples)
+    while missing:
+        example = next(remaining, None)
+        if example is None:
+            name, factory = next(iter(missing.items()))
+            raise MissingAnnotationError(
+                f"{name!r} learns {LEARNS_FROM[factory][0]} on the ELMo layers, but no example in {corpus} has "
+                f"any: it would train to a loss of 0 and a score of 0. Train it on a corpus that has them, or "
+                f"leave {name!r} out of the pipeline. {MAKE_CORPORA}"
+            )
         missing = {name: factory for name, factory in missing.items() if not LEARNS_FROM[factory][1](example.reference)}
-    if missing:
-        name, factory = next(iter(missing.items()))
-        raise MissingAnnotationError(
-            f"{name!r} learns {LEARNS_FROM[factory][0]} on the ELMo layers, but no example in {corpus} has any: "
-            f"it would train to a loss of 0 and a score of 0. Train it on a corpus that has them ({MAKE_CORPORA}), "
-            f"or leave {name!r} out of the pipeline."
-        )
