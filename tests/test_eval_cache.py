@@ -136,7 +136,7 @@ def test_long_embeddings_while_training_show_progress_and_serving_shows_none(mon
     assert "elmo: embedding the training text (once)" in err and f"{n_tokens:.1f}/{n_tokens:.1f}" in err
     nlp.evaluate([Example.from_dict(nlp.make_doc("A new dev sentence ."), {"tags": ["X"] * 5})])
     err = capsys.readouterr().err
-    assert "elmo: embedding text not seen before" in err and "5.00token" in err
+    assert "elmo: embedding text not seen before" in err and "5.00 tokens" in err
     monkeypatch.setattr(frozen_cache, "PROGRESS_DELAY_S", 3600.0)
     nlp.evaluate([Example.from_dict(nlp.make_doc("Another dev sentence ."), {"tags": ["X"] * 4})])
     assert capsys.readouterr().err == "", "a short embedding shows no bar"

@@ -42,7 +42,7 @@ def doc_key(doc: Doc) -> Hashable:
 
 def progress_bar(description: str, total: Optional[int] = None) -> tqdm:
     """A tqdm bar of tokens on stderr that stays hidden unless it runs longer than PROGRESS_DELAY_S."""
-    return tqdm(total=total, desc=description, unit="token", unit_scale=True, delay=PROGRESS_DELAY_S, mininterval=0.5)
+    return tqdm(total=total, desc=description, unit=" tokens", unit_scale=True, delay=PROGRESS_DELAY_S, mininterval=0.5)
 
 
 class FrozenLayerCache:
