@@ -205,6 +205,7 @@ class ElmoComponent(TrainablePipe):
 
     @property
     def is_training(self) -> bool:
+        """Whether the component is in the training phase (`start_training` to `finish_training`)."""
         return self.phase is Phase.TRAINING
 
     def start_training(self) -> None:

@@ -3,7 +3,9 @@
 spaCy reads a missing annotation as unknown, not as wrong: an `ner` trained on a corpus without entities
 (a UD treebank) runs to the end with a loss of 0 and an F1 of 0 and saves the pipeline without a
 warning. `check_annotations` stops such a run in `initialize`, before the biLM embeds anything, and
-says which corpus lacks what and which command makes one that has it.
+says which corpus lacks what and which command makes one that has it. Examples with no gold annotation
+of any kind are no training corpus and are not checked: spaCy's placeholder example when
+`nlp.initialize()` is given none (labels then come from `add_label`, the data from the user's loop).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ LEARNS_FROM: Dict[str, Tuple[str, Callable[[Doc], bool]]] = {
     "parser": ("dependency arcs (token.dep_)", lambda doc: doc.has_annotation("DEP")),
     "ner": ("named entities (doc.ents)", lambda doc: len(doc.ents) > 0),
 }
+# Gold annotations any training corpus would have one of (spaCy's placeholder example has none).
+ANY_ANNOTATION = ("TAG", "POS", "MORPH", "LEMMA", "DEP", "ENT_IOB")
 MAKE_CORPORA = (
     "spacy-elmo's downstream spaCy project makes tags, entities and combined tags + entities corpora from "
     "UD English-EWT and Universal NER: python -m spacy project assets benchmarks/downstream, then "
@@ -61,14 +65,19 @@ def check_annotations(heads: Mapping[str, str], examples: Iterable[Example], cor
     corpus (str): how the message names them (`training_corpus`).
     """
     missing = {name: factory for name, factory in heads.items() if factory in LEARNS_FROM}
+    annotated = False
     remaining = iter(examples)
     while missing:
         example = next(remaining, None)
         if example is None:
-            name, factory = next(iter(missing.items()))
-            raise MissingAnnotationError(
-                f"{name!r} learns {LEARNS_FROM[factory][0]} on the ELMo layers, but no example in {corpus} has "
-                f"any: it would train to a loss of 0 and a score of 0. Train it on a corpus that has them, or "
-                f"leave {name!r} out of the pipeline. {MAKE_CORPORA}"
-            )
-        missing = {name: factory for name, factory in missing.items() if not LEARNS_FROM[factory][1](example.reference)}
+            break
+        gold = example.reference
+        annotated = annotated or any(gold.has_annotation(attr) for attr in ANY_ANNOTATION) or bool(gold.cats)
+        missing = {name: factory for name, factory in missing.items() if not LEARNS_FROM[factory][1](gold)}
+    if missing and annotated:
+        name, factory = next(iter(missing.items()))
+        raise MissingAnnotationError(
+            f"{name!r} learns {LEARNS_FROM[factory][0]} on the ELMo layers, but no example in {corpus} has "
+            f"any: it would train to a loss of 0 and a score of 0. Train it on a corpus that has them, or "
+            f"leave {name!r} out of the pipeline. {MAKE_CORPORA}"
+        )

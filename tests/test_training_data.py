@@ -39,6 +39,16 @@ def test_an_ner_without_entities_stops_and_heads_not_listening_are_not_checked()
         nlp.initialize(lambda: no_entities)
 
 
+def test_no_gold_annotation_at_all_is_no_corpus_to_check():
+    """`nlp.initialize()` without examples gets spaCy's placeholder example; labels come from add_label."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v2", "name": "fixture-tiny"}})
+    nlp.add_pipe("ner", config={"model": {"@architectures": "spacy.TransitionBasedParser.v2", **_ner_model()}})
+    nlp.get_pipe("ner").add_label("PER")
+    nlp.initialize()
+    check_annotations({"ner": "ner"}, examples(nlp), "the training examples")
+
+
 def _ner_model():
     return {"state_type": "ner", "tok2vec": TAGGER_ON_ELMO["model"]["tok2vec"]}
 
