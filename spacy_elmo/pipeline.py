@@ -13,8 +13,9 @@ only the heads.
 The component is in one of two phases. It serves (predict runs the biLM and keeps nothing, so a serving
 pipeline does not grow) until its first `update` or `start_training()`; it then trains (a frozen biLM's
 layers are cached, and the training docs given to `initialize` are embedded before the first step)
-until `finish_training()` or the next `initialize`. While it trains, embeddings that take longer than
-a couple of seconds show a progress bar on stderr; serving shows none.
+until `finish_training()` or the next `initialize`. While it trains, long embeddings (the training text
+from PROGRESS_MIN_TOKENS, other text once it has run PROGRESS_DELAY_S; layers/frozen_cache.py) show a
+progress bar on stderr; serving shows none.
 """
 
 from __future__ import annotations

@@ -127,6 +127,7 @@ def test_the_phase_is_serving_until_the_first_update_and_after_finish_training(m
 
 def test_long_embeddings_while_training_show_progress_and_serving_shows_none(monkeypatch, capsys):
     monkeypatch.setattr(frozen_cache, "PROGRESS_DELAY_S", 0.0)
+    monkeypatch.setattr(frozen_cache, "PROGRESS_MIN_TOKENS", 1)
     nlp, examples = pipeline(frozen=True)
     list(nlp.pipe(TEXTS))
     assert capsys.readouterr().err == "", "a serving pipeline prints nothing"
@@ -140,3 +141,7 @@ def test_long_embeddings_while_training_show_progress_and_serving_shows_none(mon
     monkeypatch.setattr(frozen_cache, "PROGRESS_DELAY_S", 3600.0)
     nlp.evaluate([Example.from_dict(nlp.make_doc("Another dev sentence ."), {"tags": ["X"] * 4})])
     assert capsys.readouterr().err == "", "a short embedding shows no bar"
+    monkeypatch.setattr(frozen_cache, "PROGRESS_MIN_TOKENS", n_tokens + 1)
+    again, examples = pipeline(frozen=True)
+    again.update(examples, sgd=again.create_optimizer())
+    assert capsys.readouterr().err == "", "a small training text shows no bar"

@@ -4,8 +4,8 @@
 evaluation; a frozen, stateless biLM gives the same layers each time, so they are kept in a
 byte-bounded LRU (`ActivationCache`). This object owns everything about that cache: the key of a doc,
 when the cached layers stop being valid (another biLM, new weights) and the embedding of all training
-docs ahead of the first step. Long embeddings show a progress bar on stderr (spaCy's CLI shows no INFO
-log): only while a pipeline trains, and only when they take longer than PROGRESS_DELAY_S.
+docs ahead of the first step. Its embeddings show a progress bar on stderr (spaCy's CLI shows no INFO
+log), so only while a pipeline trains, and only when they are long (`progress_bar`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import weakref
 from contextlib import contextmanager
-from typing import Any, Callable, Hashable, Iterable, Iterator, List, Optional
+from typing import Any, Callable, Dict, Hashable, Iterable, Iterator, List, Optional
 
 from spacy.attrs import ORTH, SENT_START
 from spacy.tokens import Doc
@@ -26,7 +26,9 @@ from .thinc_bilm import get_bilm
 
 # Docs per biLM call when the training docs are embedded ahead of the first step.
 PREFILL_BATCH_DOCS = 1000
-# An embedding shorter than this shows no progress bar.
+# Training text from this size on shows a progress bar from the start (about a thousand sentences).
+PROGRESS_MIN_TOKENS = 20_000
+# Text of unknown size shows a progress bar once its embedding has run this long.
 PROGRESS_DELAY_S = 2.0
 
 logger = logging.getLogger(__name__)
@@ -41,8 +43,14 @@ def doc_key(doc: Doc) -> Hashable:
 
 
 def progress_bar(description: str, total: Optional[int] = None) -> tqdm:
-    """A tqdm bar of tokens on stderr that stays hidden unless it runs longer than PROGRESS_DELAY_S."""
-    return tqdm(total=total, desc=description, unit=" tokens", unit_scale=True, delay=PROGRESS_DELAY_S, mininterval=0.5)
+    """A tqdm bar of tokens on stderr. Of `total` tokens: shown from the start if they are at least
+    PROGRESS_MIN_TOKENS (it moves once per batch of PREFILL_BATCH_DOCS, so a delay would hide it until
+    the first batch is done); of an unknown number: shown once it has run PROGRESS_DELAY_S."""
+    if total is not None:
+        when: Dict[str, Any] = {"disable": total < PROGRESS_MIN_TOKENS}
+    else:
+        when = {"delay": PROGRESS_DELAY_S}
+    return tqdm(total=total, desc=description, unit=" tokens", unit_scale=True, mininterval=0.5, **when)
 
 
 class FrozenLayerCache:
