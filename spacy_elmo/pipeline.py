@@ -3,26 +3,30 @@
 Prediction writes `doc._.elmo` (see doc_data.py), installs the vector hooks (hooks.py) and, only when
 asked, `doc.tensor` (a later `tok2vec` would overwrite it, and an earlier one's listeners would read it).
 
-Training follows spaCy's listener protocol: `update` runs the biLM once per batch and hands every
-listening head the layers plus a gradient callback; all but the last callback accumulate, the last one
-backpropagates into the biLM and updates it. With `frozen = true` (the default, as in the paper) there
-is no gradient to pass on, so the biLM runs without autograd and each training doc's layers are kept in
-a byte-bounded LRU cache: epochs after the first cost only the heads. When all the training docs fit in
-that cache, the first update embeds them in large batches before it trains (see `_prefill_cache`).
+Training follows spaCy's listener protocol (layers/listener.py): `update` runs the biLM once per batch
+and hands every listening head the layers plus a gradient callback; all but the last callback
+accumulate, the last one backpropagates into the biLM and updates it. With `frozen = true` (the
+default, as in the paper) there is no gradient to pass on, so the biLM runs without autograd and its
+layers come from a cache (layers/frozen_cache.py): epochs after the first and every evaluation cost
+only the heads.
+
+The component is in one of two phases. It serves (predict runs the biLM and keeps nothing, so a serving
+pipeline does not grow) until its first `update` or `start_training()`; it then trains (a frozen biLM's
+layers are cached, and the training docs given to `initialize` are embedded before the first step)
+until `finish_training()` or the next `initialize`. While it trains, long embeddings (the training text
+from PROGRESS_MIN_TOKENS, other text once it has run PROGRESS_DELAY_S; layers/frozen_cache.py) show a
+progress bar on stderr; serving shows none.
 """
 
 from __future__ import annotations
 
-import logging
-import time
-import weakref
+import enum
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Union
 
 import numpy as np
 import srsly
-from spacy.attrs import ORTH, SENT_START
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc
@@ -36,9 +40,12 @@ from .doc_data import ensure_extension, set_doc_data
 from .errors import ElmoError
 from .hooks import install_hooks
 from .io import atomic_output
-from .layers import ActivationCache, ElmoListener, load_source, mix_summary, set_frozen
+from .layers import ElmoListener, load_source, mix_summary, set_frozen
+from .layers.frozen_cache import FrozenLayerCache
+from .layers.listener import replace_listener_cfg
 from .layers.pooling import check_pooling, pooling_layer, pooling_weights
-from .layers.thinc_bilm import declared_layers, ensure_loaded, get_bilm
+from .layers.thinc_bilm import declared_layers, ensure_loaded
+from .training_data import check_annotations, training_corpus
 
 # "mean", "top", fixed weights per layer, or any List[Floats3d] -> List[Floats2d] layer (layers/pooling.py).
 Pooling = Union[str, List[float], Model]
@@ -47,10 +54,6 @@ Pooling = Union[str, List[float], Model]
 # naming a model here would clash with user-given options paths).
 DEFAULT_MODEL_CONFIG = {"@architectures": "spacy-elmo.BiLM.v2"}
 MIX_NODE = "elmo-scalar-mix"
-# Docs per biLM call when the training docs are embedded ahead of the first step.
-PREFILL_BATCH_DOCS = 1000
-
-logger = logging.getLogger(__name__)
 
 
 @Language.factory(
@@ -74,8 +77,26 @@ def make_elmo(
     set_tensor: bool,
     cache_mb: int,
 ) -> "ElmoComponent":
+    """Create the `elmo` component: the shared biLM of a pipeline, whose layers later components read
+    through `spacy-elmo.ElmoListener.v1`. A list of pooling weights is checked against the biLM's
+    layers here, when the pipeline is built (`spacy debug config`, `spacy train`), not at the first doc.
+
+    nlp (Language): the pipeline the component is added to.
+    name (str): the component's name; listeners name it as their `upstream`.
+    model (Model[List[Doc], List[Floats3d]]): the biLM layer (`spacy-elmo.BiLM.v2`); it gives every doc
+        its `[L+1, n, 2P]` layers.
+    pooling (Union[str, List[float], Model]): how the token vectors of `doc._.elmo["vectors"]` and
+        `token.vector` are made from the layers: "mean", "top", one weight per layer, or any
+        `List[Floats3d] -> List[Floats2d]` layer (`spacy-elmo.Pooling.v1`, a non-trainable ScalarMix).
+    store_layers (bool): keep all layers in `doc._.elmo["layers"]`, where listeners read them at
+        prediction; with False only the pooled vectors are kept and listeners run the biLM again.
+    frozen (bool): the biLM gets no gradient (the paper's setting); False fine-tunes it through the
+        listeners.
+    set_tensor (bool): also write the pooled vectors to `doc.tensor`.
+    cache_mb (int): the budget, in MiB, of the frozen biLM's layer cache while training; 0 turns it off.
+    RETURNS (ElmoComponent): the component.
+    """
     if isinstance(pooling, list):
-        # Checked when the pipeline is built (spacy debug config, spacy train), not at the first doc.
         check_pooling(pooling)
         n_layers = declared_layers(model)
         if n_layers is not None:
@@ -97,34 +118,17 @@ def mixes_in(model: Model) -> List[Dict[str, object]]:
     return [mix_summary(node) for node in model.walk() if node.name == MIX_NODE]
 
 
-def _find_listener_cfg(cfg: Any) -> Optional[Dict[str, Any]]:
-    """The ElmoListener section in a head's `tok2vec` config: itself, or nested (a Tok2Vec's `embed`)."""
-    if not isinstance(cfg, dict):
-        return None
-    if cfg.get("@architectures") == "spacy-elmo.ElmoListener.v1":
-        return cfg
-    for value in cfg.values():
-        found = _find_listener_cfg(value)
-        if found is not None:
-            return found
-    return None
+class Phase(enum.Enum):
+    """Whether `predict` may serve a frozen biLM's layers from the cache."""
 
-
-def _replace_listener_cfg(
-    tok2vec_model_cfg: Dict[str, Any], listener_cfg: Dict[str, Any], frozen: bool
-) -> Dict[str, Any]:
-    """spaCy passes the head's whole `model.tok2vec` section and writes the result at the listener's path;
-    the listener may sit inside it (the shipped configs: `model.tok2vec.embed`)."""
-    found = _find_listener_cfg(listener_cfg)
-    if found is None:
-        raise ElmoError(f"replace_listeners found no spacy-elmo.ElmoListener.v1 in {listener_cfg!r}")
-    kept = {k: v for k, v in found.items() if k not in ("@architectures", "upstream")}
-    return {"@architectures": "spacy-elmo.ElmoTok2Vec.v1", "bilm": tok2vec_model_cfg, "frozen": frozen, **kept}
+    SERVING = "serving"  # the biLM runs on every doc; nothing is kept
+    TRAINING = "training"  # a frozen biLM's layers are cached (`spacy train` evaluates the same dev docs)
 
 
 class ElmoComponent(TrainablePipe):
     """The `elmo` factory's pipe: owns the biLM layer, writes `doc._.elmo` and the vector hooks, and feeds
-    the ElmoListeners of later components (see the module docstring for the training protocol)."""
+    the ElmoListeners of later components (see the module docstring for the training protocol and the
+    two phases)."""
 
     def __init__(
         self,
@@ -138,6 +142,7 @@ class ElmoComponent(TrainablePipe):
         set_tensor: bool = False,
         cache_mb: int = 1024,
     ) -> None:
+        """Arguments as in `make_elmo`; `vocab` is the pipeline's vocab."""
         # Strings and lists are shorthands for spacy-elmo.Pooling.v1; any List[Floats3d] -> List[Floats2d]
         # layer works (a ScalarMix with trainable = false, say).
         self.pooling: Model = pooling if isinstance(pooling, Model) else pooling_layer(pooling)
@@ -154,13 +159,10 @@ class ElmoComponent(TrainablePipe):
         }
         self.listener_map: Dict[str, List[ElmoListener]] = {}
         self._heads: Dict[str, Model] = {}
-        self.cache = ActivationCache(int(cache_mb * 2**20))
-        self._training = False  # set by the first update: only then does predict use the cache
-        self._cache_source: Optional[weakref.ref] = None  # the biLM whose layers the cache holds
-        # The training examples given to `initialize`, embedded at the first frozen update.
-        self._prefill_examples: Optional[Callable[[], Iterable[Example]]] = None
+        self.cache = FrozenLayerCache(model, int(cache_mb * 2**20))
+        self.phase = Phase.SERVING
         set_frozen(model, frozen)
-        model.attrs["replace_listener_cfg"] = partial(_replace_listener_cfg, frozen=frozen)
+        model.attrs["replace_listener_cfg"] = partial(replace_listener_cfg, frozen=frozen)
 
     # Listeners ---------------------------------------------------------------------------------
 
@@ -187,7 +189,11 @@ class ElmoComponent(TrainablePipe):
         return False
 
     def find_listeners(self, component: Any) -> None:
-        """Bind the listeners in a later component whose upstream is this one (or "*")."""
+        """Bind the listeners in a later component whose upstream is this one (or "*"); spaCy calls it
+        for every component after this one when the pipeline is linked.
+
+        component (Any): a pipeline component; those without a thinc model are skipped.
+        """
         model = getattr(component, "model", None)
         if not isinstance(model, Model):
             return
@@ -200,18 +206,61 @@ class ElmoComponent(TrainablePipe):
         """Per listening component, each of its mixes' softmaxed weights s_j and gamma."""
         return {name: mixes_in(self._heads[name]) for name in self.listening_components}
 
+    # Phases ------------------------------------------------------------------------------------
+
+    @property
+    def is_training(self) -> bool:
+        """Whether the component is in the training phase (`start_training` to `finish_training`)."""
+        return self.phase is Phase.TRAINING
+
+    def start_training(self) -> None:
+        """Enter the training phase (the first `update` does it): from now on a frozen biLM's layers are
+        cached, and the training docs given to `initialize` are embedded now, in large batches."""
+        self.phase = Phase.TRAINING
+        if self.cfg["frozen"]:
+            self.cache.prefill(f"{self.name}: embedding the training text (once)")
+
+    def finish_training(self) -> None:
+        """Back to serving: the cache is emptied and the listeners forget their last batch."""
+        self.phase = Phase.SERVING
+        self.cache.clear()
+        for listener in self.listeners:
+            listener.reset()
+
     # Prediction --------------------------------------------------------------------------------
 
     def predict(self, docs: Iterable[Doc]) -> List[Floats3d]:
-        """The layers of `docs`. While this process trains with a frozen biLM, from the activation cache:
-        `spacy train` evaluates the same dev docs again and again, and their layers cannot change.
-        Outside training nothing is kept, so a serving pipeline does not grow."""
+        """The biLM's layers of `docs`; while training with a frozen biLM, from the cache.
+
+        docs (Iterable[Doc]): the docs, tokenized.
+        RETURNS (List[Floats3d]): `[L+1, n, 2P]` per doc.
+        """
         docs = list(docs)
-        if self.cfg["frozen"] and self._training:
-            return self._frozen_layers(docs)
+        if self.cfg["frozen"] and self.is_training:
+            return self.cache.layers(docs)
         return self.model.predict(docs)
 
+    def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
+        """`TrainablePipe.pipe`; while training with a frozen biLM, the docs embedded because they were
+        not yet cached (the dev text at the first evaluation) are counted on a progress bar.
+
+        stream (Iterable[Doc]): the docs.
+        batch_size (int): docs per call of `predict`.
+        YIELDS (Doc): the docs, annotated.
+        """
+        if not (self.cfg["frozen"] and self.is_training):
+            yield from super().pipe(stream, batch_size=batch_size)
+            return
+        with self.cache.progress(f"{self.name}: embedding text not seen before"):
+            yield from super().pipe(stream, batch_size=batch_size)
+
     def set_annotations(self, docs: Sequence[Doc], layers: List[Floats3d]) -> None:
+        """Write `doc._.elmo` (the pooled vectors and, with `store_layers`, the layers), the vector hooks
+        and, with `set_tensor`, `doc.tensor`.
+
+        docs (Sequence[Doc]): the docs.
+        layers (List[Floats3d]): their layers, from `predict`.
+        """
         pooled = self.pooling.predict(list(layers))
         for doc, doc_layers, doc_vectors in zip(docs, layers, pooled):
             # The Doc keeps host arrays (they serialize and outlive the batch); on a GPU this is the
@@ -233,15 +282,28 @@ class ElmoComponent(TrainablePipe):
         sgd: Optional[Optimizer] = None,
         losses: Optional[Dict[str, float]] = None,
     ) -> Dict[str, float]:
+        """Run the biLM once on the batch and hand its layers to every listener, with a callback for
+        their gradient. The component has no loss of its own: with a fine-tuned biLM the last listener's
+        callback backpropagates the sum of all listeners' gradients and, given `sgd`, updates the biLM.
+        The first update starts the training phase (`start_training`).
+
+        examples (Iterable[Example]): the batch; the biLM reads `eg.predicted`.
+        drop (float): unused: dropout belongs to the listening heads' mixes.
+        sgd (Optional[Optimizer]): updates a fine-tuned biLM after the last listener's backprop; None
+            leaves that to `finish_update` (as `spacy train` does).
+        losses (Optional[Dict[str, float]]): the losses so far, by component; gets this component's
+            name with 0.0.
+        RETURNS (Dict[str, float]): `losses`.
+        """
         if losses is None:
             losses = {}
         validate_examples(examples, "ElmoComponent.update")
-        self._training = True
+        if not self.is_training:
+            self.start_training()
         docs = [eg.predicted for eg in examples]
         losses.setdefault(self.name, 0.0)
         if self.cfg["frozen"]:
-            self._prefill_cache()
-            layers = self._frozen_layers(docs)
+            layers = self.cache.layers(docs)
 
             def accumulate(d_layers: List[Floats3d]) -> List[Doc]:
                 return []  # a frozen biLM takes no gradient
@@ -270,61 +332,6 @@ class ElmoComponent(TrainablePipe):
             self.listeners[-1].receive(batch_id, layers, backprop)
         return losses
 
-    def _frozen_layers(self, docs: List[Doc]) -> List[Floats3d]:
-        """Layers from the cache where possible; a stateful biLM's output depends on history, so never."""
-        if self.model.attrs["stateful"] or self.cache.max_bytes == 0:
-            return self.model.predict(docs)
-        bilm = get_bilm(self.model)
-        if self._cache_source is None or self._cache_source() is not bilm:  # e.g. after set_bilm
-            self.cache.clear()
-            self._cache_source = None if bilm is None else weakref.ref(bilm)
-        # The layers depend on the tokens and, when the doc is split per sentence, on where they start.
-        # Arrays of string hashes, not Token objects: the keys are built for every doc of every step.
-        keys = [
-            (
-                doc.to_array(ORTH).tobytes(),
-                doc.to_array(SENT_START).tobytes() if doc.has_annotation("SENT_START") else None,
-            )
-            for doc in docs
-        ]
-        layers: List[Any] = [self.cache.get(key) for key in keys]
-        missing = [i for i, value in enumerate(layers) if value is None]
-        if missing:
-            for i, value in zip(missing, self.model.predict([docs[i] for i in missing])):
-                layers[i] = value
-                self.cache.put(keys[i], value)
-        return layers
-
-    def _prefill_cache(self) -> None:
-        """Embed the training docs from `initialize` in batches of PREFILL_BATCH_DOCS, once. Early training
-        batches are small (spaCy's batch sizes start at 100 words) and the biLM runs at half its speed
-        on a few sentences (benchmarks/downstream/README.md); every training doc is embedded in the
-        first epoch anyway. Done only if all of them fit in the cache (the LRU would evict the first
-        ones before their turn) and only at the first update, so that a pipeline that is initialized
-        and then serves keeps nothing. With an augmenter the docs differ from epoch to epoch, and
-        the prefilled layers are rarely used: `cache_mb = 0` turns caching off."""
-        get_examples, self._prefill_examples = self._prefill_examples, None
-        bilm = get_bilm(self.model)
-        if get_examples is None or bilm is None or self.model.attrs["stateful"] or self.cache.max_bytes == 0:
-            return
-        bytes_per_token = 4 * bilm.n_layers * bilm.output_dim  # float32 [L+1, n, 2P] per doc
-        docs: List[Doc] = []
-        n_tokens = 0
-        for eg in get_examples():
-            docs.append(eg.predicted)
-            n_tokens += len(eg.predicted)
-            if n_tokens * bytes_per_token > self.cache.max_bytes:
-                logger.info(
-                    "%s: the training docs' layers need more than cache_mb = %d; they are computed as the batches come",
-                    self.name,
-                    self.cfg["cache_mb"],
-                )
-                return
-        started = time.perf_counter()
-        for i in range(0, len(docs), PREFILL_BATCH_DOCS):
-            self._frozen_layers(docs[i : i + PREFILL_BATCH_DOCS])
-        logger.info("%s: embedded %d training tokens in %.1f s", self.name, n_tokens, time.perf_counter() - started)
-
     def get_loss(self, examples: Iterable[Example], scores: Any) -> None:
         """The component has no loss of its own: its gradients come from the listening heads."""
 
@@ -336,15 +343,27 @@ class ElmoComponent(TrainablePipe):
         options: Optional[str] = None,
         weights: Optional[str] = None,
     ) -> None:
-        """Load the biLM: `options`/`weights` from [initialize.components.<name>] win over the model config.
-        Nothing about the biLM depends on the training data; a frozen biLM embeds the examples at the
-        first update (`_prefill_cache`)."""
+        """Load the biLM, check that every listening head finds its annotation in the training data, and
+        start over in the serving phase. A frozen biLM embeds the examples at the first update.
+
+        get_examples (Callable[[], Iterable[Example]]): the training examples.
+        nlp (Optional[Language]): the pipeline; with it, the enabled listening heads of a known kind
+            (tagger, morphologizer, parser, ner) are checked to find their annotation in the examples.
+        options (Optional[str]): an options.json; from [initialize.components.<name>], it wins over
+            the model config.
+        weights (Optional[str]): the weights file for `options`.
+        """
         if weights is not None and options is None:
             raise ElmoError(f"[initialize.components.{self.name}] gives weights {weights} without options")
+        if nlp is not None:
+            heads = {
+                name: nlp.get_pipe_meta(name).factory for name in self.listening_components if name in nlp.pipe_names
+            }
+            check_annotations(heads, get_examples(), training_corpus(nlp))
         load_source(self.model, options, weights)
         self.model.initialize()
-        self.cache.clear()
-        self._prefill_examples = get_examples
+        self.finish_training()
+        self.cache.prefill_from(lambda: (eg.predicted for eg in get_examples()))
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         """The biLM is loaded first (before `initialize` or first use it is only a recorded source), so

@@ -1,4 +1,5 @@
-"""A frozen biLM's layers for the dev set are computed once per training run, not at every evaluation."""
+"""A frozen biLM's layers for the dev set are computed once per training run, not at every evaluation;
+only while the component trains; with a progress bar when embedding takes long."""
 
 import copy
 
@@ -7,7 +8,8 @@ import torch
 from spacy.training import Example
 
 from spacy_elmo import BiLM
-from spacy_elmo.layers import get_bilm, set_bilm
+from spacy_elmo.layers import frozen_cache, get_bilm, set_bilm
+from spacy_elmo.pipeline import Phase
 
 from .pipelines import tiny_tagger_pipeline
 
@@ -100,7 +102,46 @@ def test_no_prefill_when_the_training_docs_do_not_fit_in_the_cache(monkeypatch):
     nlp, examples = pipeline(frozen=True)
     component = nlp.get_pipe("elmo")
     # Room for the longest doc's layers, not for all three.
-    component.cache.max_bytes = max(x.nbytes for x in component.model.predict([eg.predicted for eg in examples]))
+    component.cache.store.max_bytes = max(x.nbytes for x in component.model.predict([eg.predicted for eg in examples]))
     calls = count_bilm_calls(nlp, monkeypatch)
     nlp.update(examples[:1], sgd=nlp.create_optimizer())
     assert calls == [1], "only the batch's own doc is embedded"
+
+
+def test_the_phase_is_serving_until_the_first_update_and_after_finish_training(monkeypatch):
+    nlp, examples = pipeline(frozen=True)
+    component = nlp.get_pipe("elmo")
+    assert component.phase is Phase.SERVING
+    nlp.update(examples, sgd=nlp.create_optimizer())
+    assert component.phase is Phase.TRAINING and len(component.cache) == len(TEXTS)
+    component.finish_training()
+    assert component.phase is Phase.SERVING and len(component.cache) == 0
+    calls = count_bilm_calls(nlp, monkeypatch)
+    list(nlp.pipe(TEXTS))
+    assert sum(calls) == len(TEXTS) and len(component.cache) == 0, "serving again: nothing is kept"
+    nlp.update(examples, sgd=nlp.create_optimizer())
+    assert component.phase is Phase.TRAINING
+    nlp.initialize(lambda: examples)
+    assert component.phase is Phase.SERVING and len(component.cache) == 0, "initialize starts over"
+
+
+def test_long_embeddings_while_training_show_progress_and_serving_shows_none(monkeypatch, capsys):
+    monkeypatch.setattr(frozen_cache, "PROGRESS_DELAY_S", 0.0)
+    monkeypatch.setattr(frozen_cache, "PROGRESS_MIN_TOKENS", 1)
+    nlp, examples = pipeline(frozen=True)
+    list(nlp.pipe(TEXTS))
+    assert capsys.readouterr().err == "", "a serving pipeline prints nothing"
+    nlp.update(examples, sgd=nlp.create_optimizer())
+    err = capsys.readouterr().err
+    n_tokens = sum(len(eg.predicted) for eg in examples)
+    assert "elmo: embedding the training text (once)" in err and f"{n_tokens:.1f}/{n_tokens:.1f}" in err
+    nlp.evaluate([Example.from_dict(nlp.make_doc("A new dev sentence ."), {"tags": ["X"] * 5})])
+    err = capsys.readouterr().err
+    assert "elmo: embedding text not seen before" in err and "5.00 tokens" in err
+    monkeypatch.setattr(frozen_cache, "PROGRESS_DELAY_S", 3600.0)
+    nlp.evaluate([Example.from_dict(nlp.make_doc("Another dev sentence ."), {"tags": ["X"] * 4})])
+    assert capsys.readouterr().err == "", "a short embedding shows no bar"
+    monkeypatch.setattr(frozen_cache, "PROGRESS_MIN_TOKENS", n_tokens + 1)
+    again, examples = pipeline(frozen=True)
+    again.update(examples, sgd=again.create_optimizer())
+    assert capsys.readouterr().err == "", "a small training text shows no bar"

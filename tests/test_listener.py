@@ -1,5 +1,9 @@
 """ElmoListener: fed by the upstream component in training, reading the Doc at prediction; gradient
-accumulation across listeners; frozen vs fine-tuned biLM; replace_listeners; clear errors."""
+accumulation across listeners; frozen vs fine-tuned biLM; nothing of a batch held after its update;
+replace_listeners; clear errors."""
+
+import gc
+import weakref
 
 import numpy as np
 import pytest
@@ -8,7 +12,9 @@ import torch
 from spacy.training import Example
 from thinc.api import Adam
 
+from spacy_elmo import BiLM
 from spacy_elmo.layers import ElmoListener, get_bilm
+from spacy_elmo.layers.listener import find_listener_cfg, replace_listener_cfg
 
 TRAIN = [
     ("Alice went to the bank .", {"tags": ["NNP", "VBD", "TO", "DT", "NN", "."]}),
@@ -86,7 +92,7 @@ def test_frozen_training_leaves_the_bilm_alone_and_moves_each_mix(fixture_paths)
     for name in ("tagger", "tagger2"):
         (mix,) = mixes[name]
         assert not np.allclose(mix["weights"], 1 / 3) and mix["gamma"] != 1.0
-    cache = nlp.get_pipe("elmo").cache
+    cache = nlp.get_pipe("elmo").cache.store
     assert len(cache) == 2 and cache.misses == 2 and cache.hits == 6  # the biLM ran once per distinct doc
 
 
@@ -129,6 +135,44 @@ def test_fine_tuning_accumulates_gradients_from_all_listeners(fixture_paths):
     for total, a, b in zip(seen[1], first, second):
         np.testing.assert_allclose(total, a + b, rtol=1e-6, atol=1e-7)
     assert any(not torch.equal(a, b) for a, b in zip(before, _bilm_params(nlp)))
+
+
+def test_no_torch_graph_outlives_a_fine_tuning_update(fixture_paths, monkeypatch):
+    nlp = _pipeline(fixture_paths, frozen=False, heads=("tagger", "tagger2"))
+    nlp.initialize(lambda: _examples(nlp))
+    graphs = []
+    forward_sentences = BiLM.forward_sentences
+
+    def recording(self, sentences, stateful=False):
+        output = forward_sentences(self, sentences, stateful)
+        if output.layers.grad_fn is not None:
+            graphs.append(weakref.ref(output.layers))
+        return output
+
+    monkeypatch.setattr(BiLM, "forward_sentences", recording)
+    _train_step(nlp, Adam(0.01))
+    gc.collect()
+    assert graphs, "the fine-tuned biLM ran with autograd"
+    assert all(ref() is None for ref in graphs), "the batch's torch graph is still referenced after the update"
+    assert all(listener._outputs is None and listener._backprop is None for listener in nlp.get_pipe("elmo").listeners)
+
+
+def test_a_batch_is_handed_over_once_and_finish_training_forgets_it(fixture_paths):
+    nlp = _pipeline(fixture_paths)
+    nlp.initialize(lambda: _examples(nlp))
+    elmo = nlp.get_pipe("elmo")
+    docs = [eg.predicted for eg in _examples(nlp)]
+    elmo.update(_examples(nlp))
+    (listener,) = elmo.listeners
+    listener.begin_update(docs)
+    with pytest.raises(ValueError, match="asked twice"):
+        listener.begin_update(docs)
+    elmo.update(_examples(nlp))
+    elmo.finish_training()
+    assert listener._outputs is None and listener._batch_id is None
+    # Without a received batch the listener reads the docs (or runs the upstream's biLM), as at prediction.
+    (layers,), _ = listener.begin_update(docs[:1])
+    assert layers.shape[:2] == (3, len(docs[0]))
 
 
 def test_batch_mismatch_is_an_error(fixture_paths):
@@ -184,3 +228,19 @@ def test_replace_listeners_inside_the_shipped_encoder_config():
     nlp.replace_listeners("elmo", "tagger", ["model.tok2vec.embed"])
     nlp.remove_pipe("elmo")
     assert [t.tag_ for t in nlp("The bank rose .")] == before
+
+
+def test_replace_listener_cfg_finds_the_listener_where_it_is_nested():
+    listener = {"@architectures": "spacy-elmo.ElmoListener.v1", "upstream": "elmo", "width": 96, "mix": {"x": 1}}
+    tok2vec = {"@architectures": "spacy.Tok2Vec.v2", "embed": listener, "encode": {"width": 96}}
+    assert find_listener_cfg(tok2vec) is listener and find_listener_cfg({"embed": {}}) is None
+    bilm = {"@architectures": "spacy-elmo.BiLM.v2", "name": "fixture-tiny"}
+    assert replace_listener_cfg(bilm, tok2vec, frozen=False) == {
+        "@architectures": "spacy-elmo.ElmoTok2Vec.v1",
+        "bilm": bilm,
+        "frozen": False,
+        "width": 96,
+        "mix": {"x": 1},
+    }
+    with pytest.raises(ValueError, match="found no spacy-elmo.ElmoListener.v1"):
+        replace_listener_cfg(bilm, {"@architectures": "spacy.Tok2Vec.v2"}, frozen=True)

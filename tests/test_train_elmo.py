@@ -1,4 +1,4 @@
-"""End to end: `python -m spacy train` on the shipped tagger+NER config, on a tiny corpus written here."""
+"""End to end: `python -m spacy train` on the shipped configs, on a tiny corpus written here."""
 
 import subprocess
 import sys
@@ -25,28 +25,29 @@ SENTENCES = [
 ]
 
 
-def _corpus(path, copies):
+def _corpus(path, copies, entities=True):
     vocab = spacy.blank("en").vocab
     docbin = DocBin()
     for words, tags, ents in [(s.split(), t, e) for s, t, e in SENTENCES] * copies:
         doc = Doc(vocab, words=words, tags=tags)
-        doc.ents = [doc[start:end].char_span(0, len(doc[start:end].text), label=label) for start, end, label in ents]
+        if entities:
+            doc.ents = [
+                doc[start:end].char_span(0, len(doc[start:end].text), label=label) for start, end, label in ents
+            ]
         docbin.add(doc)
     docbin.to_disk(path)
     return path
 
 
-def _train(tmp_path, fixture_paths, *overrides):
+def _spacy_train(config, train, dev, out, fixture_paths, *overrides):
     options, weights = fixture_paths
-    train, dev = _corpus(tmp_path / "train.spacy", 4), _corpus(tmp_path / "dev.spacy", 1)
-    out = tmp_path / "out"
-    result = subprocess.run(
+    return subprocess.run(
         [
             sys.executable,
             "-m",
             "spacy",
             "train",
-            str(CONFIG),
+            str(config),
             "--output",
             str(out),
             "--paths.train",
@@ -65,6 +66,12 @@ def _train(tmp_path, fixture_paths, *overrides):
         text=True,
         timeout=300,
     )
+
+
+def _train(tmp_path, fixture_paths, *overrides):
+    train, dev = _corpus(tmp_path / "train.spacy", 4), _corpus(tmp_path / "dev.spacy", 1)
+    out = tmp_path / "out"
+    result = _spacy_train(CONFIG, train, dev, out, fixture_paths, *overrides)
     assert result.returncode == 0, result.stderr[-3000:] + result.stdout[-3000:]
     return out / "model-last", result.stdout
 
@@ -98,6 +105,22 @@ def test_fine_tuning_changes_the_bilm(tmp_path, fixture_paths):
     nlp = spacy.load(model_dir)
     assert _max_change(nlp, fixture_paths) > 0.0
     assert all(token.tag_ for token in nlp("Bob sat on the bank ."))
+
+
+@pytest.mark.slow
+def test_ner_on_a_corpus_without_entities_stops_before_training(tmp_path, fixture_paths):
+    train = _corpus(tmp_path / "train.spacy", 1, entities=False)
+    dev = _corpus(tmp_path / "dev.spacy", 1, entities=False)
+    out = tmp_path / "out"
+    result = _spacy_train(CONFIG.parent / "ner_elmo.cfg", train, dev, out, fixture_paths, "--training.max_steps", "2")
+    assert result.returncode != 0
+    message = " ".join(result.stderr.split())  # the traceback's last line, unwrapped
+    assert (
+        f"'ner' learns named entities (doc.ents) on the ELMo layers, but no example in the training corpus {train}"
+        in message
+    )
+    assert "python -m spacy project run <command> benchmarks/downstream" in message
+    assert not (out / "model-last").exists()
 
 
 @pytest.mark.slow

@@ -1,14 +1,17 @@
-"""ElmoListener: a head's view of the shared biLM run by an upstream `elmo` component.
+"""ElmoListener: a head's view of the shared biLM run by an upstream `elmo` component, and the config
+rewriting that `nlp.replace_listeners` uses to turn it into a standalone copy.
 
 In training the upstream component runs the biLM once per batch and hands each listener the layers and
-a callback for their gradient (`receive`); the listener checks the batch is the one it is asked about.
-At prediction, components may batch differently, so the listener reads `doc._.elmo["layers"]`; docs
-without them (e.g. the sample docs a head is initialized on) are run through the upstream's model.
+a callback for their gradient (`receive`); the listener checks the batch is the one it is asked about
+and passes both on to its head's forward, keeping no reference: the layers (and, with a fine-tuned
+biLM, the torch graph behind them) live only as long as the head's own backprop. At prediction,
+components may batch differently, so the listener reads `doc._.elmo["layers"]`; docs without them
+(e.g. the sample docs a head is initialized on) are run through the upstream's model.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Tuple, cast
+from typing import Any, Callable, Dict, List, Optional, Tuple, cast
 
 import numpy as np
 from spacy.attrs import ORTH
@@ -19,6 +22,10 @@ from thinc.types import Floats2d, Floats3d
 from ..doc_data import get_layers
 from ..errors import ElmoError
 from .projection import projection
+
+LISTENER_ARCHITECTURE = "spacy-elmo.ElmoListener.v1"
+# What `replace_listeners` puts in the listener's place (registered in architectures.py).
+STANDALONE_ARCHITECTURE = "spacy-elmo.ElmoTok2Vec.v1"
 
 
 class ElmoListener(Model):
@@ -48,7 +55,7 @@ class ElmoListener(Model):
     @classmethod
     def get_batch_id(cls, docs: List[Doc]) -> int:
         """The sum of the batch's token hashes (spaCy's Tok2VecListener uses the same), modulo 2**64: from
-        each doc's array of hashes, not its Token objects, which cost about 1 ms per 300-word step."""
+        each doc's array of hashes, not its Token objects (built for every doc of every step)."""
         return sum(int(doc.to_array(ORTH).sum(dtype=np.uint64)) for doc in docs)
 
     def bind(self, upstream: Any) -> None:
@@ -58,9 +65,43 @@ class ElmoListener(Model):
             self.set_dim("nO", upstream.model.get_dim("nO"), force=True)
 
     def receive(self, batch_id: int, outputs: List[Floats3d], backprop: Callable) -> None:
+        """Hold the upstream's layers of a training batch until the head's forward takes them.
+
+        batch_id (int): `get_batch_id` of the batch's docs.
+        outputs (List[Floats3d]): the batch's layers, `[L+1, n, 2P]` per doc.
+        backprop (Callable): takes the head's gradient for `outputs`.
+        """
         self._batch_id = batch_id
         self._outputs = outputs
         self._backprop = backprop
+
+    def hand_over(self, docs: List[Doc]) -> Tuple[List[Floats3d], Callable]:
+        """The received layers and callback for `docs`, given once: the listener forgets them, so that
+        nothing of the batch outlives the head's update."""
+        if self.get_batch_id(docs) != self._batch_id:
+            raise ElmoError(
+                "ElmoListener got a batch that differs from the one its upstream 'elmo' component last "
+                "processed: run the upstream component's update on the same examples first (it must come "
+                "before this component in the pipeline and not be frozen in [training])"
+            )
+        if self._outputs is None or self._backprop is None:
+            raise ElmoError(
+                "ElmoListener was asked twice for the layers of one training batch: its upstream 'elmo' "
+                "component hands them over once per update; run the upstream's update before each of the head's"
+            )
+        outputs, backprop = self._outputs, self._backprop
+        self.drop_batch()
+        return outputs, backprop
+
+    def drop_batch(self) -> None:
+        """Forget the received layers and callback (the batch id stays, to check the next batch)."""
+        self._outputs = None
+        self._backprop = None
+
+    def reset(self) -> None:
+        """Back to the state of a new listener: no batch received."""
+        self.drop_batch()
+        self._batch_id = None
 
     def check_upstream(self) -> Any:
         if self._upstream is None:
@@ -95,13 +136,7 @@ def _listener_init(model: ElmoListener, X: Optional[List[Doc]] = None, Y: Any = 
 
 def _listener_forward(model: ElmoListener, docs: List[Doc], is_train: bool) -> Tuple[List[Floats3d], Callable]:
     if is_train and model._batch_id is not None:
-        if model.get_batch_id(docs) != model._batch_id:
-            raise ElmoError(
-                "ElmoListener got a batch that differs from the one its upstream 'elmo' component last "
-                "processed: run the upstream component's update on the same examples first (it must come "
-                "before this component in the pipeline and not be frozen in [training])"
-            )
-        return model._outputs, model._backprop  # type: ignore[return-value]
+        return model.hand_over(docs)
     return model.from_docs(docs), lambda d_layers: []
 
 
@@ -120,3 +155,36 @@ def build_elmo_tok2vec(
         model = chain(model, with_array(projection(width)))
         model.set_dim("nO", width)
     return model
+
+
+def find_listener_cfg(cfg: Any) -> Optional[Dict[str, Any]]:
+    """The ElmoListener section in a head's `tok2vec` config: itself, or nested (a Tok2Vec's `embed`)."""
+    if not isinstance(cfg, dict):
+        return None
+    if cfg.get("@architectures") == LISTENER_ARCHITECTURE:
+        return cfg
+    for value in cfg.values():
+        found = find_listener_cfg(value)
+        if found is not None:
+            return found
+    return None
+
+
+def replace_listener_cfg(
+    tok2vec_model_cfg: Dict[str, Any], listener_cfg: Dict[str, Any], frozen: bool
+) -> Dict[str, Any]:
+    """The config of the listener's standalone twin, for `nlp.replace_listeners` (the upstream's model
+    attr `replace_listener_cfg`, with `frozen` bound by the upstream component).
+
+    tok2vec_model_cfg (Dict[str, Any]): the upstream component's `model` config (the biLM layer).
+    listener_cfg (Dict[str, Any]): the section spaCy replaces: the head's whole `model.tok2vec`; the
+        listener may sit inside it (the shipped configs: `model.tok2vec.embed`).
+    frozen (bool): whether the copied biLM stays frozen, as in the upstream component.
+    RETURNS (Dict[str, Any]): a `spacy-elmo.ElmoTok2Vec.v1` section with the listener's mix, features
+        and width, and a copy of the biLM layer.
+    """
+    found = find_listener_cfg(listener_cfg)
+    if found is None:
+        raise ElmoError(f"replace_listeners found no {LISTENER_ARCHITECTURE} in {listener_cfg!r}")
+    kept = {k: v for k, v in found.items() if k not in ("@architectures", "upstream")}
+    return {"@architectures": STANDALONE_ARCHITECTURE, "bilm": tok2vec_model_cfg, "frozen": frozen, **kept}
