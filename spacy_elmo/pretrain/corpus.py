@@ -64,6 +64,17 @@ def corpus_stats(paths: Sequence[Path]) -> CorpusStats:
     return CorpusStats(n_sentences, n_tokens)
 
 
+def check_dev_file(path: Path) -> None:
+    """The held-out file exists and has a token: checked before training, not at the first evaluation."""
+    if not path.is_file():
+        raise CorpusError(f"[paths] dev: {path} does not exist; give a held-out text file, or null for none")
+    if not any(line.split() for line in text_lines(path, "held-out text", CorpusError)):
+        raise CorpusError(
+            f"[paths] dev: {path} has no tokens; it needs one whitespace-tokenized sentence per line "
+            "(or set it to null for no held-out evaluation)"
+        )
+
+
 def read_sentences(path: Union[str, Path]) -> Iterator[List[str]]:
     """The file's non-empty lines in order, split on whitespace."""
     for line in text_lines(path, "text", CorpusError):
