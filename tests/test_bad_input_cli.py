@@ -43,6 +43,8 @@ def run_dir(tmp_path_factory):
         BILM_TF_TRAIN / "data.txt",
         "--paths.vocab",
         BILM_TF_TRAIN / "vocab.txt",
+        "--paths.dev",
+        "null",
         "--training.max_steps",
         "3",
         "--logging.plot",

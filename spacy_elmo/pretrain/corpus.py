@@ -37,6 +37,8 @@ def expand_paths(patterns: Sequence[Union[str, Path]]) -> List[Path]:
             matches = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
         else:
             matches = sorted(Path(p) for p in glob.glob(str(pattern), recursive=True) if Path(p).is_file())
+        if not matches and path.is_dir():
+            raise CorpusError(f"directory {path} holds no text files; give the directory of the text or a glob")
         if not matches:
             raise CorpusError(f"no file matches {str(pattern)!r}; check the path or the glob pattern")
         found.extend(matches)
