@@ -1,5 +1,6 @@
 import subprocess
 import sys
+from pathlib import Path
 
 import h5py
 import numpy as np
@@ -63,3 +64,29 @@ def test_dump_bad_weights_is_a_clear_error_and_writes_nothing(fixture_paths, tmp
     assert "not a readable HDF5" in result.stderr
     assert "Traceback" not in result.stderr
     assert not target.exists()
+
+
+def test_dump_takes_a_bundled_models_name_or_a_model_directory(tmp_path):
+    from typer.testing import CliRunner
+
+    from spacy_elmo import load_bilm
+    from spacy_elmo.cli import app
+    from spacy_elmo.models import bundled_model_paths
+
+    source = tmp_path / "in.txt"
+    source.write_text("The bank .\nA river bank .\n", encoding="utf8")
+    options, weights = bundled_model_paths("fixture-tiny")
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "options.json").write_bytes(options.read_bytes())
+    (folder / "weights.hdf5").write_bytes(weights.read_bytes())
+    expected = load_bilm(options, weights).embed([["The", "bank", "."], ["A", "river", "bank", "."]])
+    for model in ("fixture-tiny", str(folder)):
+        target = tmp_path / f"{Path(model).name}.hdf5"
+        result = CliRunner().invoke(app, ["dump", str(source), str(target), "--model", model, "--no-progress"])
+        assert result.exit_code == 0, result.output
+        with h5py.File(target, "r") as f:
+            for i, layers in enumerate(expected):
+                np.testing.assert_allclose(f[str(i)][()], layers, atol=1e-6, rtol=0)
+    result = CliRunner().invoke(app, ["dump", str(source), str(tmp_path / "x.hdf5"), "--model", "no-such-model"])
+    assert "no-such-model" in str(result.exception) and not (tmp_path / "x.hdf5").exists()

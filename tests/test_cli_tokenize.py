@@ -76,3 +76,27 @@ def test_replaces_no_file_without_overwrite(raw, tmp_path):
     assert not (corpus / "train").exists()
     result = tokenize(raw / "a.txt", "-o", corpus, "--holdout-every", "2", "--overwrite")
     assert result.exit_code == 0 and (corpus / "dev.txt").read_text().startswith("Line 1 ")
+
+
+@pytest.mark.slow
+def test_the_recipe_connects_with_the_shipped_defaults(raw, tmp_path, monkeypatch):
+    """tokenize -> vocab -> pretrain -> evaluate -> dump, each reading what the one before wrote, with no
+    path given to pretrain (docs/pretraining.md, "The recipe")."""
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+
+    def run(*args):
+        result = runner.invoke(app, [str(a) for a in args])
+        assert result.exit_code == 0, (args, result.output, result.exception)
+        return result
+
+    run("tokenize", "raw/*.txt", "--output-dir", "corpus", "--holdout-every", "3")
+    run("vocab", "corpus/train/*.txt", "--output", "corpus/vocab.txt")
+    config = ROOT / "configs" / "pretrain_tiny.cfg"
+    run(
+        "pretrain", config, "--output", "model", "--training.max_steps", "3", "--no-progress", "--logging.plot", "false"
+    )
+    for heldout in ("corpus/test.txt", "corpus/train", "corpus/*.txt"):
+        assert '"average"' in run("evaluate", "model", heldout, "--json", "--no-progress").output
+    run("dump", "corpus/test.txt", "layers.hdf5", "--model", "model", "--no-progress")
+    assert Path("layers.hdf5").is_file()
