@@ -31,7 +31,7 @@ def evaluate_command(
     batch_size: int = typer.Option(64, "--batch-size", min=1, help="Rows of text read in parallel."),
     unroll_steps: int = typer.Option(20, "--unroll-steps", min=1, help="Tokens per window (states carried)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar (not with --json)."),
     device: str = typer.Option(
         "auto", "--device", help="torch device, e.g. cpu or cuda:0; auto: a GPU if there is one."
     ),
@@ -42,7 +42,9 @@ def evaluate_command(
     paths = expand_paths(heldout)
     model, vocab = load_language_model(model_dir)
     model.to(torch.device("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device)
-    result = perplexity(model, vocab, paths, batch_size=batch_size, unroll_steps=unroll_steps, show_progress=progress)
+    result = perplexity(
+        model, vocab, paths, batch_size=batch_size, unroll_steps=unroll_steps, show_progress=progress and not as_json
+    )
     if as_json:
         typer.echo(json.dumps(result.to_dict()))
         return
