@@ -26,7 +26,15 @@ class OutputFileError(ElmoError):
 
 
 def _read_umask() -> int:
-    """The process's umask, read once at import (os.umask can only be read by setting it)."""
+    """The process's umask, read once at import: from /proc where there is one, else by setting it
+    and back (os.umask can only be read that way)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
@@ -83,9 +91,9 @@ def atomic_output(path: Union[str, Path]) -> Iterator[Path]:
     `path`; the previous `path` is kept.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_temps(path.parent, glob.escape(path.name))
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temps(path.parent, glob.escape(path.name))
         # ".NAME.PID.RANDOM.tmp": O_EXCL, so never a file or link that is already there.
         fd, name = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
     except OSError as err:
