@@ -101,6 +101,7 @@ def pretraining_speed(data: Path) -> List[Result]:
             overrides = {
                 "paths.train": [str(f) for f in files],
                 "paths.vocab": str(vocab_path),
+                "paths.dev": None,
                 "training.max_steps": 60,
                 "logging.log_every": 10,
                 "logging.checkpoint_every": 1000,

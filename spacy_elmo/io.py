@@ -4,32 +4,177 @@ and cheap file statistics."""
 from __future__ import annotations
 
 import contextlib
+import errno
+import glob
 import os
+import shutil
+import tempfile
 from pathlib import Path
-from typing import Iterator, Type, Union
+from typing import Any, BinaryIO, Iterator, Optional, Type, Union
 
 import h5py
 
-from .errors import InputFileError
+from .errors import ElmoError, InputFileError
+
+# A write that failed with less free space than this left on the device is reported as a full disk:
+# torch and h5py do not always pass the ENOSPC of the failed write on (torch says "unexpected pos").
+_NEARLY_FULL = 1 << 20
+
+
+class OutputFileError(ElmoError):
+    """A file the package writes cannot be written (a full disk, no permission); the message names it."""
+
+
+def _read_umask() -> int:
+    """The process's umask, read once at import: from /proc where there is one, else by setting it
+    and back (os.umask can only be read that way)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_FILE_MODE = 0o666 & ~_read_umask()
+
+
+def remove_stale_temps(folder: Union[str, Path], name: str = "*") -> None:
+    """Delete the temporary files of `atomic_output` in `folder` (of the output `name`, or all) that
+    writers which were killed left behind: their process is gone. A live writer's temporary file
+    (another process writing the same output) is left alone."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return
+    for stray in folder.glob(f".{name}.*.tmp"):
+        pid = stray.name[:-4].rsplit(".", 2)[-2]
+        if not pid.isdigit() or _process_alive(int(pid)):
+            continue
+        with contextlib.suppress(OSError):
+            stray.unlink()
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _is_disk_full(err: BaseException, folder: Path) -> bool:
+    if isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    if "No space left on device" in str(err) or "errno = 28" in str(err):
+        return True
+    try:
+        return shutil.disk_usage(folder).free < _NEARLY_FULL
+    except OSError:
+        return False
 
 
 @contextlib.contextmanager
 def atomic_output(path: Union[str, Path]) -> Iterator[Path]:
-    """Yield a temporary path beside `path`; it replaces `path` only if the block finishes.
+    """Yield a new, empty temporary file beside `path`; it replaces `path` only if the block finishes.
 
-    A crash or kill mid-write leaves at most a stray `.tmp` file, never a corrupt `path`.
+    Every file the package writes goes through here, so a crash or kill mid-write never leaves a
+    corrupt or half-written `path`. The temporary name is unpredictable and created exclusively
+    (never through a link planted at that name), the data is flushed to the disk before the rename,
+    the temporary file is removed on any error, and temporary files of `path` that a killed writer
+    left behind are removed by the next write of `path`. A full disk is an OutputFileError naming
+    `path`; the previous `path` is kept.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temps(path.parent, glob.escape(path.name))
+        # ".NAME.PID.RANDOM.tmp": O_EXCL, so never a file or link that is already there.
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+    except OSError as err:
+        raise _write_error(path, err) from None
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        os.chmod(tmp, _FILE_MODE)
         yield tmp
+    except BaseException as err:
+        disk_full = isinstance(err, Exception) and not isinstance(err, ElmoError) and _is_disk_full(err, path.parent)
+        tmp.unlink(missing_ok=True)
+        if disk_full:
+            raise _write_error(path, err, True) from None
+        raise
+    try:
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
         os.replace(tmp, path)
+    except OSError as err:
+        disk_full = _is_disk_full(err, path.parent)
+        tmp.unlink(missing_ok=True)
+        raise _write_error(path, err, disk_full) from None
+    _sync_folder(path.parent)
+
+
+class _ErrorKeepingFile:
+    """A binary file whose write errors are kept: torch.save turns a failed write (ENOSPC) into its own
+    "unexpected pos" error, losing why it failed."""
+
+    def __init__(self, file: BinaryIO) -> None:
+        self.file = file
+        self.error: Optional[OSError] = None
+
+    def write(self, data: bytes) -> int:
+        try:
+            return self.file.write(data)
+        except OSError as err:
+            self.error = err
+            raise
+
+    def flush(self) -> None:
+        self.file.flush()
+
+
+@contextlib.contextmanager
+def atomic_stream(path: Union[str, Path]) -> Iterator[Any]:
+    """`atomic_output` opened as a binary file (write and flush), for writers that take a file
+    object; a write error such as a full disk is reported as such whatever the writer made of it."""
+    with atomic_output(path) as tmp, open(tmp, "wb") as f:
+        sink = _ErrorKeepingFile(f)
+        try:
+            yield sink
+        except Exception:
+            if sink.error is not None:
+                raise sink.error from None
+            raise
+
+
+def _write_error(path: Path, err: BaseException, disk_full: bool = False) -> OutputFileError:
+    if disk_full:
+        return OutputFileError(
+            f"cannot write {path}: no space left on the device; free some space (the previous "
+            f"{path.name}, if any, is unchanged) and run the command again"
+        )
+    reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+    return OutputFileError(f"cannot write {path}: {reason}")
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make the rename itself durable (a no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
     finally:
-        if tmp.exists():
-            tmp.unlink()
+        os.close(fd)
 
 
 def count_lines(path: Union[str, Path]) -> int:
@@ -61,10 +206,10 @@ def _not_utf8(
 
 
 def read_text(path: Union[str, Path], what: str, error: Type[InputFileError] = InputFileError) -> str:
-    """The whole file as UTF-8 text."""
+    """The whole file as UTF-8 text, without the byte-order mark some editors put first."""
     path = check_input_file(path, what, error)
     try:
-        return path.read_text(encoding="utf8")
+        return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as err:
         raise _not_utf8(path, what, err, error) from None
     except OSError as err:
@@ -72,11 +217,12 @@ def read_text(path: Union[str, Path], what: str, error: Type[InputFileError] = I
 
 
 def text_lines(path: Union[str, Path], what: str, error: Type[InputFileError] = InputFileError) -> Iterator[str]:
-    """The file's lines as UTF-8 text, streamed; a bad byte is an InputFileError naming the line."""
+    """The file's lines as UTF-8 text, streamed, without a leading byte-order mark; a bad byte is an
+    InputFileError naming the line."""
     path = check_input_file(path, what, error)
     lines_read = 0
     try:
-        with open(path, encoding="utf8") as f:
+        with open(path, encoding="utf-8-sig") as f:
             for line in f:
                 yield line
                 lines_read += 1

@@ -43,6 +43,8 @@ def run_dir(tmp_path_factory):
         BILM_TF_TRAIN / "data.txt",
         "--paths.vocab",
         BILM_TF_TRAIN / "vocab.txt",
+        "--paths.dev",
+        "null",
         "--training.max_steps",
         "3",
         "--logging.plot",
@@ -129,7 +131,7 @@ def test_dump_with_an_empty_or_directory_options_path(sentences, tmp_path, optio
     assert "options" in result.stderr.lower()
 
 
-def test_evaluate_with_a_directory_as_heldout_file(run_dir, tmp_path):
-    result = cli("evaluate", run_dir, tmp_path)
-    assert result.returncode != 0 and "Traceback" not in result.stderr
-    assert "directory" in result.stderr.lower()
+def test_evaluate_with_an_empty_directory_as_heldout_text(run_dir, tmp_path):
+    empty = tmp_path / "heldout"
+    empty.mkdir()
+    assert_clear_error(cli("evaluate", run_dir, empty), str(empty), "holds no text files")

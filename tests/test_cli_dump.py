@@ -1,8 +1,12 @@
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import h5py
 import numpy as np
+import pytest
 
 
 def test_dump_writes_one_dataset_per_line(fixture_bilm, fixture_paths, tmp_path):
@@ -63,3 +67,52 @@ def test_dump_bad_weights_is_a_clear_error_and_writes_nothing(fixture_paths, tmp
     assert "not a readable HDF5" in result.stderr
     assert "Traceback" not in result.stderr
     assert not target.exists()
+
+
+def test_dump_takes_a_bundled_models_name_or_a_model_directory(tmp_path):
+    from typer.testing import CliRunner
+
+    from spacy_elmo import load_bilm
+    from spacy_elmo.cli import app
+    from spacy_elmo.models import bundled_model_paths
+
+    source = tmp_path / "in.txt"
+    source.write_text("The bank .\nA river bank .\n", encoding="utf8")
+    options, weights = bundled_model_paths("fixture-tiny")
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "options.json").write_bytes(options.read_bytes())
+    (folder / "weights.hdf5").write_bytes(weights.read_bytes())
+    expected = load_bilm(options, weights).embed([["The", "bank", "."], ["A", "river", "bank", "."]])
+    for model in ("fixture-tiny", str(folder)):
+        target = tmp_path / f"{Path(model).name}.hdf5"
+        result = CliRunner().invoke(app, ["dump", str(source), str(target), "--model", model, "--no-progress"])
+        assert result.exit_code == 0, result.output
+        with h5py.File(target, "r") as f:
+            for i, layers in enumerate(expected):
+                np.testing.assert_allclose(f[str(i)][()], layers, atol=1e-6, rtol=0)
+    result = CliRunner().invoke(app, ["dump", str(source), str(tmp_path / "x.hdf5"), "--model", "no-such-model"])
+    assert "no-such-model" in str(result.exception) and not (tmp_path / "x.hdf5").exists()
+
+
+@pytest.mark.slow
+def test_a_killed_dump_leaves_no_temporary_file_after_the_next_run(fixture_paths, tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("the river bank is muddy .\n" * 20_000, encoding="utf8")
+    target = tmp_path / "layers.hdf5"
+    command = [sys.executable, "-m", "spacy_elmo", "dump", str(source), str(target), "--no-progress"]
+    command += ["--options", str(fixture_paths[0]), "--weights", str(fixture_paths[1]), "--batch-size", "4"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not list(tmp_path.glob(".layers.hdf5.*")):
+            assert process.poll() is None and time.monotonic() < deadline, "dump ended before it was killed"
+            time.sleep(0.05)
+        time.sleep(0.5)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    assert list(tmp_path.glob(".layers.hdf5.*")) and not target.exists()
+    source.write_text("a short file .\n", encoding="utf8")
+    assert subprocess.run(command, capture_output=True, timeout=300).returncode == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "layers.hdf5"]

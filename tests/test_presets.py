@@ -30,3 +30,17 @@ def test_init_config_writes_a_usable_config_and_refuses_to_overwrite(tmp_path):
     assert load_config(out, {"paths.train": "x"}).options.lstm.dim == 1024
     again = subprocess.run(run, capture_output=True, text=True, timeout=120)
     assert again.returncode != 0 and "--overwrite" in again.stderr and "Traceback" not in again.stderr
+
+
+@pytest.mark.parametrize("name", ["tiny", "small"])
+def test_every_setting_is_in_the_generated_config_with_the_declared_default(name):
+    from spacy_elmo.pretrain.config import LoggingSettings, TrainingSettings
+    from spacy_elmo.pretrain.presets import LOGGING, TRAINING
+
+    config = load_config(preset_config(name), from_string=True)
+    for settings, declared, own in (
+        (config.training, TrainingSettings, TRAINING),
+        (config.logging, LoggingSettings, LOGGING),
+    ):
+        for key, field in declared.model_fields.items():
+            assert getattr(settings, key) == own.get(name, {}).get(key, field.default), key

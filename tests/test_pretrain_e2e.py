@@ -121,6 +121,9 @@ def test_torchrun_two_cpu_processes_keep_identical_replicas(tmp_path, softmax):
     assert result.returncode == 0, result.stderr[-3000:]
     end = [r for r in MetricsLog(out / "log.jsonl").records() if r["event"] == "end"][-1]
     assert end["step"] == 12 and len(end["digests"]) == 2 and len(set(end["digests"])) == 1
+    # The run's tokens are both processes' together: one process's 12 steps of 2 x 10 positions hold
+    # at most 240 targets.
+    assert end["tokens"] > 12 * 2 * 10
     checkpoint = load_checkpoint(out / CHECKPOINT_FILE)
     assert checkpoint["world_size"] == 2 and len(checkpoint["ranks"]) == 2
     assert json.loads((out / "options.json").read_text())["lstm"]["dim"] == 32

@@ -61,3 +61,13 @@ def test_cli_empty_corpus_fails_and_writes_nothing(tmp_path):
     assert result.exit_code != 0
     assert isinstance(result.exception, VocabError) and "empty" in str(result.exception)
     assert not out.exists()
+
+
+def test_a_byte_order_mark_is_no_part_of_a_word(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\ufeffhello world\nhello\n", encoding="utf8")
+    vocab = build_vocabulary(count_tokens([corpus]))
+    assert vocab.words[3:] == ["hello", "world"]
+    saved = tmp_path / "vocab.txt"
+    saved.write_text("\ufeff" + "".join(f"{w}\n" for w in vocab.words), encoding="utf8")  # as an editor saves it
+    assert Vocabulary.from_file(saved).words == vocab.words

@@ -2,12 +2,14 @@
 
 import json
 from pathlib import Path
+from typing import List
 
 import torch
 import typer
 from wasabi import msg
 
 from ..models import bundled_models
+from ..pretrain.corpus import expand_paths
 from ..pretrain.export import load_language_model
 from ..pretrain.perplexity import perplexity
 from . import app
@@ -21,10 +23,15 @@ def evaluate_command(
         help="Output directory of `pretrain`, or the name of a bundled model that ships its softmax "
         "(gutenberg-web-2x512).",
     ),
-    heldout: Path = typer.Argument(..., dir_okay=False, help="One whitespace-tokenized sentence per line."),
+    heldout: List[str] = typer.Argument(
+        ...,
+        help="Held-out text, one whitespace-tokenized sentence per line: files, directories or glob "
+        "patterns (e.g. corpus/test.txt as `tokenize --holdout-every` writes it).",
+    ),
     batch_size: int = typer.Option(64, "--batch-size", min=1, help="Rows of text read in parallel."),
     unroll_steps: int = typer.Option(20, "--unroll-steps", min=1, help="Tokens per window (states carried)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar (not with --json)."),
     device: str = typer.Option(
         "auto", "--device", help="torch device, e.g. cpu or cuda:0; auto: a GPU if there is one."
     ),
@@ -32,9 +39,12 @@ def evaluate_command(
     """Forward, backward and average perplexity (full softmax, states carried, as the original reports)."""
     if not model_dir.exists():
         model_dir = bundled_models().get(str(model_dir), model_dir)
+    paths = expand_paths(heldout)
     model, vocab = load_language_model(model_dir)
     model.to(torch.device("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device)
-    result = perplexity(model, vocab, heldout, batch_size=batch_size, unroll_steps=unroll_steps)
+    result = perplexity(
+        model, vocab, paths, batch_size=batch_size, unroll_steps=unroll_steps, show_progress=progress and not as_json
+    )
     if as_json:
         typer.echo(json.dumps(result.to_dict()))
         return

@@ -6,6 +6,7 @@ import typer
 from wasabi import msg
 
 from ..errors import ElmoError
+from ..io import atomic_output
 from ..pretrain.presets import preset_config, preset_names
 from . import app
 
@@ -21,5 +22,6 @@ def init_config_command(
         raise ElmoError(f"unknown preset {preset!r}; choose one of {', '.join(preset_names())}")
     if output.exists() and not overwrite:
         raise ElmoError(f"{output} exists; pass --overwrite to replace it")
-    output.write_text(preset_config(preset), encoding="utf8")
+    with atomic_output(output) as tmp:
+        tmp.write_text(preset_config(preset), encoding="utf8")
     msg.good(f"wrote {output}")

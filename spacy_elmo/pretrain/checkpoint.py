@@ -8,17 +8,20 @@ carried LSTM states and random generator states. A directory holding another run
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Union
 
 import torch
 from confection import Config
+from filelock import FileLock, Timeout
 
 from ..errors import ElmoError
-from ..io import atomic_output
+from ..io import atomic_output, atomic_stream, remove_stale_temps
 from .config import RESUMABLE_CHANGES, config_differences
 
+LOCK_FILE = ".lock"
 CONFIG_FILE = "config.cfg"
 CHECKPOINT_FILE = "checkpoint.pt"
 LOG_FILE = "log.jsonl"
@@ -33,7 +36,7 @@ def check_run_dir(output_dir: Union[str, Path], config: Config, resume: bool) ->
     output_dir = Path(output_dir)
     if output_dir.exists() and not output_dir.is_dir():
         raise RunDirError(f"output {output_dir} is a file; give a directory")
-    entries = [p.name for p in output_dir.iterdir()] if output_dir.is_dir() else []
+    entries = [p.name for p in output_dir.iterdir() if p.name != LOCK_FILE] if output_dir.is_dir() else []
     config_path = output_dir / CONFIG_FILE
     if entries and not resume:
         raise RunDirError(
@@ -57,19 +60,48 @@ def check_run_dir(output_dir: Union[str, Path], config: Config, resume: bool) ->
             )
 
 
+@contextlib.contextmanager
+def run_lock(output_dir: Union[str, Path], enabled: bool = True) -> Iterator[None]:
+    """Hold the run directory for this process (rank 0: the one that writes) while the block runs: a
+    second run in the same directory at the same time would take the first's files from under it. The
+    lock goes with the process, so a killed run leaves nothing to clean up."""
+    if not enabled:
+        yield
+        return
+    output_dir = Path(output_dir)
+    created = not output_dir.exists()
+    output_dir.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(output_dir / LOCK_FILE)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise RunDirError(
+            f"another pretraining run is using {output_dir} right now; wait for it to end (or stop it) "
+            "before resuming, or choose another --output"
+        ) from None
+    try:
+        yield
+    except BaseException:
+        if created and [p.name for p in output_dir.iterdir()] == [LOCK_FILE]:
+            # Bad input found after the lock was taken: leave no trace of the run, as before it.
+            (output_dir / LOCK_FILE).unlink()
+            output_dir.rmdir()
+        raise
+    finally:
+        lock.release()
+
+
 def write_config(output_dir: Union[str, Path], config: Config) -> None:
     """Record the run's config, and sweep away the temporary files of writes a kill interrupted."""
     output_dir = Path(output_dir)
-    if output_dir.is_dir():
-        for stray in output_dir.glob(".*.tmp"):
-            stray.unlink(missing_ok=True)
+    remove_stale_temps(output_dir)
     with atomic_output(output_dir / CONFIG_FILE) as tmp:
         config.to_disk(tmp)
 
 
 def save_checkpoint(path: Union[str, Path], payload: Dict[str, Any]) -> None:
-    with atomic_output(path) as tmp:
-        torch.save(payload, tmp)
+    with atomic_stream(path) as f:
+        torch.save(payload, f)
 
 
 def load_checkpoint(path: Union[str, Path]) -> Optional[Dict[str, Any]]:

@@ -8,11 +8,12 @@ that cannot work together fail with the key's name, not after an hour of trainin
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Literal, Optional, Sequence, Type, TypeVar, Union
 
 from confection import Config, ConfigValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ElmoError
 from ..options import ElmoOptions, OptionsError
@@ -22,43 +23,56 @@ class ConfigError(ElmoError):
     """A pretraining config that cannot be used; the message names the section and key."""
 
 
-@dataclass
-class TrainingSettings:
-    seed: int = 0
-    n_epochs: int = 10
-    max_steps: Optional[int] = None
-    batch_size: int = 128
-    unroll_steps: int = 20
-    dropout: float = 0.1
-    softmax: str = "sampled"
-    n_negative_samples: int = 8192
-    optimizer: str = "adagrad"
-    learning_rate: float = 0.2
-    initial_accumulator: float = 1.0
-    clip_norm: float = 10.0
-    shuffle_buffer: int = 100_000
-    # GPU speed options, off by default (docs/pretraining.md): TF32 matrix products, bf16 autocast, and
-    # the number of steps whose inputs a background thread builds ahead (0: none).
-    # Sampled softmax with Adagrad or SGD: update only the softmax rows of the step's targets and
-    # negatives, as the original (a dense [V, P] gradient per step is 1.6 GB at the original vocabulary).
-    sparse_softmax: bool = False
-    tf32: bool = False
-    bf16: bool = False
-    prefetch: int = 0
+# Each setting is declared once, with its type, default, limits and meaning: the checks, the error
+# messages and the generated configs (presets.py) all come from these declarations. Strict: a value is
+# never coerced (no "64" for 64, no true for 1); numbers must be finite.
+_SETTINGS = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, validate_default=True)
 
 
-@dataclass
-class LoggingSettings:
-    log_every: int = 50
-    eval_every: int = 1000
-    eval_max_tokens: int = 50_000
-    eval_batch_size: int = 64
-    checkpoint_every: int = 500
-    plot: bool = True
+class TrainingSettings(BaseModel):
+    model_config = _SETTINGS
+
+    seed: int = Field(0, ge=0)
+    n_epochs: int = Field(10, ge=1)
+    max_steps: Optional[int] = Field(None, ge=1, description="Stop earlier than n_epochs (null: never).")
+    batch_size: int = Field(
+        128, ge=1, description="Rows per process; the original used 128 per GPU (docs/pretraining.md)."
+    )
+    unroll_steps: int = Field(20, ge=1)
+    dropout: float = Field(0.1, ge=0, lt=1)
+    softmax: Literal["sampled", "full"] = Field(
+        "sampled",
+        description='"sampled" (log-uniform negatives over the frequency-sorted vocabulary) or "full".',
+    )
+    n_negative_samples: int = Field(8192, ge=1)
+    sparse_softmax: bool = Field(
+        False,
+        description="Sampled softmax: update only the rows of each step's targets and negatives "
+        "(Adagrad or SGD), as the original.",
+    )
+    optimizer: Literal["adagrad", "adam", "sgd"] = Field(
+        "adagrad", description='"adagrad" (the original\'s), "adam" or "sgd".'
+    )
+    learning_rate: float = Field(0.2, gt=0, le=100)
+    initial_accumulator: float = Field(1.0, gt=0, le=1e6)
+    clip_norm: float = Field(10.0, gt=0, le=1e6, description="Global gradient-norm clipping.")
+    shuffle_buffer: int = Field(100_000, ge=1, description="Sentences shuffled together in memory.")
+    tf32: bool = Field(False, description="TF32 matrix products on a GPU (docs/gpu.md).")
+    bf16: bool = Field(False, description="bf16 autocast on a GPU (docs/gpu.md).")
+    prefetch: int = Field(0, ge=0, le=64, description="Steps whose inputs a background thread builds ahead.")
 
 
-SOFTMAX_KINDS = ("sampled", "full")
-OPTIMIZERS = ("adagrad", "adam", "sgd")
+class LoggingSettings(BaseModel):
+    model_config = _SETTINGS
+
+    log_every: int = Field(50, ge=1, description="Steps between log records.")
+    eval_every: int = Field(2000, ge=1, description="Steps between held-out evaluations (when [paths] dev is set).")
+    eval_max_tokens: int = Field(100_000, ge=1, description="Held-out tokens per evaluation during training.")
+    eval_batch_size: int = Field(64, ge=1)
+    checkpoint_every: int = Field(1250, ge=1, description="Steps between checkpoints (and model exports).")
+    plot: bool = Field(True, description="Draw perplexity.png (needs matplotlib).")
+
+
 SPARSE_OPTIMIZERS = ("adagrad", "sgd")
 # Keys a resumed run may change: they do not alter what has been computed so far (the stream of epoch e
 # does not depend on the number of epochs).
@@ -69,7 +83,7 @@ RESUMABLE_CHANGES = {
     "training.tf32",
     "training.bf16",
     "training.prefetch",
-} | {f"logging.{f.name}" for f in fields(LoggingSettings)}
+} | {f"logging.{name}" for name in LoggingSettings.model_fields}
 
 
 @dataclass
@@ -84,57 +98,22 @@ class PretrainConfig:
     config: Config
 
 
-_POSITIVE_INTS = {
-    "n_epochs",
-    "batch_size",
-    "unroll_steps",
-    "n_negative_samples",
-    "shuffle_buffer",
-    "log_every",
-    "eval_every",
-    "eval_max_tokens",
-    "eval_batch_size",
-    "checkpoint_every",
-}
+Settings = TypeVar("Settings", bound=BaseModel)
 
 
-def _check_value(section: str, name: str, value: Any, default: Any) -> Any:
-    where = f"[{section}] {name}"
-    if name == "max_steps":
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            raise ConfigError(f"{where} must be a positive integer or null, got {value!r}")
-        return value
-    if isinstance(default, bool):
-        if not isinstance(value, bool):
-            raise ConfigError(f"{where} must be true or false, got {value!r}")
-        return value
-    if isinstance(default, int):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{where} must be an integer, got {value!r}")
-        if name in _POSITIVE_INTS and value < 1:
-            raise ConfigError(f"{where} must be at least 1, got {value}")
-        if value < 0:
-            raise ConfigError(f"{where} must not be negative, got {value}")
-        return value
-    if isinstance(default, float):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{where} must be a number, got {value!r}")
-        if name == "dropout" and not 0 <= value < 1:
-            raise ConfigError(f"{where} must be in [0, 1), got {value}")
-        if name != "dropout" and value <= 0:
-            raise ConfigError(f"{where} must be positive, got {value}")
-        return float(value)
-    if not isinstance(value, str):
-        raise ConfigError(f"{where} must be a string, got {value!r}")
-    return value
-
-
-def _settings(cls: type, section: str, raw: Dict[str, Any]) -> Any:
-    allowed = {f.name: f.default for f in fields(cls)}
-    unknown = sorted(set(raw) - set(allowed))
-    if unknown:
-        raise ConfigError(f"unknown key(s) {', '.join(unknown)} in [{section}]; allowed: {', '.join(allowed)}")
-    return cls(**{k: _check_value(section, k, v, allowed[k]) for k, v in raw.items()})
+def _settings(cls: Type[Settings], section: str, raw: Dict[str, Any]) -> Settings:
+    """The section as `cls`, or a ConfigError naming each bad key, what it must be and what it got."""
+    try:
+        return cls.model_validate(raw)
+    except ValidationError as err:
+        problems = []
+        for error in err.errors():
+            key = ".".join(str(part) for part in error["loc"] if not isinstance(part, int)) or "?"
+            if error["type"] == "extra_forbidden":
+                problems.append(f"unknown key {key}; allowed: {', '.join(cls.model_fields)}")
+            else:
+                problems.append(f"{key} = {error['input']!r}: {error['msg'].lower()}")
+        raise ConfigError(f"[{section}] " + f"; [{section}] ".join(problems)) from None
 
 
 def _optional_path(value: Any, where: str) -> Optional[Path]:
@@ -173,10 +152,6 @@ def parse_config(config: Config) -> PretrainConfig:
         raise ConfigError(f"[model]: {err}") from None
     training = _settings(TrainingSettings, "training", dict(config.get("training", {})))
     logging = _settings(LoggingSettings, "logging", dict(config.get("logging", {})))
-    if training.softmax not in SOFTMAX_KINDS:
-        raise ConfigError(f"[training] softmax must be one of {', '.join(SOFTMAX_KINDS)}, got {training.softmax!r}")
-    if training.optimizer not in OPTIMIZERS:
-        raise ConfigError(f"[training] optimizer must be one of {', '.join(OPTIMIZERS)}, got {training.optimizer!r}")
     if training.sparse_softmax and training.softmax != "sampled":
         raise ConfigError(
             '[training] sparse_softmax = true needs softmax = "sampled": the full softmax touches '

@@ -37,6 +37,8 @@ def expand_paths(patterns: Sequence[Union[str, Path]]) -> List[Path]:
             matches = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
         else:
             matches = sorted(Path(p) for p in glob.glob(str(pattern), recursive=True) if Path(p).is_file())
+        if not matches and path.is_dir():
+            raise CorpusError(f"directory {path} holds no text files; give the directory of the text or a glob")
         if not matches:
             raise CorpusError(f"no file matches {str(pattern)!r}; check the path or the glob pattern")
         found.extend(matches)
@@ -62,6 +64,17 @@ def corpus_stats(paths: Sequence[Path]) -> CorpusStats:
         names = ", ".join(str(p) for p in paths[:3]) + (" ..." if len(paths) > 3 else "")
         raise CorpusError(f"the corpus ({names}) has no tokens; it needs one whitespace-tokenized sentence per line")
     return CorpusStats(n_sentences, n_tokens)
+
+
+def check_dev_file(path: Path) -> None:
+    """The held-out file exists and has a token: checked before training, not at the first evaluation."""
+    if not path.is_file():
+        raise CorpusError(f"[paths] dev: {path} does not exist; give a held-out text file, or null for none")
+    if not any(line.split() for line in text_lines(path, "held-out text", CorpusError)):
+        raise CorpusError(
+            f"[paths] dev: {path} has no tokens; it needs one whitespace-tokenized sentence per line "
+            "(or set it to null for no held-out evaluation)"
+        )
 
 
 def read_sentences(path: Union[str, Path]) -> Iterator[List[str]]:

@@ -66,13 +66,13 @@ def teardown(context: Context) -> None:
         dist.destroy_process_group()
 
 
-def all_true(context: Context, value: bool) -> bool:
-    """Whether `value` holds on every rank; reduced on the host, never waiting for a device."""
+def host_sums(context: Context, values: List[int]) -> List[int]:
+    """The sums of `values` over every rank, reduced on the host (one small message, no device wait)."""
     if not context.distributed:
-        return value
-    flag = torch.tensor([1.0 if value else 0.0])
-    dist.all_reduce(flag, op=dist.ReduceOp.MIN, group=context.host_group)
-    return bool(flag.item() > 0)
+        return list(values)
+    totals = torch.tensor(values, dtype=torch.int64)
+    dist.all_reduce(totals, op=dist.ReduceOp.SUM, group=context.host_group)
+    return [int(v) for v in totals.tolist()]
 
 
 def sum_across(context: Context, tensor: torch.Tensor) -> torch.Tensor:

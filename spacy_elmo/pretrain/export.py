@@ -3,6 +3,9 @@
 perplexity need: the softmax (`softmax.hdf5`) and the vocabulary it scores (`vocab.txt`).
 
 Every file is written atomically, so an export interrupted at any moment leaves the previous one whole.
+The weights and the softmax carry the training step they are from (an HDF5 attribute), so a pair from
+two steps (a kill between the two writes) is refused by `load_language_model` and repaired by
+`pretrain --resume`, which exports again whenever the export is not the checkpoint's.
 """
 
 from __future__ import annotations
@@ -27,24 +30,57 @@ OPTIONS_FILE = "options.json"
 WEIGHTS_FILE = "weights.hdf5"
 SOFTMAX_FILE = "softmax.hdf5"
 VOCAB_FILE = "vocab.txt"
+STEP_ATTRIBUTE = "training_step"
 
 
 def export_model(
-    model: LanguageModel, vocab: Vocabulary, output_dir: Union[str, Path], options: Optional[ElmoOptions] = None
+    model: LanguageModel,
+    vocab: Vocabulary,
+    output_dir: Union[str, Path],
+    options: Optional[ElmoOptions] = None,
+    step: Optional[int] = None,
 ) -> None:
     """Write the four files of a trained model into `output_dir`. `options` (default: the model's)
-    may carry the training keys the original wrote beside the architecture."""
+    may carry the training keys the original wrote beside the architecture; `step`, the training step
+    the weights are from, is stamped on the weights and the softmax."""
     output_dir = Path(output_dir)
     options = options or model.options
     options = replace(options, char_cnn=replace(options.char_cnn, n_characters=N_CHARS_PREDICT))
     with atomic_output(output_dir / OPTIONS_FILE) as tmp:
         tmp.write_text(json.dumps(options.to_dict(), indent=2) + "\n", encoding="utf8")
+    vocab.to_file(output_dir / VOCAB_FILE)
     with atomic_output(output_dir / WEIGHTS_FILE) as tmp:
         save_weights(model.bilm, tmp)
+        if step is not None:
+            with h5py.File(tmp, "a") as f:
+                f.attrs[STEP_ATTRIBUTE] = step
     with atomic_output(output_dir / SOFTMAX_FILE) as tmp, h5py.File(tmp, "w") as f:
         f.create_dataset("softmax/W", data=model.softmax.weight.detach().cpu().numpy())
         f.create_dataset("softmax/b", data=model.softmax.bias.detach().cpu().numpy())
-    vocab.to_file(output_dir / VOCAB_FILE)
+        if step is not None:
+            f.attrs[STEP_ATTRIBUTE] = step
+
+
+def _step_stamp(path: Path) -> Optional[int]:
+    """The training step stamped on an exported file; None for a missing or unreadable file or none."""
+    if not path.is_file():
+        return None
+    try:
+        with h5py.File(path, "r") as f:
+            value = f.attrs.get(STEP_ATTRIBUTE)
+    except OSError:
+        return None
+    return int(value) if value is not None else None
+
+
+def exported_step(output_dir: Union[str, Path]) -> Optional[int]:
+    """The step of the complete export in `output_dir`, or None when a file is missing or the weights
+    and the softmax are from different steps."""
+    output_dir = Path(output_dir)
+    if not all((output_dir / name).is_file() for name in (OPTIONS_FILE, VOCAB_FILE)):
+        return None
+    weights, softmax = _step_stamp(output_dir / WEIGHTS_FILE), _step_stamp(output_dir / SOFTMAX_FILE)
+    return weights if weights == softmax else None
 
 
 def load_softmax(model: LanguageModel, path: Union[str, Path], vocab: Vocabulary, saved_vocab: Vocabulary) -> int:
@@ -81,6 +117,13 @@ def load_language_model(model_dir: Union[str, Path]) -> Tuple[LanguageModel, Voc
             raise WeightsError(
                 f"{model_dir} has no {name}; give the output directory of `python -m spacy_elmo pretrain`"
             )
+    weights_step, softmax_step = _step_stamp(model_dir / WEIGHTS_FILE), _step_stamp(model_dir / SOFTMAX_FILE)
+    if weights_step != softmax_step:
+        raise WeightsError(
+            f"{model_dir}: {WEIGHTS_FILE} is from training step {weights_step} but {SOFTMAX_FILE} from step "
+            f"{softmax_step} (the export was interrupted); run the same `pretrain` command with --resume "
+            "to export the checkpoint's model again"
+        )
     options = ElmoOptions.from_file(model_dir / OPTIONS_FILE)
     vocab = Vocabulary.from_file(model_dir / VOCAB_FILE)
     model = LanguageModel(options, len(vocab))

@@ -14,13 +14,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Union
+from typing import Iterator, List, Optional, Sequence, Union
 
 import torch
+from tqdm import tqdm
 
 from ..chars import EOS_TOKEN, CharacterMapper
 from .batching import StreamBatcher
-from .corpus import CorpusError, read_sentences
+from .corpus import CorpusError, corpus_stats, read_sentences
 from .model import LanguageModel, TensorBatch
 from .vocab import Vocabulary
 
@@ -36,22 +37,36 @@ class Perplexity:
         return {"forward": self.forward, "backward": self.backward, "average": self.average, "n_tokens": self.n_tokens}
 
 
+def _sentences(paths: Sequence[Path]) -> Iterator[List[str]]:
+    for path in paths:
+        yield from read_sentences(path)
+
+
 def perplexity(
     model: LanguageModel,
     vocab: Vocabulary,
-    path: Union[str, Path],
+    path: Union[str, Path, Sequence[Union[str, Path]]],
     batch_size: int = 64,
     unroll_steps: int = 20,
     max_tokens: Optional[int] = None,
+    show_progress: bool = False,
 ) -> Perplexity:
-    """Perplexity of both directions on a text file (one whitespace-tokenized sentence per line), over
-    its first `max_tokens` targets when given (whole windows, so slightly more)."""
-    path = Path(path)
-    if not path.is_file():
-        raise CorpusError(f"evaluation file {path} does not exist")
+    """Perplexity of both directions on text (one whitespace-tokenized sentence per line): a file, or
+    several read one after the other; over the first `max_tokens` targets when given (whole windows, so
+    slightly more). `show_progress`: a progress bar over the targets (the files are counted first)."""
+    paths = [Path(p) for p in ([path] if isinstance(path, (str, Path)) else path)]
+    for p in paths:
+        if not p.is_file():
+            raise CorpusError(f"evaluation file {p} does not exist")
     mapper = CharacterMapper(model.options.char_cnn.max_characters_per_token)
-    forward = StreamBatcher(read_sentences(path), vocab, batch_size, unroll_steps)
-    backward = StreamBatcher(read_sentences(path), vocab, batch_size, unroll_steps, reverse=True)
+    forward = StreamBatcher(_sentences(paths), vocab, batch_size, unroll_steps)
+    backward = StreamBatcher(_sentences(paths), vocab, batch_size, unroll_steps, reverse=True)
+    total = None
+    if show_progress:
+        stats = corpus_stats(paths)
+        total = stats.n_tokens + stats.n_sentences
+        total = min(total, max_tokens) if max_tokens is not None else total
+    bar = tqdm(total=total, unit="tok", unit_scale=True, desc="perplexity", disable=not show_progress)
     states = model.zero_states(batch_size)
     device = model.softmax.weight.device
     sums = torch.zeros(2, dtype=torch.float64, device=device)  # read once, at the end
@@ -65,12 +80,15 @@ def perplexity(
                 states = out.states
                 sums += out.loss_sums.double()
                 counts = [counts[0] + out.counts[0], counts[1] + out.counts[1]]
+                bar.update(out.counts[0])
                 if max_tokens is not None and min(counts) >= max_tokens:
                     break
     finally:
         model.train(was_training)
+        bar.close()
     if min(counts) == 0:
-        raise CorpusError(f"evaluation file {path} has no tokens; it needs one whitespace-tokenized sentence per line")
+        names = ", ".join(str(p) for p in paths[:3]) + (" ..." if len(paths) > 3 else "")
+        raise CorpusError(f"evaluation text {names} has no tokens; it needs one whitespace-tokenized sentence per line")
     losses = [total / count for total, count in zip(sums.tolist(), counts)]
     return Perplexity(
         forward=math.exp(losses[0]),

@@ -13,7 +13,8 @@ logger = logging.getLogger(__name__)
 
 
 def plot_curves(log_path: Union[str, Path], png_path: Union[str, Path]) -> bool:
-    """Draw training and held-out perplexity against tokens seen; False when matplotlib is missing."""
+    """Draw training and held-out perplexity against tokens seen; False when matplotlib is missing or
+    the log has no point yet."""
     try:
         import matplotlib
 
@@ -25,11 +26,15 @@ def plot_curves(log_path: Union[str, Path], png_path: Union[str, Path]) -> bool:
     records = list(MetricsLog(log_path).records())
     train = [(r["tokens"], r["perplexity"]) for r in records if r.get("event") == "train"]
     heldout = [(r["tokens"], r["average"]) for r in records if r.get("event") == "eval"]
+    curves = [
+        (p, label, style) for p, label, style in ((train, "training (running)", "-"), (heldout, "held-out", "o-")) if p
+    ]
+    if not curves:
+        return False  # a run shorter than one log interval: nothing to draw yet
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for points, label, style in ((train, "training (running)", "-"), (heldout, "held-out", "o-")):
-        if points:
-            xs, ys = zip(*points)
-            ax.plot(xs, ys, style, label=label)
+    for points, label, style in curves:
+        xs, ys = zip(*points)
+        ax.plot(xs, ys, style, label=label)
     ax.set_xlabel("tokens seen (per direction)")
     ax.set_ylabel("perplexity")
     ax.set_yscale("log")

@@ -35,12 +35,21 @@ from .checkpoint import (
     MetricsLog,
     check_run_dir,
     load_checkpoint,
+    run_lock,
     save_checkpoint,
     write_config,
 )
 from .config import ConfigError, PretrainConfig, TrainingSettings
-from .corpus import CorpusStats, corpus_stats, expand_paths, sentence_stream
-from .export import OPTIONS_FILE, SOFTMAX_FILE, VOCAB_FILE, WEIGHTS_FILE, export_model, load_softmax
+from .corpus import CorpusStats, check_dev_file, corpus_stats, expand_paths, sentence_stream
+from .export import (
+    OPTIONS_FILE,
+    SOFTMAX_FILE,
+    VOCAB_FILE,
+    WEIGHTS_FILE,
+    export_model,
+    exported_step,
+    load_softmax,
+)
 from .model import LanguageModel, LMOutput, States, parameters_digest
 from .perplexity import Perplexity, perplexity
 from .plot import plot_curves
@@ -200,11 +209,35 @@ def estimated_steps(stats: CorpusStats, config: PretrainConfig, world_size: int)
     """Steps to see the corpus `n_epochs` times: each sentence of n tokens gives n + 1 targets."""
     t = config.training
     per_epoch = stats.n_tokens + stats.n_sentences
-    steps = math.ceil(t.n_epochs * per_epoch / (world_size * t.batch_size * t.unroll_steps))
-    return min(steps, t.max_steps) if t.max_steps else steps
+    return math.ceil(t.n_epochs * per_epoch / (world_size * t.batch_size * t.unroll_steps))
+
+
+def check_finite_parameters(model: LanguageModel, step: int) -> None:
+    """Stop before a parameter that is NaN or infinite reaches a checkpoint or the exported model."""
+    named = list(model.named_parameters())
+    if bool(torch.stack([torch.isfinite(p).all() for _, p in named]).all()):  # one wait for a GPU
+        return
+    bad = [name for name, p in named if not bool(torch.isfinite(p).all())]
+    if bad:
+        raise TrainingError(
+            f"at step {step} the parameters {', '.join(bad[:3])}{' ...' if len(bad) > 3 else ''} are not "
+            "finite (NaN or infinite); the last checkpoint is kept. Lower [training] learning_rate or "
+            "clip_norm and resume"
+        )
 
 
 class Trainer:
+    """Trains a biLM language model as a config says, on this process's share of the data, writing the
+    run directory (checkpoint, log, plot, exported model) on rank 0.
+
+    config (PretrainConfig): The checked pretraining config (`load_config`).
+    output_dir (Union[str, Path]): The run directory; empty or missing, or this run's when resuming.
+    context (distributed.Context): This process's rank, the number of processes and the device
+        (`distributed.setup()`).
+    resume (bool): Continue the run in `output_dir` from its checkpoint (a new run when there is none).
+    show_progress (bool): Show a progress bar (on rank 0).
+    """
+
     def __init__(
         self,
         config: PretrainConfig,
@@ -231,8 +264,8 @@ class Trainer:
                 f"[training] n_negative_samples ({self.settings.n_negative_samples}) must be smaller than the "
                 f'vocabulary ({len(vocab)} words in {self.config.vocab}); lower it or set softmax = "full"'
             )
-        if self.config.dev is not None and not self.config.dev.is_file():
-            raise ConfigError(f"[paths] dev: {self.config.dev} does not exist")
+        if self.config.dev is not None:
+            check_dev_file(self.config.dev)
         return vocab, paths, stats
 
     def _export_options(self, vocab: Vocabulary, stats: CorpusStats) -> ElmoOptions:
@@ -254,19 +287,36 @@ class Trainer:
         return replace(self.config.options, training=training)
 
     def run(self) -> TrainResult:
-        ctx, t, logs = self.context, self.settings, self.config.logging
+        """Train until the last epoch's data or `max_steps`, checkpointing and exporting on the way;
+        when resuming, go on from the checkpoint, first re-exporting the model if a kill left the
+        export older than the checkpoint.
+
+        RETURNS (TrainResult): The final step, the tokens trained on (per direction, over all
+            processes), the last held-out perplexity and every process's parameter digest.
+        """
         vocab, paths, stats = self._validate()
-        check_device_settings(t, ctx.device)
+        check_device_settings(self.settings, self.context.device)
+        check_run_dir(self.output_dir, self.config.config, self.resume)
+        with run_lock(self.output_dir, enabled=self.context.is_main):
+            return self._train(vocab, paths, stats)
+
+    def _train(self, vocab: Vocabulary, paths: List[Path], stats: CorpusStats) -> TrainResult:
+        ctx, t, logs = self.context, self.settings, self.config.logging
         model, optimizer, sampler, position = self._start(vocab)
         export_options = self._export_options(vocab, stats)
-        total = estimated_steps(stats, self.config, ctx.world_size)
+        if ctx.is_main and self.resume and position.step > 0:
+            self._repair_export(model, vocab, export_options, position.step)
+        for_epochs = estimated_steps(stats, self.config, ctx.world_size)
+        total = min(for_epochs, t.max_steps) if t.max_steps else for_epochs
+        length = f"{total} steps ({t.n_epochs} epochs)"
+        if total < for_epochs:
+            length = f"{total} steps (max_steps; {t.n_epochs} epochs would take {for_epochs})"
         logger.info(
-            "corpus: %d files, %d sentences, %d tokens; %s steps for %d epochs on %d process(es)",
+            "corpus: %d files, %d sentences, %d tokens; %s on %d process(es)",
             len(paths),
             stats.n_sentences,
             stats.n_tokens,
-            total,
-            t.n_epochs,
+            length,
             ctx.world_size,
         )
         mapper = CharacterMapper(self.config.options.char_cnn.max_characters_per_token)
@@ -289,15 +339,20 @@ class Trainer:
                     )
                     break
                 item = next(inputs, None)
-                if not distributed.all_true(ctx, item is not None):
+                # Every rank stops together at the end of the shortest share; tokens count all ranks'.
+                n_ready, step_tokens = distributed.host_sums(
+                    ctx, [int(item is not None), item.batch.counts[0] if item is not None else 0]
+                )
+                if n_ready < ctx.world_size:
                     break
                 assert item is not None
                 out, norm = self._step(net, model, optimizer, sampler, item, position, guard)
-                position = Position(position.step + 1, position.tokens + out.counts[0], out.states)
+                position = Position(position.step + 1, position.tokens + step_tokens, out.states)
                 progress.add(out, norm)
                 step = position.step
                 if step % logs.log_every == 0:
                     guard.raise_if_tripped()
+                    check_finite_parameters(model, step)
                     progress.report(position)
                 if self.config.dev is not None and step % logs.eval_every == 0:
                     guard.raise_if_tripped()
@@ -327,7 +382,6 @@ class Trainer:
         ctx, t = self.context, self.settings
         torch.manual_seed(t.seed)
         model = LanguageModel(self.config.options, len(vocab), dropout=t.dropout, sparse_softmax=t.sparse_softmax)
-        check_run_dir(self.output_dir, self.config.config, self.resume)
         payload = distributed.broadcast(
             ctx, load_checkpoint(self.output_dir / CHECKPOINT_FILE) if ctx.is_main and self.resume else None
         )
@@ -457,6 +511,7 @@ class Trainer:
         options: ElmoOptions,
     ) -> None:
         device = self.context.device
+        check_finite_parameters(model, step)
         ranks = distributed.gather(
             self.context,
             {
@@ -478,9 +533,22 @@ class Trainer:
                     "ranks": ranks,
                 },
             )
-            export_model(model, vocab, self.output_dir, options)
+            export_model(model, vocab, self.output_dir, options, step=step)
             self.log.append({"event": "checkpoint", "step": step, "tokens": tokens})
         distributed.barrier(self.context)
+
+    def _repair_export(self, model: LanguageModel, vocab: Vocabulary, options: ElmoOptions, step: int) -> None:
+        """Export the checkpoint's model again when a kill came between writing the checkpoint and its
+        export (or within the export): the exported files must be the checkpoint's, whatever the step."""
+        exported = exported_step(self.output_dir)
+        if exported != step:
+            logger.info(
+                "re-exporting the model of step %d (the export in %s was %s)",
+                step,
+                self.output_dir,
+                f"from step {exported}" if exported is not None else "missing or incomplete",
+            )
+            export_model(model, vocab, self.output_dir, options, step=step)
 
     def _evaluate(self, model: LanguageModel, vocab: Vocabulary, step: int, tokens: int) -> Optional[Perplexity]:
         """Held-out perplexity on rank 0 (the others wait at the next collective)."""

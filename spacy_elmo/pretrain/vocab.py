@@ -15,7 +15,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Union
 
 from ..chars import BOS_TOKEN, EOS_TOKEN
 from ..errors import InputFileError
-from ..io import atomic_output, read_text
+from ..io import atomic_output, read_text, text_lines
 
 UNK_TOKEN = "<UNK>"
 SPECIALS = (BOS_TOKEN, EOS_TOKEN, UNK_TOKEN)
@@ -80,9 +80,8 @@ def count_tokens(paths: Iterable[Union[str, Path]]) -> Counter:
     """Whitespace-token frequencies over files of any size, read line by line."""
     counts: Counter = Counter()
     for path in paths:
-        with open(path, encoding="utf8") as f:
-            for line in f:
-                counts.update(line.split())
+        for line in text_lines(path, "corpus", VocabError):
+            counts.update(line.split())
     return counts
 
 

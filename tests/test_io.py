@@ -1,0 +1,128 @@
+"""The one writer every file goes through (io.atomic_output) and the text readers: no half-written,
+hijacked or forgotten files, a byte-order mark never read as text, a full disk named as such."""
+
+import errno
+import os
+import subprocess
+import sys
+
+import pytest
+
+from spacy_elmo import io
+from spacy_elmo.io import OutputFileError, atomic_output, atomic_stream, read_text, remove_stale_temps, text_lines
+
+
+def dead_pid() -> int:
+    """The id of a process that has exited (and been reaped)."""
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def test_output_replaced_only_when_the_block_finishes(tmp_path):
+    target = tmp_path / "out.txt"
+    target.write_text("old")
+    with pytest.raises(RuntimeError):
+        with atomic_output(target) as tmp:
+            tmp.write_text("half")
+            raise RuntimeError("killed")
+    assert target.read_text() == "old"
+    assert os.listdir(tmp_path) == ["out.txt"]  # the temporary file is gone too
+    with atomic_output(target) as tmp:
+        tmp.write_text("new")
+    assert target.read_text() == "new" and os.listdir(tmp_path) == ["out.txt"]
+
+
+def test_temporary_names_are_unpredictable_and_never_follow_a_planted_link(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    target = tmp_path / "out.txt"
+    # Links at the names a writer could be guessed to use: the process id alone, or a counter.
+    for name in [f".out.txt.{os.getpid()}.tmp", "out.txt.tmp", ".out.txt.tmp"]:
+        (tmp_path / name).symlink_to(victim)
+    names = []
+    for _ in range(2):
+        with atomic_output(target) as tmp:
+            assert not tmp.is_symlink() and tmp.stat().st_size == 0
+            names.append(tmp.name)
+            tmp.write_text("output")
+    assert names[0] != names[1]
+    assert victim.read_text() == "precious"
+    assert target.read_text() == "output" and not target.is_symlink()
+
+
+def test_temps_of_a_killed_writer_are_removed_by_the_next_write_and_a_live_ones_kept(tmp_path):
+    target = tmp_path / "layers.hdf5"
+    killed = tmp_path / f".layers.hdf5.{dead_pid()}.k2j4x9q1.tmp"
+    killed.write_bytes(b"x" * 1000)
+    live = tmp_path / f".layers.hdf5.{os.getpid()}.live0001.tmp"
+    live.write_bytes(b"y")
+    other = tmp_path / f".other.hdf5.{dead_pid()}.abcdefgh.tmp"
+    other.write_bytes(b"z")
+    with atomic_output(target) as tmp:
+        tmp.write_bytes(b"data")
+    assert not killed.exists() and live.exists() and other.exists()
+    remove_stale_temps(tmp_path)
+    assert not other.exists() and live.exists()
+
+
+def test_files_get_the_usual_permissions(tmp_path):
+    target = tmp_path / "out.txt"
+    with atomic_output(target) as tmp:
+        tmp.write_text("x")
+    mask = os.umask(0)
+    os.umask(mask)
+    assert target.stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+class FullDisk:
+    """A file whose writes fail as on a full device, after the first few bytes."""
+
+    def __init__(self, path, mode="r", **kwargs):
+        self.file = open(path, mode, **kwargs)
+        self.written = 0
+
+    def write(self, data):
+        self.written += len(data)
+        if self.written > 64:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return self.file.write(data)
+
+    def __getattr__(self, name):
+        return getattr(self.file, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.file.close()
+
+
+def test_a_full_disk_names_the_file_even_through_torch(tmp_path, monkeypatch):
+    import torch
+
+    target = tmp_path / "checkpoint.pt"
+    torch.save({"step": 1}, target)
+    monkeypatch.setattr(io, "open", FullDisk, raising=False)
+    with pytest.raises(OutputFileError, match="no space left on the device") as caught:
+        with atomic_stream(target) as f:
+            torch.save({"weights": torch.zeros(10_000)}, f)
+    assert str(target) in str(caught.value) and "unexpected pos" not in str(caught.value)
+    assert torch.load(target)["step"] == 1
+    assert os.listdir(tmp_path) == ["checkpoint.pt"]
+
+
+def test_a_full_disk_on_a_plain_write_names_the_file(tmp_path):
+    target = tmp_path / "vocab.txt"
+
+    with pytest.raises(OutputFileError, match=f"cannot write {target}: no space left on the device"):
+        with atomic_output(target):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    assert not target.exists()
+
+
+def test_a_byte_order_mark_is_not_text(tmp_path):
+    path = tmp_path / "text.txt"
+    path.write_text("\ufeffword next\nsecond\n", encoding="utf8")
+    assert read_text(path, "text").startswith("word next")
+    assert list(text_lines(path, "text")) == ["word next\n", "second\n"]
