@@ -1,16 +1,20 @@
-# `make demo` and `make test` do all set-up on a fresh machine: a virtualenv in .venv with the CPU
-# build of torch first (a plain `pip install torch` would pull a multi-GB CUDA build), then the package.
+# `make demo` and `make test` do all set-up on a fresh machine: a virtualenv in .venv with torch's CPU
+# build first, from PyTorch's own CPU wheel index (a plain `pip install torch` from PyPI pulls the CUDA
+# build and its NVIDIA libraries, several GB), then the package. For CUDA name another of PyTorch's
+# indexes, e.g. `make demo TORCH_INDEX=https://download.pytorch.org/whl/cu126`; `TORCH_INDEX=` (empty)
+# installs from pip's configured index, as CI does where only a local mirror is reachable.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 TORCH_VERSION ?= 2.13.0
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
 .PHONY: demo test test-fast lint install clean
 
 $(BIN)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet torch==$(TORCH_VERSION)
+	$(BIN)/pip install --quiet torch==$(TORCH_VERSION) $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(BIN)/pip install --quiet -e ".[test,plot,lint]"
 	touch $@
 
