@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 TORCH_VERSION ?= 2.13.0
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
-.PHONY: demo test test-fast lint install clean
+.PHONY: demo test test-fast lint install corpora clean
 
 $(BIN)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,16 @@ lint: install
 	$(BIN)/ruff check spacy_elmo tests benchmarks
 	$(BIN)/ruff format --check spacy_elmo tests benchmarks
 	$(BIN)/mypy
+
+# The downstream corpora (tags, entities, both) under benchmarks/downstream/corpus: the public files
+# from GitHub, or from a local copy when SPACY_ELMO_DATA names one (its labeled/ folders).
+DOWNSTREAM := benchmarks/downstream
+LABELED = $(SPACY_ELMO_DATA)/labeled
+MIRROR_VARS = $(if $(SPACY_ELMO_DATA),--vars.ud $(LABELED)/ud_english_ewt --vars.uner $(LABELED)/uner_english_ewt \
+	--vars.uner_train $(LABELED)/uner_english_ewt/raw_2022-12-02_commit0c7ce0d)
+corpora: install
+	$(BIN)/python -m spacy project assets $(DOWNSTREAM) $(MIRROR_VARS)
+	$(BIN)/python -m spacy project run convert $(DOWNSTREAM)
 
 clean:
 	rm -rf $(VENV) *.egg-info
