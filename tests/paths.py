@@ -5,3 +5,4 @@ from pathlib import Path
 FIXTURES = Path(__file__).parent / "fixtures"
 ALLENNLP_DIR = FIXTURES / "elmo-allennlp"
 BILM_TF_DIR = FIXTURES / "elmo-bilm-tf"
+WARMUP_TEXT = Path(__file__).resolve().parent.parent / "spacy_elmo" / "data" / "warmup.txt"
