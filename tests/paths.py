@@ -2,7 +2,8 @@
 
 from pathlib import Path
 
+REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"
 ALLENNLP_DIR = FIXTURES / "elmo-allennlp"
 BILM_TF_DIR = FIXTURES / "elmo-bilm-tf"
-WARMUP_TEXT = Path(__file__).resolve().parent.parent / "spacy_elmo" / "data" / "warmup.txt"
+WARMUP_TEXT = REPO / "spacy_elmo" / "data" / "warmup.txt"
