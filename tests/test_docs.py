@@ -8,11 +8,11 @@ two steps (SPACY_CONFIG_OVERRIDES). A block that cannot run here says why in the
 `<!-- skip: next "reason" -->`; `ini` and other blocks are not code."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-import re
 from typing import Dict, List, Optional
 
 import pytest
@@ -90,7 +90,8 @@ def tiny_corpora(root: Path) -> None:
 @pytest.fixture(scope="session")
 def sandbox_template(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("docs-sandbox")
-    (root / "configs").symlink_to(REPO / "configs")
+    for shipped in ("configs", "tests", "models"):
+        (root / shipped).symlink_to(REPO / shipped)
     (root / ".venv").symlink_to(Path(sys.executable).parent.parent)
     (root / "elmo_options.json").symlink_to(FIXTURE_MODEL / "options.json")
     (root / "elmo_weights.hdf5").symlink_to(FIXTURE_MODEL / "weights.hdf5")
@@ -109,9 +110,7 @@ _sandboxes: Dict[str, Path] = {}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "example", EXAMPLES, ids=[f"{Path(e.path).relative_to(REPO)}:{e.line}" for e in EXAMPLES]
-)
+@pytest.mark.parametrize("example", EXAMPLES, ids=[f"{Path(e.path).relative_to(REPO)}:{e.line}" for e in EXAMPLES])
 def test_docs_block_runs_as_written(example: Example, sandbox_template, tmp_path_factory, monkeypatch):
     if example.path not in _sandboxes:
         sandbox = tmp_path_factory.mktemp("docs") / "checkout"
