@@ -1,4 +1,4 @@
-"""Every code block of README.md and docs/*.md runs as written, in order, with sybil: Python blocks in one
+"""Every code block of README.md, docs/*.md and the benchmarks' READMEs runs as written, in order, with sybil: Python blocks in one
 namespace per document, shell blocks with bash (`set -euo pipefail`). Each document runs in a sandbox
 folder of its own holding what a user's checkout would hold after the set-up the README gives, on tiny
 data: the configs, the `.venv` that runs these tests, a tiny stand-in for the published ELMo files
@@ -21,7 +21,12 @@ from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipP
 
 from .paths import REPO
 
-DOCUMENTS = ["README.md", *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").glob("*.md"))]
+DOCUMENTS = [
+    "README.md",
+    *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").glob("*.md")),
+    "benchmarks/README.md",
+    "benchmarks/downstream/README.md",
+]
 SAMPLE = REPO / "benchmarks" / "data" / "gutenberg-sample.txt"
 FIXTURE_MODEL = REPO / "spacy_elmo" / "models" / "fixture-tiny"
 SHELL_TIMEOUT = 300
