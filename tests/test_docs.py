@@ -1,5 +1,5 @@
-"""Every code block of README.md, docs/*.md and the benchmarks' READMEs runs as written, in order, with sybil: Python blocks in one
-namespace per document, shell blocks with bash (`set -euo pipefail`). Each document runs in a sandbox
+"""Every code block of README.md, docs/*.md and the benchmarks' READMEs runs as written, in order, with
+sybil: Python blocks in one namespace per document, shell blocks with bash (`set -euo pipefail`). Each document runs in a sandbox
 folder of its own holding what a user's checkout would hold after the set-up the README gives, on tiny
 data: the configs, the `.venv` that runs these tests, a tiny stand-in for the published ELMo files
 (`elmo_options.json`, `elmo_weights.hdf5`: the fixture model), raw text (`raw/*.txt`, public domain) and
