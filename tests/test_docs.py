@@ -1,11 +1,11 @@
 """Every code block of README.md, docs/*.md and the benchmarks' READMEs runs as written, in order, with
-sybil: Python blocks in one namespace per document, shell blocks with bash (`set -euo pipefail`). Each document runs in a sandbox
-folder of its own holding what a user's checkout would hold after the set-up the README gives, on tiny
-data: the configs, the `.venv` that runs these tests, a tiny stand-in for the published ELMo files
-(`elmo_options.json`, `elmo_weights.hdf5`: the fixture model), raw text (`raw/*.txt`, public domain) and
-tiny tags / entities / both corpora where `make corpora` writes the real ones. `spacy train` stops after
-two steps (SPACY_CONFIG_OVERRIDES). A block that cannot run here says why in the Markdown, as
-`<!-- skip: next "reason" -->`; `ini` and other blocks are not code."""
+sybil: Python blocks in one namespace per document, shell blocks with bash (`set -euo pipefail`). Each
+document runs in a sandbox folder of its own holding what a checkout holds after the README's set-up, on
+tiny data: the configs, tests and models, the `.venv` running these tests, a tiny stand-in for the
+published ELMo files (`elmo_options.json`, `elmo_weights.hdf5`: the fixture model), raw text
+(`raw/*.txt`, public domain) and tiny tags / entities / both corpora where `make corpora` writes the real
+ones. `spacy train` stops after two steps (SPACY_CONFIG_OVERRIDES). A block that cannot run here says why
+in the Markdown, as `<!-- skip: next "reason" -->`; `ini`, `json` and `text` blocks are data."""
 
 import os
 import re
