@@ -133,3 +133,9 @@ def test_every_code_block_is_run_or_is_data():
         text = (REPO / name).read_text(encoding="utf8")
         fences = re.findall(r"^```(\S*)", text, flags=re.MULTILINE)[::2]  # opening fences only
         assert set(fences) <= {"bash", "python", "ini", "json", "text"}, f"{name}: {sorted(set(fences))}"
+
+
+def test_readme_stays_a_short_reference():
+    """Reference material lives in docs/; the README keeps what it is, install, the uses and links."""
+    words = len((REPO / "README.md").read_text(encoding="utf8").split())
+    assert words <= 1200, f"README.md has {words} words"

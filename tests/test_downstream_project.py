@@ -4,11 +4,11 @@ so the command behind the README's table does not rot."""
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from .cli import run_cli
 
 REPO = Path(__file__).resolve().parent.parent
 PROJECT = REPO / "benchmarks" / "downstream"
@@ -26,16 +26,9 @@ def test_smoke_workflow_trains_tests_and_reports():
         "uner_train": labeled / "uner_english_ewt" / "raw_2022-12-02_commit0c7ce0d",
     }
     overrides = [arg for name, path in mirror.items() for arg in (f"--vars.{name}", str(path))]
-    fetch = [sys.executable, "-m", "spacy", "project", "assets", str(PROJECT), *overrides]
-    fetched = subprocess.run(fetch, capture_output=True, text=True, timeout=120, cwd=REPO)
+    fetched = run_cli("project", "assets", PROJECT, *overrides, module="spacy", timeout=120, cwd=REPO)
     assert fetched.returncode == 0 and "Checksum doesn't match" not in fetched.stdout, fetched.stdout
-    result = subprocess.run(
-        [sys.executable, "-m", "spacy", "project", "run", "smoke", str(PROJECT)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=REPO,
-    )
+    result = run_cli("project", "run", "smoke", PROJECT, module="spacy", timeout=600, cwd=REPO)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     records = [json.loads(p.read_text()) for p in (PROJECT / "runs-smoke").glob("*/*/*/seed*/result.json")]
     assert {(r["task"], r["system"]) for r in records} == {
