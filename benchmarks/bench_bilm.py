@@ -1,7 +1,7 @@
 """Speed and memory of `BiLM.embed` at the published sizes, against this machine's own limit.
 
-    python benchmarks/bench_bilm.py                       # small, medium, original at batch 1, 8, 32, 64, 128
-    python benchmarks/bench_bilm.py --sizes original --batch-sizes 32 --tokens 3000
+    python -m benchmarks.bench_bilm                       # small, medium, original at batch 1, 8, 32, 64, 128
+    python -m benchmarks.bench_bilm --sizes original --batch-sizes 32 --tokens 3000
 
 Random weights at the published sizes (the speed does not depend on the values). Each (size, batch)
 runs in a fresh subprocess so that its peak memory is its own. For each size the script also prints the
@@ -23,9 +23,7 @@ from typing import Dict, List
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DEFAULT_TEXT, flops_per_token, load_sentences, machine, matmul_gflops, peak_rss_mb  # noqa: E402
-
+from benchmarks.common import DEFAULT_TEXT, flops_per_token, load_sentences, machine, matmul_gflops, peak_rss_mb
 from spacy_elmo import BiLM, preset  # noqa: E402
 
 
@@ -115,7 +113,8 @@ def main() -> None:
             out = subprocess.run(
                 [
                     sys.executable,
-                    __file__,
+                    "-m",
+                    __spec__.name,
                     "--single",
                     size,
                     str(batch),

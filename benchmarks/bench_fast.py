@@ -1,8 +1,8 @@
 """Speed and deviation of the fast modes (spacy_elmo/nn/fast.py) next to the exact path.
 
-    python benchmarks/bench_fast.py                                   # small, medium, original; batch 1 and 32
-    python benchmarks/bench_fast.py --model spacy_elmo/models/gutenberg-web-2x512  # deviation on a trained model too
-    python benchmarks/bench_fast.py --sizes original --batch-sizes 32 --tokens 3000
+    python -m benchmarks.bench_fast                                   # small, medium, original; batch 1 and 32
+    python -m benchmarks.bench_fast --model spacy_elmo/models/gutenberg-web-2x512  # deviation on a trained model too
+    python -m benchmarks.bench_fast --sizes original --batch-sizes 32 --tokens 3000
 
 Speed: random weights at the published sizes (the speed does not depend on the values), `embed` on
 real English sentences after a warm-up on other sentences (so the token cache holds only what running
@@ -16,7 +16,6 @@ Prints figures; asserts nothing.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 from typing import Dict, List, Sequence
@@ -24,9 +23,7 @@ from typing import Dict, List, Sequence
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DEFAULT_TEXT, load_sentences, machine  # noqa: E402
-
+from benchmarks.common import DEFAULT_TEXT, load_sentences, machine
 from spacy_elmo import BiLM, load_bilm, preset  # noqa: E402
 from spacy_elmo.nn.fast import FAST_MODES, make_fast  # noqa: E402
 

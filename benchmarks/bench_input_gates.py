@@ -1,7 +1,7 @@
 """Tokens/s of the bundled biLM for several CPU chunk sizes of the LSTM's input-gate products
 (`CPU_INPUT_GATES_BUDGET` in spacy_elmo/nn/lstm.py), alternating, after a warm-up pass.
 
-    python benchmarks/bench_input_gates.py benchmarks/downstream/corpus/pos/train-2000-s0.spacy
+    python -m benchmarks.bench_input_gates benchmarks/downstream/corpus/pos/train-2000-s0.spacy
 
 The .spacy file comes from `python -m spacy project run convert benchmarks/downstream`. One thread;
 sentences sorted by length, `--batch-size` per call. Prints figures; asserts nothing.
@@ -10,7 +10,6 @@ sentences sorted by length, `--batch-size` per call. Prints figures; asserts not
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
@@ -18,10 +17,8 @@ import spacy
 import torch
 from spacy.tokens import DocBin
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import machine  # noqa: E402
-
 import spacy_elmo.nn.lstm as lstm  # noqa: E402
+from benchmarks.common import machine
 from spacy_elmo.layers.thinc_bilm import get_bilm  # noqa: E402
 
 

@@ -1,7 +1,7 @@
 """`nlp.pipe` with the `elmo` component against the raw biLM on the same text, and one long document.
 
-    python benchmarks/bench_pipe.py                       # small, medium, original at batch 1, 8, 32, 128
-    python benchmarks/bench_pipe.py --sizes original --batch-sizes 32 --tokens 3000
+    python -m benchmarks.bench_pipe                       # small, medium, original at batch 1, 8, 32, 128
+    python -m benchmarks.bench_pipe --sizes original --batch-sizes 32 --tokens 3000
 
 Random weights at the published sizes, written once per size to a temporary directory. Docs come in
 arbitrary (shuffled) order. For each batch size, `BiLM.embed(batch_size=B)` and `nlp.pipe(batch_size=B)`
@@ -23,8 +23,7 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import (
+from benchmarks.common import (
     DEFAULT_TEXT,
     current_rss_mb,
     load_sentences,
@@ -33,7 +32,6 @@ from common import (
     peak_rss_since_reset_mb,
     reset_peak_rss,
 )
-
 from spacy_elmo import BiLM, preset, save_weights  # noqa: E402
 
 
@@ -104,7 +102,9 @@ def long_doc(directory: Path, n_tokens: int, text: Path) -> dict:
 
 
 def child(*args: str) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--child", *args], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", __spec__.name, "--child", *args], capture_output=True, text=True, check=True
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

@@ -1,9 +1,9 @@
 """Pretraining speed: tokens per second (per direction, all processes) on real text.
 
-    python benchmarks/bench_pretrain.py [--data DIR] [--config configs/pretrain_small.cfg] [--steps 100]
+    python -m benchmarks.bench_pretrain DIR [--config configs/pretrain_small.cfg] [--steps 100]
         [--set training.batch_size=64 --set model.lstm.dim=512 ...]
 
-Builds a vocabulary from the first `--files` files of `--data`, trains `--steps` steps into a temporary
+Builds a vocabulary from the first `--files` files of DIR, trains `--steps` steps into a temporary
 directory and prints the speed measured after `--warmup` steps (the first steps pay for allocations).
 Prints figures only; nothing is asserted.
 """
@@ -12,25 +12,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import torch
 
+from benchmarks.common import machine
 from spacy_elmo.pretrain import build_vocabulary, count_tokens, load_config, train
 from spacy_elmo.pretrain.checkpoint import LOG_FILE, MetricsLog
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import machine  # noqa: E402
-
-DEFAULT_DATA = str(Path(__file__).resolve().parents[2] / "shared" / "data" / "pretrain" / "gutenberg" / "train")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", default=DEFAULT_DATA, help="Directory of one-sentence-per-line .txt files.")
+    parser.add_argument(
+        "data", help="Directory of one-sentence-per-line .txt files, e.g. $SPACY_ELMO_DATA/pretrain/gutenberg/train."
+    )
     parser.add_argument("--config", default=str(Path(__file__).parent.parent / "configs" / "pretrain_small.cfg"))
     parser.add_argument("--files", type=int, default=2, help="How many files of --data to train on.")
     parser.add_argument("--vocab-size", type=int, default=50_000)

@@ -1,7 +1,7 @@
 """Dense vs sparse softmax updates at the original ELMo's vocabulary (793,471 x 512): gradient bytes per
 step and the time of the softmax part of a step (sampled loss forward and backward, clipping, Adagrad).
 
-    python benchmarks/bench_sparse_softmax.py [--vocab 793471] [--dim 512] [--rows 2560] [--steps 5]
+    python -m benchmarks.bench_sparse_softmax [--vocab 793471] [--dim 512] [--rows 2560] [--steps 5]
 
 `--rows` target positions per direction (the original's 128 x 20); 8,192 negatives per step as the
 original. Random targets from the same log-uniform distribution as the negatives (natural text repeats
@@ -11,15 +11,11 @@ its frequent words similarly). Prints figures only.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import machine  # noqa: E402
-
+from benchmarks.common import machine
 from spacy_elmo.nn.softmax import LogUniformSampler, Softmax
 from spacy_elmo.pretrain.steps import clip_gradients
 

@@ -1,7 +1,7 @@
 """Training a tagger on a frozen biLM: epoch 1 runs the biLM, later epochs reuse its cached layers.
 
-    python benchmarks/bench_train.py                         # original size, 300 UD English EWT sentences
-    python benchmarks/bench_train.py --size small --sentences 1000 --epochs 4
+    python -m benchmarks.bench_train TRAIN.conllu      # original size, 300 sentences, e.g. UD English EWT's train
+    python -m benchmarks.bench_train TRAIN.conllu --size small --sentences 1000 --epochs 4
 
 Builds the pipeline from configs/tagger_elmo.cfg (random biLM weights at a published size) and runs the
 same update loop as `spacy train`, timing each epoch. Prints figures; asserts nothing.
@@ -11,17 +11,14 @@ from __future__ import annotations
 
 import argparse
 import random
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_pipe import write_model  # noqa: E402
-from common import machine  # noqa: E402
+from benchmarks.bench_pipe import write_model
+from benchmarks.common import machine
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_CONLLU = ROOT.parent / "shared" / "data" / "labeled" / "ud_english_ewt" / "en_ewt-ud-train.conllu"
 
 
 def read_examples(nlp, path: Path, n: int):
@@ -44,7 +41,7 @@ def main() -> None:
     parser.add_argument("--size", default="original", choices=["small", "medium", "original"])
     parser.add_argument("--sentences", type=int, default=300)
     parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--conllu", type=Path, default=DEFAULT_CONLLU)
+    parser.add_argument("conllu", type=Path, help="Tagged sentences in CoNLL-U (the XPOS column is the tag).")
     args = parser.parse_args()
     print(machine(), flush=True)
     with tempfile.TemporaryDirectory() as tmp:

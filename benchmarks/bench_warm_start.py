@@ -1,6 +1,6 @@
 """Does a fixed warm LSTM state beat the zero state for sentences embedded one by one?
 
-    python benchmarks/bench_warm_start.py MODEL_DIR heldout.txt [--sentences 2000]
+    python -m benchmarks.bench_warm_start MODEL_DIR heldout.txt [--sentences 2000]
 
 MODEL_DIR is a pretraining output directory (options, weights, softmax, vocabulary). Each held-out
 sentence (one whitespace-tokenized sentence per line) is scored on its own, the forward LM predicting
@@ -18,18 +18,15 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from pathlib import Path
 from typing import List, Optional, Tuple
 
 import numpy as np
 import torch
 
+from benchmarks.common import machine
 from spacy_elmo.chars import BOS_TOKEN, EOS_TOKEN
 from spacy_elmo.pretrain.export import load_language_model
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import machine  # noqa: E402
 
 State = List[Tuple[torch.Tensor, torch.Tensor]]
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import platform
 import random
 import resource
 import time
@@ -13,29 +11,13 @@ from typing import Callable, List, Tuple
 import numpy as np
 import torch
 
+from benchmarks.downstream.scripts.machine import cpu_name, machine
 from spacy_elmo.options import ElmoOptions
 
-DEFAULT_TEXT = (
-    Path(__file__).resolve().parents[2] / "shared" / "data" / "pretrain" / "gutenberg" / "heldout" / "gutenberg.dev.txt"
-)
+__all__ = ["cpu_name", "machine"]
 
-
-def cpu_name() -> str:
-    """The CPU's model name (from /proc/cpuinfo where it can be read)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def machine() -> str:
-    """The CPU (model name) and threads the figures were measured with: figures differ up to 4x between
-    CPUs for the same code, so every printout names it."""
-    threads = torch.get_num_threads()
-    return f"CPU: {cpu_name()}, {os.cpu_count()} cores, torch threads {threads}, torch {torch.__version__}"
+# A public-domain sample kept in the repository (benchmarks/data/README.md); every benchmark takes --text.
+DEFAULT_TEXT = Path(__file__).resolve().parent / "data" / "gutenberg-sample.txt"
 
 
 def load_sentences(path: Path, n_tokens: int, seed: int = 0, max_len: int = 80) -> List[List[str]]:

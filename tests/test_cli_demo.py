@@ -1,11 +1,10 @@
-import subprocess
-import sys
-
 from spacy_elmo.models import DEFAULT_MODEL
+
+from .cli import assert_clear_error, run_cli
 
 
 def test_demo_runs_on_the_bundled_default_model():
-    result = subprocess.run([sys.executable, "-m", "spacy_elmo", "demo"], capture_output=True, text=True, timeout=300)
+    result = run_cli("demo")
     assert result.returncode == 0, result.stderr
     assert f"model {DEFAULT_MODEL}" in result.stdout
     rows = [line for line in result.stdout.splitlines() if line.startswith("  [") and "1.000" in line]
@@ -13,9 +12,4 @@ def test_demo_runs_on_the_bundled_default_model():
 
 
 def test_demo_unknown_model_is_a_clear_error():
-    result = subprocess.run(
-        [sys.executable, "-m", "spacy_elmo", "demo", "--model", "nope"], capture_output=True, text=True, timeout=300
-    )
-    assert result.returncode != 0
-    assert "no bundled ELMo model named 'nope'" in result.stderr
-    assert "Traceback" not in result.stderr
+    assert_clear_error(run_cli("demo", "--model", "nope"), "no bundled ELMo model named 'nope'")

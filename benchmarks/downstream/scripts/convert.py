@@ -1,12 +1,16 @@
-"""Corpora for the downstream experiment: UD English EWT (tags) and Universal NER EWT (entities) as
-.spacy files, with training subsets drawn per seed.
+"""Corpora for the downstream experiment and the README's training commands: UD English EWT (tags),
+Universal NER EWT (entities) and both on the same sentences, as .spacy files, with training subsets drawn
+per seed.
 
-    python scripts/convert.py DATA_DIR corpus/ [--sizes 500 2000] [--seeds 0 1 2] [--limit N]
+    python -m scripts.convert assets/ corpus/ [--sizes 500 2000] [--seeds 0 1 2] [--limit N]
 
-DATA_DIR is `../shared/data/labeled` seen from the repository. `--limit` keeps the first N sentences of
-every split (for the smoke run). Subsets: `train-<size>-s<seed>.spacy`, a random sample of `size`
-training sentences drawn with `seed` (so seeds differ in data as well as initialisation, as a learning
-curve should); `train-all.spacy` is the whole split.
+`assets/` is what `spacy project assets` fetches (ud_english_ewt/*.conllu, uner_english_ewt/*.iob2).
+Writes `corpus/pos/`, `corpus/ner/` and `corpus/pos_ner/`, each with `train-all.spacy`, `dev.spacy` and
+`test.spacy`; `pos_ner` holds the UD sentences that Universal NER annotates too (matched by `sent_id`),
+with their tags and entities, for a pipeline with both heads. Universal NER's `B-O` and `*-OTH` tags
+(other, not one of PER/ORG/LOC) become `O`. `--limit` keeps the first N sentences of every split (for the
+smoke run). Subsets: `train-<size>-s<seed>.spacy`, a random sample of `size` training sentences drawn
+with `seed` (so seeds differ in data as well as initialisation, as a learning curve should).
 """
 
 from __future__ import annotations
@@ -17,12 +21,25 @@ from pathlib import Path
 from typing import Iterator, List, Tuple
 
 import spacy
-from spacy.tokens import Doc, DocBin
+from spacy.tokens import Doc, DocBin, Span
 from spacy.training import iob_to_biluo
 from spacy.training.converters import conllu_to_docs
 from spacy.training.iob_utils import biluo_tags_to_spans
 
 SPLITS = ("train", "dev", "test")
+
+
+# Universal NER's tags outside PER/ORG/LOC: OTH (other) and a stray B-O; the experiment scores the three.
+NOT_AN_ENTITY = {"B-O", "B-OTH", "I-OTH"}
+
+
+def sent_ids(path: Path) -> List[str]:
+    """The `# sent_id` of every sentence of a CoNLL-U or Universal NER file, in order."""
+    return [
+        line.split("=", 1)[1].strip()
+        for line in path.read_text(encoding="utf8").splitlines()
+        if line.startswith("# sent_id")
+    ]
 
 
 def read_iob2(path: Path) -> Iterator[Tuple[List[str], List[str]]]:
@@ -37,7 +54,7 @@ def read_iob2(path: Path) -> Iterator[Tuple[List[str], List[str]]]:
         elif not line.startswith("#"):
             columns = line.split("\t")
             words.append(columns[1])
-            tags.append(columns[2])
+            tags.append("O" if columns[2] in NOT_AN_ENTITY else columns[2])
 
 
 def ner_docs(path: Path, vocab: spacy.vocab.Vocab) -> List[Doc]:
@@ -53,6 +70,19 @@ def pos_docs(path: Path) -> List[Doc]:
     return list(conllu_to_docs(path.read_text(encoding="utf8"), n_sents=1, no_print=True))
 
 
+def pos_ner_docs(conllu: Path, iob2: Path, vocab: spacy.vocab.Vocab) -> List[Doc]:
+    """UD's docs (tags, parse) carrying Universal NER's entities, for the sentences both annotate with the
+    same words."""
+    entities = {sid: doc for sid, doc in zip(sent_ids(iob2), ner_docs(iob2, vocab))}
+    docs = []
+    for sid, doc in zip(sent_ids(conllu), pos_docs(conllu)):
+        ner = entities.get(sid)
+        if ner is not None and [t.text for t in ner] == [t.text for t in doc]:
+            doc.ents = [Span(doc, e.start, e.end, label=e.label_) for e in ner.ents]
+            docs.append(doc)
+    return docs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("data", type=Path)
@@ -62,19 +92,23 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0)
     args = parser.parse_args()
     vocab = spacy.blank("en").vocab
-    for task in ("pos", "ner"):
+    for task in ("pos", "ner", "pos_ner"):
         out = args.output / task
         out.mkdir(parents=True, exist_ok=True)
         for split in SPLITS:
+            conllu = args.data / "ud_english_ewt" / f"en_ewt-ud-{split}.conllu"
+            iob2 = args.data / "uner_english_ewt" / f"en_ewt-ud-{split}.iob2"
             if task == "pos":
-                docs = pos_docs(args.data / "ud_english_ewt" / f"en_ewt-ud-{split}.conllu")
+                docs = pos_docs(conllu)
+            elif task == "ner":
+                docs = ner_docs(iob2, vocab)
             else:
-                docs = ner_docs(args.data / "uner_english_ewt" / f"en_ewt-ud-{split}.iob2", vocab)
+                docs = pos_ner_docs(conllu, iob2, vocab)
             if args.limit:
                 docs = docs[: args.limit]
             name = "train-all" if split == "train" else split
             DocBin(docs=docs, store_user_data=False).to_disk(out / f"{name}.spacy")
-            if split == "train":
+            if split == "train" and task != "pos_ner":
                 for size in args.sizes:
                     for seed in args.seeds:
                         sample = random.Random(seed).sample(docs, min(size, len(docs)))

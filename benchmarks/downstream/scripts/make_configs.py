@@ -1,7 +1,7 @@
 """The training configs of the downstream experiment, one per task and system, all from spaCy's own
 default CPU config so that every system shares the head, the optimizer, the batching and the schedule.
 
-    python scripts/make_configs.py configs/
+    python -m scripts.make_configs configs/
 
 - `baseline`: `spacy init config --pipeline tagger|ner --optimize efficiency` as it is (hash embeddings
   of NORM, PREFIX, SUFFIX, SHAPE into a MaxoutWindowEncoder, width 96, depth 4).

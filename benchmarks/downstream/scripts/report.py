@@ -1,6 +1,6 @@
 """The downstream table and learning curve from the grid's finished runs.
 
-    python scripts/report.py runs/ results.md learning_curve.png [--intervals 10000]
+    python -m scripts.report runs/ results.md learning_curve.png [--intervals 10000]
 
 Per task, training size and system: the test score (mean and, over several seeds, the spread as min-max),
 the relative error reduction against the baseline at the same size and seeds, the dev score of the
@@ -13,14 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 from collections import defaultdict
 from pathlib import Path
 from statistics import mean
 from typing import Dict, List, Tuple
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from common import cpu_name  # noqa: E402
+from .machine import cpu_name
 
 METRIC = {"pos": ("tag_acc", "PTB tag accuracy"), "ner": ("ents_f", "entity F1")}
 SIZES = ["500", "2000", "all"]

@@ -1,6 +1,6 @@
 """Train and test every run of the downstream grid, several at a time; resumable.
 
-    python scripts/run_grid.py corpus/ configs/ runs/ [--jobs 2] [--tasks pos ner] [--sizes 500 2000 all]
+    python -m scripts.run_grid corpus/ configs/ runs/ [--jobs 2] [--tasks pos ner] [--sizes 500 2000 all]
         [--seeds 0 1 2] [--smoke]
         [--elmo-options PATH --elmo-weights PATH]
 

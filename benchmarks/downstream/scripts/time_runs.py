@@ -1,7 +1,7 @@
 """Wall time of `spacy train` for the baseline and an ELMo system on the same training set and schedule,
 run several times in alternation: the ratio the table's full-set rows show, with its spread.
 
-    python scripts/time_runs.py corpus configs runs-timing --task pos --size all --rounds 3 [--threads 1]
+    python -m scripts.time_runs corpus configs runs-timing --task pos --size all --rounds 3 [--threads 1]
         [--output timing.md]
 
 Why not one run each: on a shared 2-core machine the same run's time varies by up to a quarter between
@@ -37,13 +37,11 @@ from typing import Dict, Iterable, List, Optional, Sequence, TextIO, Tuple
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from common import cpu_name, machine  # noqa: E402
-from run_grid import SCHEDULE, Run, thread_env, train_command  # noqa: E402
+from .machine import cpu_name, machine
+from .run_grid import SCHEDULE, Run, thread_env, train_command
 
 BASELINE = "baseline"
-TITLE = "Full `spacy train` runs timed in alternating rounds (`scripts/time_runs.py`), nothing else running."
+TITLE = "Full `spacy train` runs timed in alternating rounds (`python -m scripts.time_runs`), nothing else running."
 HEADER = (
     "| CPU | torch | task | training sentences | steps | threads | rounds | baseline s (median) "
     "| ELMo s (median) | ratio (paired min-max) |\n"

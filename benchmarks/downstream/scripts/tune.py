@@ -1,6 +1,6 @@
 """Variants of one system's config, trained like the grid's runs and compared on dev only.
 
-    python scripts/tune.py corpus configs runs-tune --task ner --size 500 --system elmo_encoder \
+    python -m scripts.tune corpus configs runs-tune --task ner --size 500 --system elmo_encoder \
         --variant hidden128 components.ner.model.hidden_width=128 \
         --variant mixdrop01 components.ner.model.tok2vec.embed.mix.dropout=0.1
 
@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 import srsly
-from run_grid import SCHEDULE, SCORES, Run, execute
 from spacy.util import load_config
+
+from .run_grid import SCHEDULE, SCORES, Run, execute
 
 
 def parse_variant(items: List[str]) -> Tuple[str, Dict[str, object]]:

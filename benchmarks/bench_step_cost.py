@@ -1,7 +1,8 @@
 """The per-step part of an ELMo run's extra time: `nlp.update` of a config's pipeline on the same batches,
 after every doc's layers are cached (a frozen biLM then costs only look-ups and the head's mix).
 
-    python scripts/step_cost.py corpus/pos/train-2000-s0.spacy configs/pos_baseline.cfg configs/pos_elmo_encoder.cfg
+    D=benchmarks/downstream; C=$D/configs
+    python -m benchmarks.bench_step_cost $D/corpus/pos/train-2000-s0.spacy $C/pos_baseline.cfg $C/pos_elmo_encoder.cfg
 
 One thread, as in the grid; batches of `--words` words; each config is timed `--rounds` times,
 alternating, and the best round is printed; then the rate of one head-shaped matrix product in thinc
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from run_grid import THREAD_VARIABLES  # noqa: E402 (this directory; the standard library only)
+from benchmarks.downstream.scripts.run_grid import THREAD_VARIABLES  # the standard library only
 
 # One BLAS thread too, as the grid's runs: set before NumPy is imported.
 for _name in THREAD_VARIABLES:
@@ -21,7 +22,6 @@ for _name in THREAD_VARIABLES:
 
 import argparse  # noqa: E402
 import random  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Dict, List  # noqa: E402
@@ -33,8 +33,7 @@ from spacy.training import Example  # noqa: E402
 from spacy.training.batchers import minibatch_by_words  # noqa: E402
 from spacy.util import load_config  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from common import head_and_bilm_gflops, machine  # noqa: E402
+from benchmarks.common import head_and_bilm_gflops, machine  # noqa: E402
 
 
 def pipeline(config_path: Path, examples_of) -> tuple:

@@ -1,7 +1,8 @@
 """How long a frozen biLM takes over a run's training and dev docs: the one-time part of an ELMo run's
 extra time in the table (the layers are cached after it).
 
-    python scripts/embed_speed.py corpus/pos/train-2000-s0.spacy corpus/pos/dev.spacy
+    C=benchmarks/downstream/corpus/pos
+    python -m benchmarks.bench_embed $C/train-2000-s0.spacy $C/dev.spacy
 
 One thread, as in the grid; the bundled default biLM unless --options/--weights are given. Prints
 figures; asserts nothing.
@@ -10,7 +11,6 @@ figures; asserts nothing.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 from typing import Any, Dict, List
@@ -19,8 +19,7 @@ import spacy
 import torch
 from spacy.tokens import DocBin
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from common import machine  # noqa: E402
+from benchmarks.common import machine
 
 
 def main() -> None:

@@ -1,0 +1,141 @@
+"""Every code block of README.md, docs/*.md and the benchmarks' READMEs runs as written, in order, with
+sybil: Python blocks in one namespace per document, shell blocks with bash (`set -euo pipefail`). Each
+document runs in a sandbox folder of its own holding what a checkout holds after the README's set-up, on
+tiny data: the configs, tests and models, the `.venv` running these tests, a tiny stand-in for the
+published ELMo files (`elmo_options.json`, `elmo_weights.hdf5`: the fixture model), raw text
+(`raw/*.txt`, public domain) and tiny tags / entities / both corpora where `make corpora` writes the real
+ones. `spacy train` stops after two steps (SPACY_CONFIG_OVERRIDES). A block that cannot run here says why
+in the Markdown, as `<!-- skip: next "reason" -->`; `ini`, `json` and `text` blocks are data."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional
+
+import pytest
+from sybil import Document, Example, Sybil
+from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipParser
+
+from .paths import REPO
+
+DOCUMENTS = [
+    "README.md",
+    *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").glob("*.md")),
+    "benchmarks/README.md",
+    "benchmarks/downstream/README.md",
+]
+SAMPLE = REPO / "benchmarks" / "data" / "gutenberg-sample.txt"
+FIXTURE_MODEL = REPO / "spacy_elmo" / "models" / "fixture-tiny"
+SHELL_TIMEOUT = 300
+SANDBOX = "__sandbox__"
+
+
+def run_shell(example: Example) -> Optional[str]:
+    """Run a shell block in the document's sandbox; the failure message is its output."""
+    sandbox = example.namespace[SANDBOX]
+    venv_bin = Path(sys.executable).parent
+    env = {
+        **os.environ,
+        "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}",
+        "VIRTUAL_ENV": str(venv_bin.parent),
+        "SPACY_CONFIG_OVERRIDES": "--training.max_steps=2 --training.eval_frequency=1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+    result = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", example.parsed],
+        cwd=sandbox,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=SHELL_TIMEOUT,
+    )
+    if result.returncode != 0:
+        return f"exit {result.returncode}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    return None
+
+
+SYBIL = Sybil(
+    parsers=[
+        PythonCodeBlockParser(),
+        CodeBlockParser(language="bash", evaluator=run_shell),
+        SkipParser(),
+    ],
+    path=str(REPO),
+    patterns=DOCUMENTS,
+)
+
+
+def tiny_corpora(root: Path) -> None:
+    """Tags, entities and both, where `make corpora` writes the real ones: sentences of the public-domain
+    sample with a word-shape tag per token and every capitalised word after the first as a PERSON."""
+    import spacy
+    from spacy.tokens import DocBin, Span
+
+    nlp = spacy.blank("en")
+    lines = SAMPLE.read_text(encoding="utf8").splitlines()[:24]
+    for task in ("pos", "ner", "pos_ner"):
+        docs = []
+        for doc in nlp.pipe(lines):
+            if task != "ner":
+                for token in doc:
+                    token.tag_ = "NNP" if token.is_title else "." if token.is_punct else "NN"
+            if task != "pos":
+                doc.ents = [Span(doc, t.i, t.i + 1, label="PERSON") for t in doc[1:] if t.is_title]
+            docs.append(doc)
+        out = root / "benchmarks" / "downstream" / "corpus" / task
+        out.mkdir(parents=True)
+        for split, part in (("train-all", docs[:16]), ("dev", docs[16:20]), ("test", docs[20:])):
+            DocBin(docs=part).to_disk(out / f"{split}.spacy")
+
+
+@pytest.fixture(scope="session")
+def sandbox_template(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("docs-sandbox")
+    for shipped in ("configs", "tests", "models"):
+        (root / shipped).symlink_to(REPO / shipped)
+    (root / ".venv").symlink_to(Path(sys.executable).parent.parent)
+    (root / "elmo_options.json").symlink_to(FIXTURE_MODEL / "options.json")
+    (root / "elmo_weights.hdf5").symlink_to(FIXTURE_MODEL / "weights.hdf5")
+    lines = SAMPLE.read_text(encoding="utf8").splitlines()
+    (root / "raw").mkdir()
+    (root / "raw" / "book-a.txt").write_text("\n".join(lines[:200]) + "\n", encoding="utf8")
+    (root / "raw" / "book-b.txt").write_text("\n".join(lines[200:]) + "\n", encoding="utf8")
+    (root / "input.txt").write_text("\n".join(lines[:5]) + "\n", encoding="utf8")
+    tiny_corpora(root)
+    return root
+
+
+DOCS: Dict[str, Document] = {name: SYBIL.parse(REPO / name) for name in DOCUMENTS}
+EXAMPLES: List[Example] = [example for document in DOCS.values() for example in document]
+_sandboxes: Dict[str, Path] = {}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("example", EXAMPLES, ids=[f"{Path(e.path).relative_to(REPO)}:{e.line}" for e in EXAMPLES])
+def test_docs_block_runs_as_written(example: Example, sandbox_template, tmp_path_factory, monkeypatch):
+    if example.path not in _sandboxes:
+        sandbox = tmp_path_factory.mktemp("docs") / "checkout"
+        shutil.copytree(sandbox_template, sandbox, symlinks=True)
+        _sandboxes[example.path] = sandbox
+        example.namespace[SANDBOX] = sandbox
+    monkeypatch.chdir(_sandboxes[example.path])
+    example.evaluate()
+
+
+def test_every_code_block_is_run_or_is_data():
+    """A block fenced as `sh`, `shell`, `console` or with no language would pass with nothing run:
+    commands are fenced `bash` or `python`; configs and outputs `ini`, `json` or `text`."""
+    for name in DOCUMENTS:
+        text = (REPO / name).read_text(encoding="utf8")
+        fences = re.findall(r"^```(\S*)", text, flags=re.MULTILINE)[::2]  # opening fences only
+        assert set(fences) <= {"bash", "python", "ini", "json", "text"}, f"{name}: {sorted(set(fences))}"
+
+
+def test_readme_stays_a_short_reference():
+    """Reference material lives in docs/; the README keeps what it is, install, the uses and links."""
+    words = len((REPO / "README.md").read_text(encoding="utf8").split())
+    assert words <= 1200, f"README.md has {words} words"
