@@ -172,17 +172,17 @@ def load_bilm(
 ) -> BiLM:
     """A BiLM in eval mode, from one of:
     - a model directory or zip archive of any published format (bilm-tf/AllenNLP, NLPL,
-      ELMoForManyLangs; see spacy_elmo/formats), or a bundled model's name, with no `weights`;
+      ELMoForManyLangs; see spacy_elmo/formats), a bundled model's name or the name of a downloaded
+      published model (`python -m spacy_elmo models`), with no `weights`;
     - `options` (a path to options.json or ElmoOptions) with `weights` loaded (random initialisation
       when `weights` is None).
     `warm_start`: see BiLM.set_warm_start."""
     if weights is None and not isinstance(options, ElmoOptions):
         from .formats import is_model_path, load_model  # formats reads bilm-tf files through this module
-        from .models import bundled_models
+        from .models import is_model_name, named_model_dir
 
-        bundled = bundled_models()
-        if isinstance(options, str) and options in bundled and not Path(options).exists():
-            options = bundled[options]
+        if isinstance(options, str) and not Path(options).exists() and is_model_name(options):
+            options = named_model_dir(options)
         if is_model_path(options):
             return load_model(options, warm_start)
     if not isinstance(options, ElmoOptions):

@@ -64,11 +64,11 @@ def test_latin1_options(tmp_path):
         ElmoOptions.from_file(latin)
 
 
-def test_unknown_bundled_name_fails_when_the_config_is_built():
+def test_unknown_model_name_fails_when_the_config_is_built():
     import spacy
 
     nlp = spacy.blank("en")
-    with pytest.raises(Exception, match="no bundled ELMo model named 'nope'"):
+    with pytest.raises(Exception, match="no ELMo model 'nope'.*not a bundled model.*spacy_elmo models"):
         nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v2", "name": "nope"}})
 
 

@@ -2,7 +2,7 @@
 
 from itertools import islice
 from pathlib import Path
-from typing import Iterator, List, Optional, Tuple
+from typing import Iterator, List, Optional
 
 import h5py
 import typer
@@ -10,11 +10,10 @@ from tqdm import tqdm
 
 from ..errors import ElmoError
 from ..io import atomic_output, count_lines, text_lines
-from ..models import DEFAULT_MODEL, bundled_model_paths, bundled_models
+from ..models import DEFAULT_MODEL, resolve_model
+from ..nn.bilm import BiLM
 from ..weights import load_bilm
 from . import app
-
-OPTIONS_FILE, WEIGHTS_FILE = "options.json", "weights.hdf5"
 
 
 def _lines(path: Path) -> Iterator[List[str]]:
@@ -22,28 +21,14 @@ def _lines(path: Path) -> Iterator[List[str]]:
         yield line.split()
 
 
-def model_files(model: str, options: Optional[Path], weights: Optional[Path]) -> Tuple[Path, Path]:
-    """(options.json, weights) of the model a user names: `--options` + `--weights`, else `model`, a
-    bundled model's name or a directory holding options.json and weights.hdf5 (a `pretrain` output)."""
+def load_model_for_dump(model: str, options: Optional[Path], weights: Optional[Path]) -> BiLM:
+    """The biLM a user names: `--options` + `--weights`, else `model` (what `load_bilm` takes: a model
+    directory or archive of any format, a bundled name, a downloaded published model's name)."""
     if options is not None or weights is not None:
         if options is None or weights is None:
             raise ElmoError("give both --options and --weights, or neither (and a model name or directory)")
-        return options, weights
-    if model in bundled_models():
-        return bundled_model_paths(model)
-    folder = Path(model)
-    if folder.is_dir():
-        missing = [name for name in (OPTIONS_FILE, WEIGHTS_FILE) if not (folder / name).is_file()]
-        if missing:
-            raise ElmoError(
-                f"model directory {folder} has no {' or '.join(missing)}; give a `pretrain` output "
-                "directory, or the files with --options and --weights"
-            )
-        return folder / OPTIONS_FILE, folder / WEIGHTS_FILE
-    raise ElmoError(
-        f"no model {model!r}: not a bundled model ({', '.join(bundled_models())}) nor a directory; "
-        "give one of those, or the files with --options and --weights"
-    )
+        return load_bilm(options, weights)
+    return load_bilm(resolve_model(model))
 
 
 @app.command("dump")
@@ -56,7 +41,8 @@ def dump_command(
         DEFAULT_MODEL,
         "--model",
         "-m",
-        help="A bundled model's name or a model directory (options.json + weights.hdf5, e.g. a `pretrain` output).",
+        help="A model directory or zip of any format (e.g. a `pretrain` output), a bundled model's name, or "
+        "a downloaded published model's name (`python -m spacy_elmo models`).",
     ),
     options: Optional[Path] = typer.Option(
         None, "--options", exists=True, dir_okay=False, help="options.json of the model (with --weights)."
@@ -78,7 +64,7 @@ def dump_command(
             "line (nothing was written)"
         )
     n_lines = count_lines(input_path)
-    bilm = load_bilm(*model_files(model, options, weights))
+    bilm = load_model_for_dump(model, options, weights)
     with atomic_output(output_path) as tmp_path, h5py.File(tmp_path, "w") as out:
         lines = _lines(input_path)
         index = 0

@@ -8,7 +8,7 @@ import torch
 import typer
 from wasabi import msg
 
-from ..models import bundled_models
+from ..models import resolve_model
 from ..pretrain.corpus import expand_paths
 from ..pretrain.export import load_language_model
 from ..pretrain.perplexity import perplexity
@@ -37,8 +37,7 @@ def evaluate_command(
     ),
 ) -> None:
     """Forward, backward and average perplexity (full softmax, states carried, as the original reports)."""
-    if not model_dir.exists():
-        model_dir = bundled_models().get(str(model_dir), model_dir)
+    model_dir = resolve_model(model_dir)
     paths = expand_paths(heldout)
     model, vocab = load_language_model(model_dir)
     model.to(torch.device("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device)

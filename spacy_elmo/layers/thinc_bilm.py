@@ -39,7 +39,8 @@ from torch import nn
 
 from ..errors import ElmoError
 from ..formats import ManyLangsBiLM, describe, is_model_path, load_model, model_options, rebuild
-from ..models import bundled_model_paths
+from ..hub.errors import ModelNotDownloadedError
+from ..models import DEFAULT_MODEL, is_model_name, named_model_dir
 from ..nn.bilm import BiLM
 from ..nn.fast import FAST_MODES, FastModeError, FastModeUnavailable, make_fast
 from ..options import ElmoOptions
@@ -126,11 +127,11 @@ def check_source(
             "directory or archive holds the options and the weights"
         )
     if options is not None and name is not None:
-        raise ElmoError(f"give either the bundled model name ({name!r}) or an options path ({options}), not both")
+        raise ElmoError(f"give either the model name ({name!r}) or an options path ({options}), not both")
     if weights is not None and options is None:
         raise ElmoError(f"weights {weights} given without `options`: the options.json says how to read them")
-    if name is not None:
-        bundled_model_paths(name)  # an unknown name fails here, with the bundled names, not at first use
+    if name is not None and not is_model_name(name):
+        named_model_dir(name)  # an unknown name fails here, saying where names come from, not at first use
 
 
 def declared_layers(model: Model) -> Optional[int]:
@@ -144,8 +145,10 @@ def declared_layers(model: Model) -> Optional[int]:
         return model_options(path).n_output_layers if Path(path).exists() else None
     options = model.attrs["options"]
     if options is None:
-        name = model.attrs["name"]
-        options = (bundled_model_paths(name) if name is not None else bundled_model_paths())[0]
+        try:
+            return model_options(named_model_dir(model.attrs["name"] or DEFAULT_MODEL)).n_output_layers
+        except ModelNotDownloadedError:  # said, with the download command, when the weights are loaded
+            return None
     if not Path(options).is_file():
         return None
     return ElmoOptions.from_file(options).n_output_layers
@@ -165,7 +168,8 @@ def bilm_layer(
     """`spacy-elmo.BiLM.v2`: the biLM's layers per doc, `[L+1, n_tokens, 2P]`.
 
     The source is a model directory or zip archive at `path` (bilm-tf/AllenNLP, NLPL or
-    ELMoForManyLangs, told apart by their files), a bundled model by `name` (default: the bundled
+    ELMoForManyLangs, told apart by their files), a model by `name` (a bundled model, or a published
+    one from the catalogue once `python -m spacy_elmo download NAME` has fetched it; default: the bundled
     default), or `options` + `weights` paths, read at initialization or first use, never when the
     config is built (see the module docstring). `stateful`: the original's carried states (batches
     keep the docs' order).
@@ -258,8 +262,8 @@ def load_source(model: Model, options: Optional[PathLike] = None, weights: Optio
     if options is None:
         options, weights = model.attrs["options"], model.attrs["weights"]
         if options is None:
-            name = model.attrs["name"]
-            options, weights = bundled_model_paths(name) if name is not None else bundled_model_paths()
+            set_bilm(model, load_model(named_model_dir(model.attrs["name"] or DEFAULT_MODEL), warm_start))
+            return
     if weights is None:
         raise ElmoError(
             f"the biLM with options {options} has no weights: set `weights` in the model "

@@ -9,7 +9,7 @@ directory is the one a name resolves to, which is what lets `evaluate NAME` find
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, Tuple
+from typing import Dict, Tuple, Union
 
 from ..errors import ElmoError
 
@@ -37,3 +37,34 @@ def bundled_model_paths(name: str = DEFAULT_MODEL) -> Tuple[Path, Path]:
             "For other weights give the paths to options.json and the .hdf5 file."
         )
     return models[name] / "options.json", models[name] / "weights.hdf5"
+
+
+def is_model_name(name: str) -> bool:
+    """Whether `name` names a bundled model or a published model of the catalogue."""
+    from ..hub import is_catalogue_name
+
+    return name in bundled_models() or is_catalogue_name(name)
+
+
+def named_model_dir(name: str) -> Path:
+    """The directory of the model called `name`: a bundled model, else a published model of the catalogue
+    that `python -m spacy_elmo download` has put in the cache (one name for `load_bilm`, `dump`, `evaluate`
+    and the spaCy config). A catalogue model that is not downloaded fails with the download command."""
+    bundled = bundled_models()
+    if name in bundled:
+        return bundled[name]
+    from ..hub import downloaded_model_dir, is_catalogue_name  # the catalogue is read only for other names
+
+    if is_catalogue_name(name):
+        return downloaded_model_dir(name)
+    raise ElmoError(
+        f"no ELMo model {name!r}: not an existing file or directory, not a bundled model ({', '.join(bundled)}), "
+        "and not in the catalogue of published models (`python -m spacy_elmo models` lists them)"
+    )
+
+
+def resolve_model(reference: Union[str, Path]) -> Path:
+    """A model reference as a path: an existing directory or archive is itself, anything else a name
+    (`named_model_dir`)."""
+    path = Path(reference)
+    return path if path.exists() else named_model_dir(str(reference))
