@@ -13,6 +13,8 @@ from spacy_elmo.errors import InputFileError
 from spacy_elmo.options import OptionsError
 from spacy_elmo.weights import WeightsError
 
+from .cli import run_cli
+
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "elmo-allennlp"
 OPTIONS, WEIGHTS = FIXTURE / "options.json", FIXTURE / "lm_weights.hdf5"
 
@@ -73,28 +75,18 @@ def test_unknown_model_name_fails_when_the_config_is_built():
 
 
 def test_wrong_number_of_pooling_weights_fails_spacy_debug_config(tmp_path):
-    import subprocess
-    import sys
-
     config = Path(__file__).resolve().parent.parent / "configs" / "tagger_elmo.cfg"
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "spacy",
-            "debug",
-            "config",
-            str(config),
-            "--paths.train",
-            "x",
-            "--paths.dev",
-            "x",
-            "--components.elmo.pooling",
-            "[0.5, 0.5]",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
+    result = run_cli(
+        "debug",
+        "config",
+        config,
+        "--paths.train",
+        "x",
+        "--paths.dev",
+        "x",
+        "--components.elmo.pooling",
+        "[0.5, 0.5]",
+        module="spacy",
     )
     assert result.returncode != 0
     assert "pooling has 2 weights but the biLM has 3 layers" in result.stdout + result.stderr

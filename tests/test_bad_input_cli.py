@@ -2,12 +2,12 @@
 nothing overwritten or half-written."""
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import h5py
 import pytest
+
+from .cli import assert_clear_error, run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "elmo-allennlp"
@@ -16,24 +16,11 @@ TINY_RUN_CONFIG = ROOT / "configs" / "pretrain_tiny.cfg"
 BILM_TF_TRAIN = ROOT / "tests" / "fixtures" / "elmo-bilm-tf" / "train"
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "spacy_elmo", *map(str, args)], capture_output=True, text=True, timeout=300
-    )
-
-
-def assert_clear_error(result: subprocess.CompletedProcess, *fragments: str) -> None:
-    assert result.returncode != 0
-    assert "Traceback" not in result.stderr, result.stderr[-2000:]
-    for fragment in fragments:
-        assert fragment in result.stderr, result.stderr[-2000:]
-
-
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     """A tiny pretraining output directory (it has a softmax), for `evaluate`."""
     out = tmp_path_factory.mktemp("tiny") / "run"
-    result = cli(
+    result = run_cli(
         "pretrain",
         TINY_RUN_CONFIG,
         "--output",
@@ -63,7 +50,7 @@ def sentences(tmp_path):
 
 def test_dump_with_an_hdf5_file_as_options(sentences, tmp_path):
     assert_clear_error(
-        cli("dump", "--options", WEIGHTS, "--weights", WEIGHTS, sentences, tmp_path / "o.hdf5"),
+        run_cli("dump", "--options", WEIGHTS, "--weights", WEIGHTS, sentences, tmp_path / "o.hdf5"),
         "lm_weights.hdf5",
         "not UTF-8",
     )
@@ -73,7 +60,7 @@ def test_dump_with_latin1_options(sentences, tmp_path):
     latin = tmp_path / "options.json"
     latin.write_bytes(OPTIONS.read_bytes() + "\n\xe9".encode("latin-1"))
     assert_clear_error(
-        cli("dump", "--options", latin, "--weights", WEIGHTS, sentences, tmp_path / "o.hdf5"),
+        run_cli("dump", "--options", latin, "--weights", WEIGHTS, sentences, tmp_path / "o.hdf5"),
         "options.json",
         "not UTF-8",
     )
@@ -82,7 +69,7 @@ def test_dump_with_latin1_options(sentences, tmp_path):
 def test_dump_of_a_non_utf8_input(tmp_path):
     bad = tmp_path / "latin1.txt"
     bad.write_bytes("caf\xe9 au lait\n".encode("latin-1"))
-    result = cli("dump", "--options", OPTIONS, "--weights", WEIGHTS, bad, tmp_path / "o.hdf5")
+    result = run_cli("dump", "--options", OPTIONS, "--weights", WEIGHTS, bad, tmp_path / "o.hdf5")
     assert_clear_error(result, "latin1.txt", "not UTF-8")
     assert not (tmp_path / "o.hdf5").exists()
 
@@ -90,15 +77,17 @@ def test_dump_of_a_non_utf8_input(tmp_path):
 def test_dump_refuses_to_overwrite_and_to_dump_nothing(sentences, tmp_path):
     target = tmp_path / "o.hdf5"
     target.write_bytes(b"precious")
-    assert_clear_error(cli("dump", "--options", OPTIONS, "--weights", WEIGHTS, sentences, target), "--overwrite")
+    assert_clear_error(run_cli("dump", "--options", OPTIONS, "--weights", WEIGHTS, sentences, target), "--overwrite")
     assert target.read_bytes() == b"precious"
-    assert cli("dump", "--options", OPTIONS, "--weights", WEIGHTS, sentences, target, "--overwrite").returncode == 0
+    assert run_cli("dump", "--options", OPTIONS, "--weights", WEIGHTS, sentences, target, "--overwrite").returncode == 0
     with h5py.File(target) as f:
         assert sorted(f) == ["0", "1"]
     empty = tmp_path / "empty.txt"
     empty.write_text("")
     assert_clear_error(
-        cli("dump", "--options", OPTIONS, "--weights", WEIGHTS, empty, tmp_path / "e.hdf5"), "empty.txt", "no tokens"
+        run_cli("dump", "--options", OPTIONS, "--weights", WEIGHTS, empty, tmp_path / "e.hdf5"),
+        "empty.txt",
+        "no tokens",
     )
     assert not (tmp_path / "e.hdf5").exists()
 
@@ -108,25 +97,25 @@ def test_evaluate_with_a_truncated_softmax(run_dir, tmp_path):
     shutil.copytree(run_dir, broken)
     softmax = broken / "softmax.hdf5"
     softmax.write_bytes(softmax.read_bytes()[: softmax.stat().st_size // 2])
-    assert_clear_error(cli("evaluate", broken, BILM_TF_TRAIN / "data.txt"), "softmax.hdf5")
+    assert_clear_error(run_cli("evaluate", broken, BILM_TF_TRAIN / "data.txt"), "softmax.hdf5")
 
 
 def test_evaluate_a_bundled_model_without_a_softmax(tmp_path):
     heldout = tmp_path / "heldout.txt"
     heldout.write_text("a b c .\n", encoding="utf8")
-    assert_clear_error(cli("evaluate", "fixture-tiny", heldout), "fixture-tiny", "softmax.hdf5")
+    assert_clear_error(run_cli("evaluate", "fixture-tiny", heldout), "fixture-tiny", "softmax.hdf5")
 
 
 def test_evaluate_with_a_non_utf8_heldout_file(run_dir, tmp_path):
     bad = tmp_path / "heldout.txt"
     bad.write_bytes(b"ok line\n\xff\xfe broken\n")
-    assert_clear_error(cli("evaluate", run_dir, bad), "heldout.txt", "not UTF-8")
+    assert_clear_error(run_cli("evaluate", run_dir, bad), "heldout.txt", "not UTF-8")
 
 
 @pytest.mark.parametrize("options", ["", "DIR"])
 def test_dump_with_an_empty_or_directory_options_path(sentences, tmp_path, options):
     options = str(tmp_path) if options == "DIR" else options
-    result = cli("dump", "--options", options, "--weights", WEIGHTS, sentences, tmp_path / "o.hdf5")
+    result = run_cli("dump", "--options", options, "--weights", WEIGHTS, sentences, tmp_path / "o.hdf5")
     assert result.returncode != 0 and "Traceback" not in result.stderr
     assert "options" in result.stderr.lower()
 
@@ -134,4 +123,4 @@ def test_dump_with_an_empty_or_directory_options_path(sentences, tmp_path, optio
 def test_evaluate_with_an_empty_directory_as_heldout_text(run_dir, tmp_path):
     empty = tmp_path / "heldout"
     empty.mkdir()
-    assert_clear_error(cli("evaluate", run_dir, empty), str(empty), "holds no text files")
+    assert_clear_error(run_cli("evaluate", run_dir, empty), str(empty), "holds no text files")

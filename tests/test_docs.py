@@ -139,3 +139,19 @@ def test_readme_stays_a_short_reference():
     """Reference material lives in docs/; the README keeps what it is, install, the uses and links."""
     words = len((REPO / "README.md").read_text(encoding="utf8").split())
     assert words <= 1200, f"README.md has {words} words"
+
+
+def test_markdown_stays_within_its_word_budget():
+    """All tracked Markdown but the changelog and the model cards: at most 8,000 words, so that facts are
+    stated once and history goes to CHANGELOG.md."""
+    listing = subprocess.run(["git", "ls-files", "*.md"], cwd=REPO, capture_output=True, text=True)
+    if listing.returncode != 0 or not listing.stdout.split():
+        pytest.skip("not a git checkout: no list of tracked files")
+    tracked = listing.stdout.split()
+    budgeted = [
+        name
+        for name in tracked
+        if name != "CHANGELOG.md" and not re.fullmatch(r"(spacy_elmo/)?models/[^/]+/README\.md", name)
+    ]
+    words = {name: len((REPO / name).read_text(encoding="utf8").split()) for name in budgeted}
+    assert sum(words.values()) <= 8000, sorted(words.items(), key=lambda item: -item[1])

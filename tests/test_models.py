@@ -5,12 +5,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import spacy_elmo
 from spacy_elmo import load_bilm
-from spacy_elmo.cli import app
 from spacy_elmo.models import DEFAULT_MODEL, bundled_model_paths, bundled_models
+
+from .cli import run_cli
 
 
 def test_default_model_is_bundled():
@@ -44,9 +44,9 @@ def test_default_model_ships_its_softmax_and_evaluate_takes_its_name(tmp_path):
     ]
     heldout = tmp_path / "heldout.txt"
     heldout.write_text("\n".join(sentences) + "\n", encoding="utf8")
-    result = CliRunner().invoke(app, ["evaluate", DEFAULT_MODEL, str(heldout), "--json"])
-    assert result.exit_code == 0, result.output
-    reported = json.loads(result.output)
+    result = run_cli("evaluate", DEFAULT_MODEL, heldout, "--json")
+    assert result.returncode == 0, result.stderr
+    reported = json.loads(result.stdout)
     assert reported["n_tokens"] == sum(len(s.split()) + 1 for s in sentences)
     assert 1 < reported["average"] < 1000
 

@@ -1,7 +1,5 @@
 """Model sizes are defined once (options.PRESETS): the shipped pretraining configs are generated from them."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -9,6 +7,8 @@ import pytest
 from spacy_elmo.options import preset
 from spacy_elmo.pretrain import load_config
 from spacy_elmo.pretrain.presets import preset_config, preset_names
+
+from .cli import assert_clear_error, run_cli
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
@@ -25,11 +25,9 @@ def test_shipped_pretraining_configs_are_the_generated_ones(name):
 
 def test_init_config_writes_a_usable_config_and_refuses_to_overwrite(tmp_path):
     out = tmp_path / "small.cfg"
-    run = [sys.executable, "-m", "spacy_elmo", "init-config", "small", str(out)]
-    assert subprocess.run(run, capture_output=True, timeout=120).returncode == 0
+    assert run_cli("init-config", "small", out).returncode == 0
     assert load_config(out, {"paths.train": "x"}).options.lstm.dim == 1024
-    again = subprocess.run(run, capture_output=True, text=True, timeout=120)
-    assert again.returncode != 0 and "--overwrite" in again.stderr and "Traceback" not in again.stderr
+    assert_clear_error(run_cli("init-config", "small", out), "--overwrite")
 
 
 @pytest.mark.parametrize("name", ["tiny", "small"])

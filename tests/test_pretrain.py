@@ -11,11 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from typer.testing import CliRunner
 
 from spacy_elmo import load_bilm
 from spacy_elmo.chars import CharacterMapper
-from spacy_elmo.cli import app
 from spacy_elmo.nn.char_encoder import token_lengths
 from spacy_elmo.pretrain import (
     ConfigError,
@@ -36,6 +34,7 @@ from spacy_elmo.pretrain.corpus import expand_paths, sentence_stream
 from spacy_elmo.pretrain.model import LanguageModel, TensorBatch, parameters_digest
 from spacy_elmo.pretrain.vocab import Vocabulary, build_vocabulary
 
+from .cli import run_cli
 from .paths import ALLENNLP_DIR, BILM_TF_DIR
 
 ROOT = Path(__file__).parent.parent
@@ -186,11 +185,9 @@ def test_evaluate_cli_reports_the_trainers_heldout_perplexity(trained):
     out, result = trained
     # The trainer evaluates with the config's window (10) and eval batch (64); the packing of sentences
     # into rows, hence the context carried into each sentence, depends on both.
-    cli = CliRunner().invoke(
-        app, ["evaluate", str(out), str(DATA), "--json", "--unroll-steps", "10", "--batch-size", "64"]
-    )
-    assert cli.exit_code == 0, cli.output
-    reported = json.loads(cli.output)
+    cli = run_cli("evaluate", out, DATA, "--json", "--unroll-steps", 10, "--batch-size", 64)
+    assert cli.returncode == 0, cli.stderr
+    reported = json.loads(cli.stdout)
     assert reported["average"] == pytest.approx(result.heldout.average, rel=1e-5)
     assert reported["n_tokens"] == sum(len(s) + 1 for s in SENTENCES)
 

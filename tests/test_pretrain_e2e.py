@@ -13,6 +13,7 @@ import pytest
 
 from spacy_elmo.pretrain.checkpoint import CHECKPOINT_FILE, MetricsLog, load_checkpoint
 
+from .cli import run_cli
 from .paths import BILM_TF_DIR
 
 ROOT = Path(__file__).parent.parent
@@ -30,11 +31,8 @@ PATHS = [
 ]
 
 
-def pretrain_command(out: Path, *extra: str):
+def pretrain_args(out: Path, *extra: str):
     return [
-        sys.executable,
-        "-m",
-        "spacy_elmo",
         "pretrain",
         str(TINY),
         "--output",
@@ -59,10 +57,12 @@ def wait_for_checkpoint(log: MetricsLog, min_step: int, process: subprocess.Pope
 def test_sigkill_mid_run_resumes_from_the_last_checkpoint(tmp_path):
     out = tmp_path / "run"
     # A checkpoint every 3 steps, so the kill often lands while one is being written.
+    # a real process, so that it can be killed with SIGKILL mid-run (run_cli waits for the end)
+    args = pretrain_args(
+        out, "--training.n_epochs", "1000", "--logging.checkpoint_every", "3", "--logging.eval_every", "1000000"
+    )
     process = subprocess.Popen(
-        pretrain_command(
-            out, "--training.n_epochs", "1000", "--logging.checkpoint_every", "3", "--logging.eval_every", "1000000"
-        ),
+        [sys.executable, "-m", "spacy_elmo", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -77,8 +77,8 @@ def test_sigkill_mid_run_resumes_from_the_last_checkpoint(tmp_path):
     recorded = load_checkpoint(out / CHECKPOINT_FILE)["step"]
     assert recorded >= 30 and recorded % 3 == 0
 
-    resumed = subprocess.run(
-        pretrain_command(
+    resumed = run_cli(
+        *pretrain_args(
             out,
             "--resume",
             "--training.n_epochs",
@@ -90,8 +90,6 @@ def test_sigkill_mid_run_resumes_from_the_last_checkpoint(tmp_path):
             "--training.max_steps",
             str(recorded + 4),
         ),
-        capture_output=True,
-        text=True,
         timeout=120,
     )
     assert resumed.returncode == 0, resumed.stderr
@@ -109,15 +107,18 @@ def test_sigkill_mid_run_resumes_from_the_last_checkpoint(tmp_path):
 )
 def test_torchrun_two_cpu_processes_keep_identical_replicas(tmp_path, softmax):
     out = tmp_path / "run"
-    torchrun = Path(sys.executable).parent / "torchrun"
-    launcher = [str(torchrun)] if torchrun.exists() else [sys.executable, "-m", "torch.distributed.run"]
-    command = (
-        launcher
-        + ["--standalone", "--nproc_per_node", "2", "-m", "spacy_elmo"]
-        + pretrain_command(out, "--training.max_steps", "12", "--logging.checkpoint_every", "5", *softmax)[3:]
+    args = pretrain_args(out, "--training.max_steps", "12", "--logging.checkpoint_every", "5", *softmax)
+    result = run_cli(  # torchrun is `python -m torch.distributed.run`
+        "--standalone",
+        "--nproc_per_node",
+        2,
+        "-m",
+        "spacy_elmo",
+        *args,
+        module="torch.distributed.run",
+        timeout=180,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
     )
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    result = subprocess.run(command, capture_output=True, text=True, timeout=180, env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     end = [r for r in MetricsLog(out / "log.jsonl").records() if r["event"] == "end"][-1]
     assert end["step"] == 12 and len(end["digests"]) == 2 and len(set(end["digests"])) == 1

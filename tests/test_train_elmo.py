@@ -1,7 +1,5 @@
 """End to end: `python -m spacy train` on the shipped configs, on a tiny corpus written here."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +9,8 @@ from spacy.tokens import Doc, DocBin
 
 from spacy_elmo import load_bilm
 from spacy_elmo.layers import get_bilm
+
+from .cli import run_cli
 
 CONFIG = Path(__file__).parent.parent / "configs" / "tagger_ner_elmo.cfg"
 SENTENCES = [
@@ -41,30 +41,23 @@ def _corpus(path, copies, entities=True):
 
 def _spacy_train(config, train, dev, out, fixture_paths, *overrides):
     options, weights = fixture_paths
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "spacy",
-            "train",
-            str(config),
-            "--output",
-            str(out),
-            "--paths.train",
-            str(train),
-            "--paths.dev",
-            str(dev),
-            "--paths.elmo_options",
-            str(options),
-            "--paths.elmo_weights",
-            str(weights),
-            "--training.eval_frequency",
-            "4",
-            *overrides,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
+    return run_cli(
+        "train",
+        config,
+        "--output",
+        out,
+        "--paths.train",
+        train,
+        "--paths.dev",
+        dev,
+        "--paths.elmo_options",
+        options,
+        "--paths.elmo_weights",
+        weights,
+        "--training.eval_frequency",
+        4,
+        *overrides,
+        module="spacy",
     )
 
 
@@ -127,22 +120,8 @@ def test_ner_on_a_corpus_without_entities_stops_before_training(tmp_path, fixtur
 @pytest.mark.parametrize("name", ["tagger_elmo.cfg", "ner_elmo.cfg", "tagger_ner_elmo.cfg"])
 def test_shipped_configs_pass_spacy_debug_config(name, tmp_path):
     train, dev = _corpus(tmp_path / "train.spacy", 1), _corpus(tmp_path / "dev.spacy", 1)
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "spacy",
-            "debug",
-            "config",
-            str(CONFIG.parent / name),
-            "--paths.train",
-            str(train),
-            "--paths.dev",
-            str(dev),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
+    result = run_cli(
+        "debug", "config", CONFIG.parent / name, "--paths.train", train, "--paths.dev", dev, module="spacy"
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert "Config is valid" in result.stdout

@@ -3,11 +3,10 @@
 from collections import Counter
 
 import pytest
-from typer.testing import CliRunner
 
-from spacy_elmo.cli import app
 from spacy_elmo.pretrain.vocab import SPECIALS, VocabError, Vocabulary, build_vocabulary, count_tokens
 
+from .cli import assert_clear_error, run_cli
 from .paths import BILM_TF_DIR
 
 TRAIN_DIR = BILM_TF_DIR / "train"
@@ -48,8 +47,8 @@ def test_cli_streams_files_and_round_trips(tmp_path):
     (tmp_path / "a.txt").write_text("the cat sat\nthe dog\n", encoding="utf8")
     (tmp_path / "b.txt").write_text("the cat\n", encoding="utf8")
     out = tmp_path / "vocab.txt"
-    result = CliRunner().invoke(app, ["vocab", str(tmp_path / "*.txt"), "--output", str(out)])
-    assert result.exit_code == 0, result.output
+    result = run_cli("vocab", tmp_path / "*.txt", "--output", out)
+    assert result.returncode == 0, result.stderr
     assert Vocabulary.from_file(out).words == [*SPECIALS, "the", "cat", "dog", "sat"]
     assert count_tokens([tmp_path / "a.txt"])["the"] == 2
 
@@ -57,9 +56,7 @@ def test_cli_streams_files_and_round_trips(tmp_path):
 def test_cli_empty_corpus_fails_and_writes_nothing(tmp_path):
     (tmp_path / "empty.txt").write_text("\n\n", encoding="utf8")
     out = tmp_path / "vocab.txt"
-    result = CliRunner().invoke(app, ["vocab", str(tmp_path / "empty.txt"), "--output", str(out)])
-    assert result.exit_code != 0
-    assert isinstance(result.exception, VocabError) and "empty" in str(result.exception)
+    assert_clear_error(run_cli("vocab", tmp_path / "empty.txt", "--output", out), "empty")
     assert not out.exists()
 
 
