@@ -28,6 +28,13 @@ from common import machine  # noqa: E402
 DEFAULT_DATA = str(Path(__file__).resolve().parents[2] / "shared" / "data" / "pretrain" / "gutenberg" / "train")
 
 
+def device_name() -> str:
+    """The device pretraining runs on (the trainer takes the GPU when there is one), named."""
+    if torch.cuda.is_available():
+        return f"cuda ({torch.cuda.get_device_name(0)})"
+    return "cpu"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", default=DEFAULT_DATA, help="Directory of one-sentence-per-line .txt files.")
@@ -45,6 +52,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     print(machine(), flush=True)
+    print(f"device: {device_name()}", flush=True)
 
     files = sorted(p for p in Path(args.data).iterdir() if p.suffix == ".txt")[: args.files]
     with tempfile.TemporaryDirectory() as tmp:
@@ -82,7 +90,7 @@ def main() -> None:
         f"{t.unroll_steps}; torch threads {torch.get_num_threads()}"
     )
     print(f"steps timed: {len(warm)} (after {args.warmup} warm-up), wall {wall:.1f} s in total")
-    print(f"tokens/s (per direction): {tokens / seconds:,.0f}")
+    print(f"tokens/s (per direction) on {device_name()}: {tokens / seconds:,.0f}")
     print(f"seconds/step: {seconds / max(len(warm), 1):.3f}")
     print(f"final running perplexity: {records[-1]['perplexity']:.1f}")
 
