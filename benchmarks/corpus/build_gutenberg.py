@@ -162,7 +162,8 @@ def paragraphs(text: str) -> Tuple[List[str], Dict[str, int]]:
 def sentences(paragraph: str) -> Iterator[str]:
     start = 0
     for match in SENTENCE_END.finditer(paragraph):
-        if ABBREVIATIONS.search(paragraph[: match.start()]):
+        # Only the word before the end matters; the whole prefix would make long paragraphs quadratic.
+        if ABBREVIATIONS.search(paragraph[max(0, match.start() - 12) : match.start()]):
             continue
         yield paragraph[start : match.end(1)]
         start = match.end()
