@@ -127,7 +127,11 @@ class TokenRows:
         get = self._row.get
         found = [get(t, -1) for t in tokens]
         if -1 in found:
-            found = [r if r >= 0 else self._add(t) for r, t in zip(found, tokens)]
+            start = len(self._row)
+            for i in [i for i, r in enumerate(found) if r < 0]:
+                found[i] = self._add(tokens[i])
+            # One vectorised pass over the new rows rather than one NumPy call per token.
+            self._lengths[start : len(self._row)] = token_lengths(self._chars[start : len(self._row)])
         return found
 
     def _add(self, token: str) -> int:
@@ -139,9 +143,7 @@ class TokenRows:
             # A new, larger array: a consumer holding the old one still reads every row it needs.
             self._chars = np.concatenate([self._chars, np.zeros_like(self._chars)])
             self._lengths = np.concatenate([self._lengths, np.zeros_like(self._lengths)])
-        ids = self._mapper.token_ids(token)
-        self._chars[row] = ids
-        self._lengths[row] = token_lengths(ids)
+        self._chars[row] = self._mapper.token_ids(token)
         self._row[token] = row
         return row
 
