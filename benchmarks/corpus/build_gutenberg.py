@@ -8,8 +8,9 @@ Per book: the Project Gutenberg header and footer are cut, paragraphs unwrapped,
 and the book left out whole when it is not English, is drama (most paragraphs open with a speaker's
 name) or mostly verse; the rest is split into sentences by a regular expression, one per line, and
 sentences of 3-150 whitespace words are kept, not tokenized. Books are deduplicated by content (git
-blob), by title, and by their first sentences; the held-out books of MANIFEST (the `dev` and `test`
-entries of an existing manifest.json: by path, git blob and title) are kept out. Books are shuffled
+blob), by file name (the same book under two authors) and by their first sentences; the held-out books
+of MANIFEST (the `dev` and `test` entries of an existing manifest.json: by path, git blob, and title
+against both the Title field and the file name) are kept out. Books are shuffled
 (`--seed`) and written whole, in that order, to shards of about `--shard-tokens` words, so the first k
 shards are a diverse subset. OUTPUT gets `train/gutenberg.train.NNNN.txt` and `manifest.json` (book ->
 shard, source path, git blob, EBook number, title, counts) and `skipped.json` (book -> why).
@@ -242,7 +243,7 @@ def build(source: Path, output: Path, manifest: Path, shard_tokens: int, seed: i
     books: List[Book] = []
     skipped: Dict[str, str] = {}
     seen_blobs: Set[str] = set()
-    seen_titles: Set[str] = set()
+    seen_names: Set[str] = set()
     seen_openings: Set[str] = set()
     started = time.perf_counter()
     for n, path in enumerate(files, 1):
@@ -252,23 +253,27 @@ def build(source: Path, output: Path, manifest: Path, shard_tokens: int, seed: i
         text = decode(data)
         fields = metadata(text)
         title = fields.get("title") or path.stem
+        # The file name, not the Title field, tells volumes apart ("The Works of Edgar Allan Poe" is
+        # the Title of each of its volumes); held-out books are matched on both, to keep out too many
+        # rather than too few.
+        name = normal_title(path.stem)
         reason = None
-        if relative in held_paths or blob in held_blobs or normal_title(title) in held_titles:
+        if relative in held_paths or blob in held_blobs or {normal_title(title), name} & held_titles:
             reason = "held out (dev/test)"
-        elif blob in seen_blobs or normal_title(title) in seen_titles:
-            reason = "duplicate (same file or title)"
+        elif blob in seen_blobs or name in seen_names:
+            reason = "duplicate (same file or file name)"
         elif "english" not in fields.get("language", "english").lower():
             reason = f"language {fields['language']}"
         lines: List[str] = []
         if reason is None:
             lines, reason = book_sentences(text)
         if reason is None:
-            opening = hashlib.sha1("\n".join(lines[5:25]).encode()).hexdigest()
+            opening = hashlib.sha1("\n".join(lines[:30]).encode()).hexdigest()
             if opening in seen_openings:
                 reason, lines = "duplicate (same text)", []
             seen_openings.add(opening)
         seen_blobs.add(blob)
-        seen_titles.add(normal_title(title))
+        seen_names.add(name)
         if reason is not None:
             skipped[relative] = reason
         else:
