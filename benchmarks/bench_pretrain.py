@@ -1,10 +1,13 @@
 """Pretraining speed: tokens per second (per direction, all processes) on real text.
 
     python -m benchmarks.bench_pretrain DIR [--config configs/pretrain_small.cfg] [--steps 100]
-        [--set training.batch_size=64 --set model.lstm.dim=512 ...]
+        [--set training.batch_size=64 --set model.lstm.dim=512 ...] [--inputs-only --rounds 3]
 
 Builds a vocabulary from the first `--files` files of DIR, trains `--steps` steps into a temporary
-directory and prints the speed measured after `--warmup` steps (the first steps pay for allocations).
+directory and prints the device and the speed measured after `--warmup` steps (the first steps pay for
+allocations). `--inputs-only` times only the host's part of the steps instead: building `--steps` steps'
+batches the host way (`TensorBatch.from_batches`, char ids built on the host) and the device-table way
+(`HostBatch`), alternating, in process CPU time (which other jobs on the machine do not inflate).
 Prints figures only; nothing is asserted.
 """
 
@@ -14,13 +17,73 @@ import argparse
 import json
 import tempfile
 import time
+from itertools import islice
 from pathlib import Path
+from typing import List, Tuple
 
 import torch
 
 from benchmarks.common import machine
+from spacy_elmo.chars import CharacterMapper
 from spacy_elmo.pretrain import build_vocabulary, count_tokens, load_config, train
+from spacy_elmo.pretrain.batching import Batch, StreamBatcher, TokenRows
 from spacy_elmo.pretrain.checkpoint import LOG_FILE, MetricsLog
+from spacy_elmo.pretrain.config import PretrainConfig
+from spacy_elmo.pretrain.model import TensorBatch
+from spacy_elmo.pretrain.steps import HostBatch
+from spacy_elmo.pretrain.vocab import Vocabulary
+
+
+def device_name() -> str:
+    """The device pretraining runs on (the trainer takes the GPU when there is one), named."""
+    if torch.cuda.is_available():
+        return f"cuda ({torch.cuda.get_device_name(0)})"
+    return "cpu"
+
+
+def time_step_inputs(
+    files: List[Path], vocab: Vocabulary, config: PretrainConfig, steps: int, warmup: int, rounds: int
+) -> None:
+    """CPU seconds per step of the host's work, before (char ids built on the host) and after (rows of
+    the device table), alternating; each round starts from a fresh char cache and table, and times the
+    `steps` steps after `warmup` untimed ones (early steps meet more new tokens, which both ways encode)."""
+    t = config.training
+    sentences = [line.split() for f in files for line in f.read_text(encoding="utf8").splitlines() if line.split()]
+    streams = zip(
+        StreamBatcher(iter(sentences), vocab, t.batch_size, t.unroll_steps),
+        StreamBatcher(iter(sentences[::-1]), vocab, t.batch_size, t.unroll_steps, reverse=True),
+    )
+    pairs: List[Tuple[Batch, Batch]] = list(islice(streams, warmup + steps))
+    timed = pairs[warmup:]
+    n_chars = config.options.char_cnn.max_characters_per_token
+    cpu = torch.device("cpu")
+    tokens = sum(f.n_tokens for f, _ in timed)
+    print(f"host work of {len(timed)} steps after {warmup}, batch {t.batch_size} x {t.unroll_steps}", flush=True)
+
+    def host_char_ids(batches: List[Tuple[Batch, Batch]], mapper: CharacterMapper) -> None:
+        for forward, backward in batches:
+            TensorBatch.from_batches(forward, backward, mapper).to(cpu)
+
+    def device_table(batches: List[Tuple[Batch, Batch]], table: TokenRows) -> None:
+        for forward, backward in batches:
+            HostBatch.from_batches(forward, backward, table).to(cpu)
+
+    for r in range(rounds):
+        times = {}
+        for name in ("host char ids", "device table") if r % 2 == 0 else ("device table", "host char ids"):
+            mapper = CharacterMapper(n_chars)
+            state, run = (mapper, host_char_ids) if name == "host char ids" else (TokenRows(mapper), device_table)
+            run(pairs[:warmup], state)  # type: ignore[operator]
+            started = time.process_time()
+            run(timed, state)  # type: ignore[operator]
+            times[name] = time.process_time() - started
+        print(
+            f"round {r + 1}: "
+            + ", ".join(
+                f"{name} {1000 * s / len(timed):.2f} ms/step ({tokens / s:,.0f} tokens/s)" for name, s in times.items()
+            ),
+            flush=True,
+        )
 
 
 def main() -> None:
@@ -29,7 +92,7 @@ def main() -> None:
         "data", help="Directory of one-sentence-per-line .txt files, e.g. $SPACY_ELMO_DATA/pretrain/gutenberg/train."
     )
     parser.add_argument("--config", default=str(Path(__file__).parent.parent / "configs" / "pretrain_small.cfg"))
-    parser.add_argument("--files", type=int, default=2, help="How many files of --data to train on.")
+    parser.add_argument("--files", type=int, default=2, help="How many files of DATA to train on.")
     parser.add_argument("--vocab-size", type=int, default=50_000)
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--warmup", type=int, default=10)
@@ -40,8 +103,11 @@ def main() -> None:
         metavar="KEY=VALUE",
         help="Config override, e.g. training.batch_size=64 (repeatable).",
     )
+    parser.add_argument("--inputs-only", action="store_true", help="Time only the host's part of the steps.")
+    parser.add_argument("--rounds", type=int, default=4, help="With --inputs-only: alternating rounds.")
     args = parser.parse_args()
     print(machine(), flush=True)
+    print(f"device: {device_name()}", flush=True)
 
     files = sorted(p for p in Path(args.data).iterdir() if p.suffix == ".txt")[: args.files]
     with tempfile.TemporaryDirectory() as tmp:
@@ -63,6 +129,9 @@ def main() -> None:
             except json.JSONDecodeError:
                 overrides[key] = value
         config = load_config(args.config, overrides)
+        if args.inputs_only:
+            time_step_inputs(files, Vocabulary.from_file(vocab_path), config, args.steps, args.warmup, args.rounds)
+            return
         started = time.perf_counter()
         train(config, Path(tmp) / "run", show_progress=False)
         wall = time.perf_counter() - started
@@ -79,7 +148,7 @@ def main() -> None:
         f"{t.unroll_steps}; torch threads {torch.get_num_threads()}"
     )
     print(f"steps timed: {len(warm)} (after {args.warmup} warm-up), wall {wall:.1f} s in total")
-    print(f"tokens/s (per direction): {tokens / seconds:,.0f}")
+    print(f"tokens/s (per direction) on {device_name()}: {tokens / seconds:,.0f}")
     print(f"seconds/step: {seconds / max(len(warm), 1):.3f}")
     print(f"final running perplexity: {records[-1]['perplexity']:.1f}")
 

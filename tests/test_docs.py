@@ -26,6 +26,8 @@ DOCUMENTS = [
     *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").glob("*.md")),
     "benchmarks/README.md",
     "benchmarks/downstream/README.md",
+    "benchmarks/wsd/README.md",
+    "benchmarks/corpus/README.md",
 ]
 SAMPLE = REPO / "benchmarks" / "data" / "gutenberg-sample.txt"
 FIXTURE_MODEL = REPO / "spacy_elmo" / "models" / "fixture-tiny"

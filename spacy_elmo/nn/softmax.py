@@ -43,18 +43,19 @@ class LogUniformSampler:
         return (-torch.expm1(n_tries * torch.log1p(-p))).float()
 
     def sample(self, generator: Optional[torch.Generator] = None) -> Tuple[torch.Tensor, int]:
-        """`n_samples` distinct ids `[S]` and the number of draws it took."""
-        draws = torch.empty(0, dtype=torch.long)
+        """`n_samples` distinct ids `[S]` and the number of draws it took, on the generator's device."""
+        device = generator.device if generator is not None else torch.device("cpu")
+        draws = torch.empty(0, dtype=torch.long, device=device)
         chunk = 2 * self.n_samples
         while True:
-            u = torch.rand(chunk, generator=generator, dtype=torch.float64)
+            u = torch.rand(chunk, generator=generator, dtype=torch.float64, device=device)
             new = (torch.exp(u * self._log_range).floor().long() - 1).clamp_(0, self.n_vocab - 1)
             draws = torch.cat([draws, new])
             values, inverse = torch.unique(draws, return_inverse=True)
-            positions = torch.arange(len(draws))
-            first = torch.full((len(values),), len(draws), dtype=torch.long)
+            positions = torch.arange(len(draws), device=device)
+            first = torch.full((len(values),), len(draws), dtype=torch.long, device=device)
             first = first.scatter_reduce(0, inverse, positions, reduce="amin")
-            is_first = torch.zeros(len(draws), dtype=torch.bool)
+            is_first = torch.zeros(len(draws), dtype=torch.bool, device=device)
             is_first[first] = True
             n_distinct = torch.cumsum(is_first, 0)
             if n_distinct[-1] >= self.n_samples:

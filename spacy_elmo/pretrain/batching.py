@@ -11,11 +11,13 @@ roles of `<S>` and `</S>` swapped. Rows only run short at the very end of the st
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Iterator, List
+from typing import Dict, Iterable, Iterator, List, Optional
 
 import numpy as np
+import torch
 
-from ..chars import BOS_TOKEN, EOS_TOKEN
+from ..chars import BOS_TOKEN, EOS_TOKEN, CharacterMapper
+from ..nn.char_encoder import token_lengths
 from .vocab import Vocabulary
 
 PAD_TARGET = -1
@@ -94,3 +96,74 @@ class StreamBatcher:
         if not any(tokens):
             raise StopIteration
         return Batch(tokens, targets)
+
+
+class TokenRows:
+    """Every distinct input token seen so far -> a row of a char-id table, in first-seen order.
+
+    A step then names its distinct tokens by row (`[U]` integers) instead of sending their char ids
+    (`[U, max_chars]`): the table is copied to the model's device once, row by row as new tokens come
+    (natural text stops bringing many after the first steps), and the step's char ids are one gather
+    there. Char ids are below 2^15 (shifted bytes), so the tables hold int16.
+
+    `rows` and `lengths` may run in a producer thread (the prefetcher) while `on` runs in the training
+    thread: rows are only ever appended, and a step records the table's size when it was made, so the
+    consumer copies exactly the rows that step may use, all written before the step was handed over.
+    """
+
+    def __init__(self, mapper: CharacterMapper, capacity: int = 4096) -> None:
+        self._mapper = mapper
+        self._row: Dict[str, int] = {}
+        self._chars = np.zeros((capacity, mapper.max_chars), dtype=np.int16)
+        self._lengths = np.zeros(capacity, dtype=np.int64)
+        self._device: Dict[torch.device, torch.Tensor] = {}
+        self._on_device: Dict[torch.device, int] = {}
+
+    def __len__(self) -> int:
+        return len(self._row)
+
+    def rows(self, tokens: List[str]) -> List[int]:
+        """The tokens' rows, new tokens appended to the table."""
+        get = self._row.get
+        found = [get(t, -1) for t in tokens]
+        if -1 in found:
+            start = len(self._row)
+            for i in [i for i, r in enumerate(found) if r < 0]:
+                found[i] = self._add(tokens[i])
+            # One vectorised pass over the new rows rather than one NumPy call per token.
+            self._lengths[start : len(self._row)] = token_lengths(self._chars[start : len(self._row)])
+        return found
+
+    def _add(self, token: str) -> int:
+        row = self._row.get(token)
+        if row is not None:  # a token new to this call that appeared twice in it
+            return row
+        row = len(self._row)
+        if row == len(self._lengths):
+            # A new, larger array: a consumer holding the old one still reads every row it needs.
+            self._chars = np.concatenate([self._chars, np.zeros_like(self._chars)])
+            self._lengths = np.concatenate([self._lengths, np.zeros_like(self._lengths)])
+        self._chars[row] = self._mapper.token_ids(token)
+        self._row[token] = row
+        return row
+
+    def lengths(self, rows: np.ndarray) -> np.ndarray:
+        """Each row's `token_lengths` (char ids up to and including end-of-word)."""
+        return self._lengths[rows]
+
+    def on(self, device: torch.device, size: Optional[int] = None) -> torch.Tensor:
+        """The table's first `size` rows (default: all) on `device`, `[>= size, max_chars]` int16; only
+        the rows added since the last call are copied."""
+        size = len(self._row) if size is None else size
+        table = self._device.get(device)
+        done = self._on_device.get(device, 0)
+        if table is None or table.shape[0] < size:
+            rows = max(size, 2 * (0 if table is None else table.shape[0]), 1024)
+            grown = torch.zeros((rows, self._chars.shape[1]), dtype=torch.int16, device=device)
+            if table is not None:
+                grown[:done] = table[:done]
+            table = self._device[device] = grown
+        if done < size:
+            table[done:size] = torch.from_numpy(self._chars[done:size]).to(device)
+            self._on_device[device] = size
+        return table

@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import contextlib
 import math
-from dataclasses import dataclass
-from typing import Callable, ContextManager, Iterable, Iterator, Optional, Tuple
+from dataclasses import dataclass, replace
+from typing import Any, Callable, ContextManager, Iterable, Iterator, Optional, Tuple
 
+import numpy as np
 import torch
 
 from ..chars import CharacterMapper
 from ..errors import ElmoError
 from ..nn.softmax import LogUniformSampler
 from . import distributed
-from .batching import Batch
+from .batching import PAD_TARGET, Batch, TokenRows
 from .config import ConfigError, TrainingSettings
 from .model import TensorBatch
 
@@ -30,13 +31,142 @@ class TrainingError(ElmoError):
 
 
 @dataclass
-class StepInputs:
-    """Everything one step needs from the host: the batch, and with the sampled softmax its negatives
-    `[S]` and the number of draws they took."""
+class HostBatch:
+    """A step's batch as made on the host: the distinct tokens as rows of a `TokenRows` table (`rows`
+    `[U]`, shortest first) instead of their char ids, and the rest of a TensorBatch. `to` gathers the
+    char ids from the table's copy on the device and moves the rest, so the host neither builds nor
+    sends `[U, max_chars]` char ids. `ready`: a CUDA event the device must reach before using the
+    step's inputs (negatives drawn on a side stream)."""
 
-    batch: TensorBatch
+    rows: torch.Tensor
+    index: Tuple[torch.Tensor, torch.Tensor]
+    positions: Tuple[torch.Tensor, torch.Tensor]
+    targets: Tuple[torch.Tensor, torch.Tensor]
+    lengths: Tuple[np.ndarray, np.ndarray]
+    char_lengths: np.ndarray
+    table: TokenRows
+    table_size: int
+    ready: Optional[Any] = None
+    side_tensors: Tuple[torch.Tensor, ...] = ()
+
+    @property
+    def counts(self) -> Tuple[int, int]:
+        """Target tokens per direction, known on the host (as TensorBatch.counts)."""
+        return int(self.positions[0].shape[0]), int(self.positions[1].shape[0])
+
+    @classmethod
+    def from_batches(cls, forward: Batch, backward: Batch, table: TokenRows) -> "HostBatch":
+        """The same step as `TensorBatch.from_batches` (distinct tokens in first-seen order, forward rows
+        then backward rows, then stably sorted by length; padding indexes the first token), in NumPy."""
+        shape = forward.targets.shape
+        token_rows = np.full((2, *shape), -1, dtype=np.int64)
+        for d, batch in enumerate((forward, backward)):
+            for i, row in enumerate(batch.tokens):
+                token_rows[d, i, : len(row)] = table.rows(row)
+        valid = token_rows >= 0
+        seen = token_rows[valid]
+        distinct, first, inverse = np.unique(seen, return_index=True, return_inverse=True)
+        by_first = np.argsort(first, kind="stable")
+        position = np.empty_like(by_first)
+        position[by_first] = np.arange(len(by_first))
+        rows = distinct[by_first]  # first-seen order
+        char_lengths = table.lengths(rows)
+        order = np.argsort(char_lengths, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        index = np.zeros(token_rows.shape, dtype=np.int64)
+        index[valid] = position[inverse.reshape(-1)]
+        index = rank[index]
+        positions, targets = [], []
+        for batch in (forward, backward):
+            flat = batch.targets.reshape(-1)
+            kept = np.flatnonzero(flat != PAD_TARGET)
+            positions.append(torch.from_numpy(kept))
+            targets.append(torch.from_numpy(np.ascontiguousarray(flat[kept])))
+        return cls(
+            rows=torch.from_numpy(rows[order]),
+            index=(torch.from_numpy(index[0]), torch.from_numpy(index[1])),
+            positions=(positions[0], positions[1]),
+            targets=(targets[0], targets[1]),
+            lengths=(np.asarray(forward.lengths, dtype=np.int64), np.asarray(backward.lengths, dtype=np.int64)),
+            char_lengths=char_lengths[order],
+            table=table,
+            table_size=len(table),
+        )
+
+    def pin_memory(self) -> "HostBatch":
+        """Page-locked host copies, so that `to(cuda, non_blocking=True)` overlaps with compute."""
+        return replace(
+            self,
+            rows=self.rows.pin_memory(),
+            index=(self.index[0].pin_memory(), self.index[1].pin_memory()),
+            positions=(self.positions[0].pin_memory(), self.positions[1].pin_memory()),
+            targets=(self.targets[0].pin_memory(), self.targets[1].pin_memory()),
+        )
+
+    def to(self, device: torch.device, non_blocking: bool = False) -> TensorBatch:
+        """The TensorBatch on `device`: char ids gathered from the table there (new rows copied first)."""
+        device = torch.device(device)
+        if self.ready is not None:
+            stream = torch.cuda.current_stream(device)
+            stream.wait_event(self.ready)
+            for tensor in self.side_tensors:  # made on the side stream, used on this one
+                tensor.record_stream(stream)
+        table = self.table.on(device, self.table_size)
+        rows = self.rows.to(device, non_blocking=non_blocking)
+        return TensorBatch(
+            char_ids=table.index_select(0, rows).long(),
+            index=(
+                self.index[0].to(device, non_blocking=non_blocking),
+                self.index[1].to(device, non_blocking=non_blocking),
+            ),
+            positions=(
+                self.positions[0].to(device, non_blocking=non_blocking),
+                self.positions[1].to(device, non_blocking=non_blocking),
+            ),
+            targets=(
+                self.targets[0].to(device, non_blocking=non_blocking),
+                self.targets[1].to(device, non_blocking=non_blocking),
+            ),
+            lengths=self.lengths,
+            char_lengths=self.char_lengths,
+        )
+
+
+@dataclass
+class StepInputs:
+    """Everything one step needs: the batch as made on the host, and with the sampled softmax its
+    negatives `[S]` (on the host, or already on the GPU) and the number of draws they took."""
+
+    batch: HostBatch
     negatives: Optional[torch.Tensor]
     n_tries: int
+
+
+class NegativeDraws:
+    """Each step's negatives from a generator seeded for that step, on the host or on a GPU.
+
+    On a GPU they are drawn there, on a side stream of the producer thread, so that the draws (a few
+    unique/scatter passes with a host check between them) neither take host time from the training
+    thread nor make it wait: the consumer waits on an event instead. CUDA's generator is not the CPU's,
+    so for a seed a GPU run draws other negatives than a CPU run (each is the same from run to run)."""
+
+    def __init__(self, sampler: LogUniformSampler, seed: Callable[[int], int], device: Optional[torch.device]) -> None:
+        self.sampler, self.seed = sampler, seed
+        self.device = device if device is not None and device.type == "cuda" else None
+        self._stream = torch.cuda.Stream(self.device) if self.device is not None else None
+
+    def draw(self, step: int) -> Tuple[torch.Tensor, int, Optional[Any]]:
+        """(negatives, draws taken, an event marking them done on the side stream or None)."""
+        if self._stream is None:
+            negatives, n_tries = self.sampler.sample(torch.Generator().manual_seed(self.seed(step)))
+            return negatives, n_tries, None
+        with torch.cuda.stream(self._stream):
+            generator = torch.Generator(self.device).manual_seed(self.seed(step))
+            negatives, n_tries = self.sampler.sample(generator)
+            done = torch.cuda.Event()
+            done.record(self._stream)
+        return negatives, n_tries, done
 
 
 def step_inputs(
@@ -46,19 +176,27 @@ def step_inputs(
     sampler_seed: Callable[[int], int],
     first_step: int,
     pin: bool = False,
+    device: Optional[torch.device] = None,
 ) -> Iterator[StepInputs]:
-    """The inputs of steps `first_step + 1, ...` on the host (page-locked with `pin`, for copies to a
-    GPU that overlap with its work). Each step's negatives come from a generator seeded for that step."""
+    """The inputs of steps `first_step + 1, ...` (page-locked with `pin`, for copies to a GPU that
+    overlap with its work). Each step's negatives come from a generator seeded for that step, drawn on
+    `device` when it is a GPU (see NegativeDraws). The char ids come from one `TokenRows` table for
+    the whole run."""
+    table = TokenRows(mapper)
+    draws = NegativeDraws(sampler, sampler_seed, device) if sampler is not None else None
     step = first_step
     for forward, backward in pairs:
         step += 1
-        batch = TensorBatch.from_batches(forward, backward, mapper)
-        negatives, n_tries = None, 0
-        if sampler is not None:
-            negatives, n_tries = sampler.sample(torch.Generator().manual_seed(sampler_seed(step)))
+        batch = HostBatch.from_batches(forward, backward, table)
+        negatives, n_tries, ready = None, 0, None
+        if draws is not None:
+            negatives, n_tries, ready = draws.draw(step)
         if pin:
             batch = batch.pin_memory()
-            negatives = negatives.pin_memory() if negatives is not None else None
+            if negatives is not None and negatives.device.type == "cpu":
+                negatives = negatives.pin_memory()
+        if ready is not None and negatives is not None:
+            batch = replace(batch, ready=ready, side_tensors=(negatives,))
         yield StepInputs(batch, negatives, n_tries)
 
 

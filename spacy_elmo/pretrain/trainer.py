@@ -322,7 +322,9 @@ class Trainer:
         mapper = CharacterMapper(self.config.options.char_cnn.max_characters_per_token)
         batches = self._batches(paths, vocab, position.step)
         pin = ctx.device.type == "cuda"
-        inputs: Iterator[StepInputs] = step_inputs(batches, mapper, sampler, self._sampler_seed, position.step, pin=pin)
+        inputs: Iterator[StepInputs] = step_inputs(
+            batches, mapper, sampler, self._sampler_seed, position.step, pin=pin, device=ctx.device
+        )
         if t.prefetch:
             inputs = Prefetcher(inputs, t.prefetch)
         net = self._data_parallel(model) if ctx.distributed else model
