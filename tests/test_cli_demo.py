@@ -12,4 +12,4 @@ def test_demo_runs_on_the_bundled_default_model():
 
 
 def test_demo_unknown_model_is_a_clear_error():
-    assert_clear_error(run_cli("demo", "--model", "nope"), "no bundled ELMo model named 'nope'")
+    assert_clear_error(run_cli("demo", "--model", "nope"), "no ELMo model 'nope'", "not a bundled model")
