@@ -11,7 +11,8 @@ text tokenized once (spaCy's English tokenizer), which both sides read. For each
 starts one worker process per implementation (worker_bilm_tf.py in the peer's Python, worker_torch.py
 here, each holding its model), then for each batch size runs a discarded warm-up pass per worker and
 `--rounds` rounds in which the workers take turns (A B A B ...), one at a time, on the same batches.
-Prints the CPU, the load average before each thread count, and per row the best and worst tokens/s of
+First each worker's activations for the first `--check` sentences are compared with the first
+worker's (the same model, so they agree to float rounding). Prints the CPU, the load average before each thread count, and per row the best and worst tokens/s of
 each implementation and the ratio of bests to the first one (bilm-tf when given). Asserts nothing.
 See README.md in this folder for the setup and the results.
 """
@@ -25,7 +26,10 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Dict, List
+from typing import TYPE_CHECKING, Dict, List
+
+if TYPE_CHECKING:
+    import numpy as np
 
 HERE = Path(__file__).resolve().parent
 
@@ -90,6 +94,16 @@ class Worker:
         reply = self._reply()
         return reply["tokens"] / reply["seconds"]
 
+    def activations(self, n_sentences: int, path: Path) -> "np.ndarray":
+        """The first `n_sentences` sentences' activations, `[n, layers, time, dim]` (zero past the end)."""
+        import numpy as np
+
+        assert self.process.stdin is not None
+        self.process.stdin.write(f"save {n_sentences} {path}\n")
+        self.process.stdin.flush()
+        self._reply()
+        return np.load(path)
+
     def close(self) -> None:
         assert self.process.stdin is not None
         self.process.stdin.close()
@@ -121,6 +135,7 @@ def main() -> None:
     parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--batch-sizes", nargs="+", type=int, default=[1, 32])
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--check", type=int, default=8, help="compare the first N sentences' activations")
     args = parser.parse_args()
     if args.bilm_tf and not args.peer_python:
         parser.error("--bilm-tf needs --peer-python, the Python of the virtualenv setup_peers.sh made")
@@ -135,6 +150,14 @@ def main() -> None:
             workers = start_workers(args, paths, threads)
             names = [w.name for w in workers]
             print("  " + "; ".join(f"{w.name}: {json.dumps(w.info)}" for w in workers), flush=True)
+            reference = workers[0].activations(args.check, Path(tmp) / "reference.npy")
+            for w in workers[1:]:
+                got = w.activations(args.check, Path(tmp) / f"{w.name}.npy")
+                print(
+                    f"  {w.name}: largest difference to {names[0]} over {args.check} sentences, every layer: "
+                    f"{float(abs(got - reference).max()):.2g}",
+                    flush=True,
+                )
             print(f"  {'batch':>5} " + " ".join(f"{n + ' tok/s':>22}" for n in names) + "  ratios to " + names[0])
             for batch_size in args.batch_sizes:
                 for w in workers:

@@ -8,7 +8,8 @@ this process puts `tensorflow.compat.v1` (graph mode) in `sys.modules` under tha
 them; their files are used as checked out, unchanged. Then it serves the runner: each line read on
 stdin is a batch size; it embeds the text's sentences in consecutive batches of that size, in file
 order, the LSTM states reset to zero before each batch (as this package's stateless default), and
-writes one JSON line: tokens, seconds. Stand-alone on purpose (numpy, h5py, TensorFlow only): it runs
+writes one JSON line: tokens, seconds. A line `save N PATH` writes the first N sentences'
+activations, `[N, layers, time, 2 * projection]`, padded, to PATH (.npy). Stand-alone on purpose (numpy, h5py, TensorFlow only): it runs
 in the peer's environment, not in this package's.
 """
 
@@ -30,6 +31,7 @@ def main() -> None:
     args = parser.parse_args()
     warnings.simplefilter("ignore")  # TF 2's deprecation notices for the v1 API bilm-tf is written in
 
+    import numpy
     import tensorflow
 
     tf = tensorflow.compat.v1
@@ -55,6 +57,13 @@ def main() -> None:
         session.run(tf.global_variables_initializer())
         print(json.dumps({"ready": True, "tensorflow": tensorflow.__version__}), flush=True)
         for line in sys.stdin:
+            if line.startswith("save "):  # the first sentences' activations, for the runner's comparison
+                _, batch_size, path = line.split()
+                session.run(reset)
+                char_ids = batcher.batch_sentences(sentences[: int(batch_size)])
+                numpy.save(path, session.run(embeddings, feed_dict={ids: char_ids}))
+                print(json.dumps({"saved": path}), flush=True)
+                continue
             batch_size = int(line)
             batches = [
                 batcher.batch_sentences(sentences[i : i + batch_size]) for i in range(0, len(sentences), batch_size)

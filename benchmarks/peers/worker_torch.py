@@ -3,7 +3,7 @@
     python worker_torch.py --options O --weights W --text T --threads N --variant NAME
 
 Serves the runner as worker_bilm_tf.py does (a batch size per stdin line, one JSON line back: tokens,
-seconds), on the same text in the same consecutive batches, stateless (a zero state per sentence, as
+seconds; `save N PATH` as there), on the same text in the same consecutive batches, stateless (a zero state per sentence, as
 the peer's states reset before each batch).
 
 Variants: `spacy-elmo` (the default: the CPU kernel chosen per shape, nn/kernels.py), `mkl` (every
@@ -35,6 +35,7 @@ def main() -> None:
     if args.variant in ("mkl", "onednn"):
         os.environ["SPACY_ELMO_CPU_KERNEL"] = args.variant
 
+    import numpy as np
     import torch
 
     from spacy_elmo import load_bilm
@@ -53,6 +54,16 @@ def main() -> None:
         sentences = [line.split() for line in f.read().splitlines() if line.strip()]
     print(json.dumps({"ready": True, "torch": torch.__version__}), flush=True)
     for line in sys.stdin:
+        if line.startswith("save "):
+            _, batch_size, path = line.split()
+            first = sentences[: int(batch_size)]
+            layers = bilm.embed(first, batch_size=len(first))
+            padded = np.zeros((len(first), *layers[0].shape[:1], max(len(s) for s in first), layers[0].shape[-1]))
+            for row, out in enumerate(layers):
+                padded[row, :, : out.shape[1]] = out
+            np.save(path, padded.astype(np.float32))
+            print(json.dumps({"saved": path}), flush=True)
+            continue
         batch_size = int(line)
         start = time.perf_counter()
         for i in range(0, len(sentences), batch_size):
