@@ -5,17 +5,16 @@ and threads, alternating.
         --bilm-tf ~/src/bilm-tf --peer-python ~/peer-venvs/bilm-tf/bin/python \
         --size original --threads 1 2 --batch-sizes 1 32 --rounds 3
 
-Writes one model (random weights at a preset size, or `--model DIR` with options.json and
-weights.hdf5) in the published layout, which both sides load, and the first `--sentences` lines of the
-text tokenized once (spaCy's English tokenizer), which both sides read. For each thread count it
-starts one worker process per implementation (worker_bilm_tf.py in the peer's Python, worker_torch.py
-here, each holding its model), then for each batch size runs a discarded warm-up pass per worker and
-`--rounds` rounds in which the workers take turns (A B A B ...), one at a time, on the same batches.
-First each worker's activations for the first `--check` sentences are compared with the first
-worker's (the same model, so they agree to float rounding). Prints the CPU, the load average before each thread count, and per row the best and worst tokens/s of
-each implementation and the ratio of bests to the first one (bilm-tf when given). Asserts nothing.
-See README.md in this folder for the setup and the results.
-"""
+Writes one model (random weights at a preset size, or `--model DIR` with options.json and weights.hdf5)
+in the published layout, which both sides load, and the first `--sentences` lines of the text tokenized
+once (spaCy's English tokenizer), which both sides read. For each thread count it starts one worker
+process per implementation (worker_bilm_tf.py in the peer's Python, worker_torch.py here, each holding
+its model), then for each batch size runs a discarded warm-up pass per worker and `--rounds` rounds in
+which the workers take turns (A B A B ...), one at a time, on the same batches. First each worker's
+activations for the first `--check` sentences are compared with the first worker's (the same model, so
+they agree to float rounding). Prints the CPU, the load average before each thread count, and per row the
+best and worst tokens/s of each implementation and the ratio of bests to the first one (bilm-tf when
+given). Asserts nothing. See README.md in this folder for the setup and the results."""
 
 from __future__ import annotations
 

@@ -3,15 +3,14 @@
     /path/to/peer-venv/bin/python worker_bilm_tf.py --bilm-tf CHECKOUT --options O --weights W
         --vocab V --text T --threads N
 
-Runs under TensorFlow 2 through `tf.compat.v1`: bilm-tf's modules say `import tensorflow as tf`, so
-this process puts `tensorflow.compat.v1` (graph mode) in `sys.modules` under that name before it imports
-them; their files are used as checked out, unchanged. Then it serves the runner: each line read on
-stdin is a batch size; it embeds the text's sentences in consecutive batches of that size, in file
-order, the LSTM states reset to zero before each batch (as this package's stateless default), and
-writes one JSON line: tokens, seconds. A line `save N PATH` writes the first N sentences'
-activations, `[N, layers, time, 2 * projection]`, padded, to PATH (.npy). Stand-alone on purpose (numpy, h5py, TensorFlow only): it runs
-in the peer's environment, not in this package's.
-"""
+Runs under TensorFlow 2 through `tf.compat.v1`: bilm-tf's modules say `import tensorflow as tf`, so this
+process puts `tensorflow.compat.v1` (graph mode) in `sys.modules` under that name before it imports them;
+their files are used as checked out, unchanged. Then it serves the runner: each line read on stdin is a
+batch size; it embeds the text's sentences in consecutive batches of that size, in file order, the LSTM
+states reset to zero before each batch (as this package's stateless default), and writes one JSON line:
+tokens, seconds. A line `save N PATH` writes the first N sentences' activations, `[N, layers, time, 2 *
+projection]`, padded, to PATH (.npy). Stand-alone on purpose (numpy, h5py, TensorFlow only): it runs in
+the peer's environment, not in this package's."""
 
 import argparse
 import json

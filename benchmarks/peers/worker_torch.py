@@ -3,8 +3,8 @@
     python worker_torch.py --options O --weights W --text T --threads N --variant NAME
 
 Serves the runner as worker_bilm_tf.py does (a batch size per stdin line, one JSON line back: tokens,
-seconds; `save N PATH` as there), on the same text in the same consecutive batches, stateless (a zero state per sentence, as
-the peer's states reset before each batch).
+seconds; `save N PATH` as there), on the same text in the same consecutive batches, stateless (a zero
+state per sentence, as the peer's states reset before each batch).
 
 Variants: `spacy-elmo` (the default: the CPU kernel chosen per shape, nn/kernels.py), `mkl` (every
 product through torch's default MKL path, SPACY_ELMO_CPU_KERNEL=mkl, as before the kernel choice),
