@@ -116,6 +116,9 @@ def start_workers(args: argparse.Namespace, paths: Dict[str, Path], threads: int
     if args.bilm_tf:
         command = [str(args.peer_python), str(HERE / "worker_bilm_tf.py"), "--bilm-tf", str(args.bilm_tf)]
         workers.append(Worker("bilm-tf", command + common + ["--vocab", str(paths["vocab"])], threads))
+    if args.allennlp_python:
+        command = [str(args.allennlp_python), str(HERE / "worker_allennlp.py")]
+        workers.append(Worker("allennlp", command + common, threads))
     for variant in args.variants:
         command = [sys.executable, str(HERE / "worker_torch.py"), "--variant", variant]
         workers.append(Worker(variant, command + common, threads))
@@ -130,6 +133,7 @@ def main() -> None:
     parser.add_argument("--model", type=Path, help="a model folder (options.json, weights.hdf5) instead of --size")
     parser.add_argument("--bilm-tf", type=Path, help="a checkout of github.com/allenai/bilm-tf (see README.md)")
     parser.add_argument("--peer-python", type=Path, help="the Python of the peer's virtualenv (setup_peers.sh)")
+    parser.add_argument("--allennlp-python", type=Path, help="the Python of the AllenNLP virtualenv (setup_peers.sh)")
     parser.add_argument("--variants", nargs="+", default=["spacy-elmo"], help="worker_torch.py variants")
     parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--batch-sizes", nargs="+", type=int, default=[1, 32])

@@ -16,7 +16,7 @@ mkdir -p "$DIR"
 "$DIR/bilm-tf/bin/pip" install "tensorflow-cpu==2.15.1" "h5py<3.17"
 if command -v "$PYTHON_ALLENNLP" >/dev/null 2>&1; then
     "$PYTHON_ALLENNLP" -m venv "$DIR/allennlp"
-    "$DIR/allennlp/bin/pip" install "allennlp==2.10.1"
+    "$DIR/allennlp/bin/pip" install "allennlp==2.10.1" "numpy<2"  # its spaCy/thinc wheels predate numpy 2
 else
     echo "no $PYTHON_ALLENNLP: the AllenNLP peer is skipped (allennlp 2.10.1 cannot install under Python 3.11)" >&2
 fi
