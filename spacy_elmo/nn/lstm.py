@@ -11,9 +11,9 @@ training set: 4.9 s against 8.2 s). So the +1 rides in the bias of the input pro
 chunk, not once per step), the input gates are added to h W_h inside the product (`baddbmm`), and the
 forget and output gates, adjacent in TF's order, go through one sigmoid: 3.5% more tokens/s
 (benchmarks/downstream/scripts/embed_speed.py). The sums differ from TF's order of addition by float
-rounding only. Without autograd the same step runs in place (the activations overwrite the fresh gates
-tensor, h is written into one preallocated output instead of padded and stacked): the same operations,
-bit for bit. The products go through nn/kernels.py, which on the CPU picks MKL or oneDNN per shape.
+rounding only. On the CPU without autograd the same step runs in place (the activations overwrite the
+fresh gates tensor, h is written into one preallocated output instead of padded and stacked): the same
+operations, bit for bit. The products go through nn/kernels.py, which on the CPU picks MKL or oneDNN per shape.
 
 The input products x W_x of many timesteps are computed in one multiply ahead of the recurrence, in
 chunks of steps bounded by `input_gates_budget`, laid out time-major so that each step's slice is
@@ -160,9 +160,10 @@ class BiLSTMLayer(nn.Module):
         each row's end) and the state at each row's last step (the initial state for empty rows)."""
         n_dir, batch, time, _ = x.shape
         h, c = state
-        # Without autograd the step runs in place and writes into one preallocated output; with it,
-        # every step makes new tensors (autograd keeps them) and the outputs are stacked at the end.
-        in_place = not self._wants_grad(x, state)
+        # On the CPU without autograd the step runs in place and writes into one preallocated output;
+        # with autograd (which keeps every step's tensors), and on accelerators (whose path stays the one
+        # docs/gpu.md measured), every step makes new tensors, stacked at the end.
+        in_place = x.device.type == "cpu" and not self._wants_grad(x, state)
         output = x.new_zeros(n_dir, batch, time, self.projection_dim) if in_place else None
         finished: List[State] = []
         outputs: List[torch.Tensor] = []
