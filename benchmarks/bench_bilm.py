@@ -5,7 +5,9 @@
 
 Random weights at the published sizes (the speed does not depend on the values). Each (size, batch)
 runs in a fresh subprocess so that its peak memory is its own. For each size the script also prints the
-FLOPs per token, the machine's large-matmul rate, and a roofline: the time the model's own matrix
+FLOPs per token, the machine's best fp32 matmul rate (the faster of MKL and oneDNN, the two kernels
+nn/kernels.py chooses between, on large square matrices, measured in the same run) and the fraction
+of it the model reaches, and a roofline: the time the model's own matrix
 products and convolutions need on exactly the shapes of the run at batch 32 (sentences sorted by length,
 the recurrent products shrinking as rows finish), measured with torch in the same process.
 Prints figures; asserts nothing.
@@ -25,6 +27,7 @@ import torch
 
 from benchmarks.common import DEFAULT_TEXT, flops_per_token, load_sentences, machine, matmul_gflops, peak_rss_mb
 from spacy_elmo import BiLM, preset  # noqa: E402
+from spacy_elmo.nn.kernels import onednn_available  # noqa: E402
 
 
 def _timed(fn, repeat: int = 1) -> float:
@@ -32,6 +35,18 @@ def _timed(fn, repeat: int = 1) -> float:
     for _ in range(repeat):
         fn()
     return (time.perf_counter() - start) / repeat
+
+
+def onednn_gflops(size: int = 2048, repeat: int = 10) -> float:
+    """oneDNN's fp32 rate (GFLOP/s) on large square matrices, the weight packed once; 0 without oneDNN."""
+    if not onednn_available():
+        return 0.0
+    a = torch.randn(size, size)
+    packed = torch.ops.mkldnn._reorder_linear_weight(torch.randn(size, size), size)
+    with torch.inference_mode():
+        _timed(lambda: torch.ops.mkldnn._linear_pointwise(a, packed, None, "none", [], ""))  # warm-up
+        seconds = _timed(lambda: torch.ops.mkldnn._linear_pointwise(a, packed, None, "none", [], ""), repeat)
+    return 2 * size**3 / seconds / 1e9
 
 
 def roofline_seconds(options, sentences: List[List[str]], batch_size: int) -> float:
@@ -96,8 +111,12 @@ def main() -> None:
         tokens = args.tokens // 4 if batch == 1 else args.tokens
         print(json.dumps(run_single(size, batch, tokens, args.text)))
         return
-    rate = matmul_gflops()
-    print(f"threads: {torch.get_num_threads()}   large fp32 matmul: {rate:.1f} GFLOP/s")
+    mkl, onednn = matmul_gflops(), onednn_gflops()
+    rate = max(mkl, onednn)
+    print(
+        f"threads: {torch.get_num_threads()}   large fp32 matmul: MKL {mkl:.1f}, oneDNN {onednn:.1f} GFLOP/s "
+        f"(best sgemm {rate:.1f})"
+    )
     for size in args.sizes:
         options = preset(size)
         fpt = flops_per_token(options)
@@ -108,7 +127,7 @@ def main() -> None:
             f"\n{size}: {fpt / 1e6:.1f} MFLOP/token; roofline at batch 32 (its own matmuls + convs): "
             f"{roof:.0f} tokens/s"
         )
-        print(f"{'batch':>6} {'tokens/s':>10} {'GFLOP/s':>9} {'of matmul':>10} {'of roofline':>12} {'peak MB':>8}")
+        print(f"{'batch':>6} {'tokens/s':>10} {'GFLOP/s':>9} {'of best sgemm':>14} {'of roofline':>12} {'peak MB':>8}")
         for batch in args.batch_sizes:
             out = subprocess.run(
                 [
@@ -130,7 +149,7 @@ def main() -> None:
             r = json.loads(out.stdout.strip().splitlines()[-1])
             gflops = r["tokens_per_s"] * fpt / 1e9
             print(
-                f"{batch:>6} {r['tokens_per_s']:>10.1f} {gflops:>9.1f} {gflops / rate:>9.0%} "
+                f"{batch:>6} {r['tokens_per_s']:>10.1f} {gflops:>9.1f} {gflops / rate:>13.0%} "
                 f"{r['tokens_per_s'] / roof:>11.0%} {r['peak_mb']:>8.0f}",
                 flush=True,
             )

@@ -1,7 +1,7 @@
 """Tokens/s of an ELMoForManyLangs model against a bilm-tf model of the same size, through `BiLM.embed`.
 
-    python benchmarks/bench_formats.py                                  # small and original, batch 32
-    python benchmarks/bench_formats.py --sizes tiny --tokens 300        # a quick check that it runs
+    python -m benchmarks.bench_formats                                  # small and original, batch 32
+    python -m benchmarks.bench_formats --sizes tiny --tokens 300        # a quick check that it runs
 
 Both models have random weights and the sizes of a preset (options.PRESETS: LSTM, projection, filters,
 highway layers and char embedding the same); the ELMoForManyLangs one adds its word embedding
@@ -14,19 +14,16 @@ Prints figures; asserts nothing.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 from typing import Callable, List
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DEFAULT_TEXT, cpu_name, load_sentences, machine  # noqa: E402
-
-from spacy_elmo import BiLM, preset  # noqa: E402
-from spacy_elmo.formats.manylangs import ManyLangsBiLM  # noqa: E402
-from spacy_elmo.formats.manylangs_chars import CHAR_SPECIALS, WORD_SPECIALS, ManyLangsVocab  # noqa: E402
+from benchmarks.common import DEFAULT_TEXT, cpu_name, load_sentences, machine
+from spacy_elmo import BiLM, preset
+from spacy_elmo.formats.manylangs import ManyLangsBiLM
+from spacy_elmo.formats.manylangs_chars import CHAR_SPECIALS, WORD_SPECIALS, ManyLangsVocab
 
 
 def manylangs_vocab(sentences: List[List[str]], word_dim: int) -> ManyLangsVocab:

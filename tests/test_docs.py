@@ -28,6 +28,7 @@ DOCUMENTS = [
     "benchmarks/downstream/README.md",
     "benchmarks/wsd/README.md",
     "benchmarks/corpus/README.md",
+    "benchmarks/peers/README.md",
 ]
 SAMPLE = REPO / "benchmarks" / "data" / "gutenberg-sample.txt"
 FIXTURE_MODEL = REPO / "spacy_elmo" / "models" / "fixture-tiny"

@@ -104,3 +104,31 @@ def test_input_gates_budget_is_small_on_the_cpu_only():
 
     assert lstm_module.input_gates_budget(torch.device("cpu")) == lstm_module.CPU_INPUT_GATES_BUDGET
     assert lstm_module.input_gates_budget(torch.device("meta")) == lstm_module.ACCELERATOR_INPUT_GATES_BUDGET
+
+
+def test_the_in_place_inference_step_is_bit_identical_to_the_autograd_step(monkeypatch):
+    """Without autograd the step overwrites its gates in place and writes into one output; with the
+    same (MKL) products it must give the very same bits, clips biting, rows finishing early."""
+    from spacy_elmo.nn import kernels
+
+    monkeypatch.setenv(kernels.KERNEL_VARIABLE, kernels.MKL)
+    torch.manual_seed(4)
+    stack = BiLSTMStack(2, 8, 12, 8, 0.5, 0.4, use_skip_connections=True)
+    with torch.no_grad():
+        for p in stack.parameters():
+            p.normal_(0, 1.0)
+    x = torch.randn(2, 4, 7, 8)
+    lengths = [7, 7, 3, 0]
+    state = [(torch.randn(2, 4, 8) * 0.1, torch.randn(2, 4, 12) * 0.1) for _ in range(2)]
+    given = [(h.clone(), c.clone()) for h, c in state]
+    with_grad, grad_finals = stack(x, lengths, state)
+    assert with_grad[-1].requires_grad
+    with torch.no_grad():
+        in_place, finals = stack(x, lengths, state)
+    for a, b in zip(with_grad, in_place):
+        assert torch.equal(a.detach(), b)
+    for (h1, c1), (h2, c2) in zip(grad_finals, finals):
+        assert torch.equal(h1.detach(), h2) and torch.equal(c1.detach(), c2)
+    assert (in_place[0][:, 2, 3:] == 0).all() and (in_place[0][:, 3] == 0).all()
+    assert all(torch.equal(a, b) for pair, kept in zip(state, given) for a, b in zip(pair, kept)), "state untouched"
+    assert (in_place[0].abs() == torch.tensor(0.4)).any(), "the test must exercise the projection clip"

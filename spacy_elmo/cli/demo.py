@@ -14,7 +14,9 @@ SENTENCES = [
 
 
 @app.command("demo")
-def demo_command(model: str = typer.Option(DEFAULT_MODEL, help="A bundled model, or a published one fetched with `download`.")) -> None:
+def demo_command(
+    model: str = typer.Option(DEFAULT_MODEL, help="A bundled model, or a published one fetched with `download`."),
+) -> None:
     """Contextual vectors through spaCy's own API: "bank" in two senses, span and doc similarity."""
     import spacy
 

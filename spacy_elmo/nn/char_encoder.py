@@ -16,6 +16,7 @@ from torch import nn
 
 from ..chars import N_CHARS_PREDICT, PAD_CHAR
 from ..options import CharCNNOptions
+from .kernels import PackedWeights, linear
 
 
 def token_lengths(char_ids: np.ndarray) -> np.ndarray:
@@ -32,10 +33,11 @@ class Highway(nn.Module):
         self.dim = dim
         self.carry = nn.Linear(dim, dim)
         self.transform = nn.Linear(dim, dim)
+        self._packed = {"carry": PackedWeights(), "transform": PackedWeights()}
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        carry = torch.sigmoid(self.carry(x))
-        transform = torch.relu(self.transform(x))
+        carry = torch.sigmoid(linear(x, self.carry.weight, self.carry.bias, self._packed["carry"]))
+        transform = torch.relu(linear(x, self.transform.weight, self.transform.bias, self._packed["transform"]))
         return carry * transform + (1.0 - carry) * x
 
 
@@ -54,6 +56,7 @@ class CharEncoder(nn.Module):
         n_filters = options.n_filters
         self.highways = nn.ModuleList(Highway(n_filters) for _ in range(options.n_highway))
         self.projection = nn.Linear(n_filters, projection_dim) if n_filters != projection_dim else None
+        self._packed_projection = PackedWeights()
         self.output_dim = projection_dim
         self.widest_filter = max(width for width, _ in options.filters)
         # Tokens per convolution call: bounds the conv activations ([chunk, filters, max_chars] floats).
@@ -129,7 +132,7 @@ class CharEncoder(nn.Module):
         3-5 times less convolution on English text than all `max_characters_per_token` columns."""
         x = self.char_features(char_ids, longest)
         if self.projection is not None:
-            x = self.projection(x)
+            x = linear(x, self.projection.weight, self.projection.bias, self._packed_projection)
         return x
 
     def char_features(self, char_ids: torch.Tensor, longest: int) -> torch.Tensor:

@@ -11,7 +11,9 @@ training set: 4.9 s against 8.2 s). So the +1 rides in the bias of the input pro
 chunk, not once per step), the input gates are added to h W_h inside the product (`baddbmm`), and the
 forget and output gates, adjacent in TF's order, go through one sigmoid: 3.5% more tokens/s
 (benchmarks/downstream/scripts/embed_speed.py). The sums differ from TF's order of addition by float
-rounding only.
+rounding only. On the CPU without autograd the same step runs in place (the activations overwrite the
+fresh gates tensor, h is written into one preallocated output instead of padded and stacked): the same
+operations, bit for bit. The products go through nn/kernels.py, which on the CPU picks MKL or oneDNN per shape.
 
 The input products x W_x of many timesteps are computed in one multiply ahead of the recurrence, in
 chunks of steps bounded by `input_gates_budget`, laid out time-major so that each step's slice is
@@ -35,6 +37,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from . import kernels
 
 FORGET_BIAS = 1.0
 N_DIRECTIONS = 2
@@ -76,6 +80,7 @@ class BiLSTMLayer(nn.Module):
         self.input_bias = nn.Parameter(torch.zeros(N_DIRECTIONS, gates))
         self.state_weight = nn.Parameter(torch.empty(N_DIRECTIONS, projection_dim, gates))
         self.projection_weight = nn.Parameter(torch.empty(N_DIRECTIONS, cell_dim, projection_dim))
+        self._packed = {name: kernels.PackedWeights() for name in ("input", "state", "projection")}
         self.reset_parameters()
 
     def _set_sizes(
@@ -108,16 +113,44 @@ class BiLSTMLayer(nn.Module):
     def input_products(self, x: torch.Tensor, directions: slice) -> torch.Tensor:
         """x `[directions, rows, input_dim]` -> x W_x + b + the forget bias `[directions, rows, 4C]`."""
         bias = with_forget_bias(self.input_bias[directions], self.cell_dim)
-        return torch.baddbmm(bias.unsqueeze(1), x, self.input_weight[directions])
+        return kernels.batched_product(x, self.input_weight, directions, self._packed["input"], bias=bias)
 
     def step_gates(self, x_gates: torch.Tensor, h: torch.Tensor, directions: slice) -> torch.Tensor:
         """A step's gate pre-activations `[directions, rows, 4C]`: its input gates plus h W_h (h
         `[directions, rows, P]`), the sum inside the product."""
-        return torch.baddbmm(x_gates, h, self.state_weight[directions])
+        return kernels.batched_product(h, self.state_weight, directions, self._packed["state"], add=x_gates)
 
     def projection_products(self, m: torch.Tensor, directions: slice) -> torch.Tensor:
         """m `[directions, rows, C]` -> m W_p `[directions, rows, P]`."""
-        return torch.bmm(m, self.projection_weight[directions])
+        return kernels.batched_product(m, self.projection_weight, directions, self._packed["projection"])
+
+    def _wants_grad(self, x: torch.Tensor, state: State) -> bool:
+        if not torch.is_grad_enabled():
+            return False
+        return any(t.requires_grad for t in (x, *state)) or any(p.requires_grad for p in self.parameters())
+
+    def _cell(self, gates: torch.Tensor, c: torch.Tensor, in_place: bool) -> Tuple[torch.Tensor, torch.Tensor]:
+        """From a step's gate pre-activations (the forget bias in them already) and c_{t-1}: the
+        projection's input sigmoid(o) * tanh(c_t) and the clipped c_t. The forget and output gates,
+        adjacent in TF's order, go through one sigmoid. In place (no gradient wanted) the activations
+        overwrite the fresh gates tensor and c_t is built in the forget gate's slot: the same
+        operations in the same order, bit for bit, without a new tensor per operation."""
+        cell = self.cell_dim
+        if in_place:
+            forget_output = gates[..., 2 * cell :].sigmoid_()
+            input_gate = gates[..., :cell].sigmoid_()
+            candidate = gates[..., cell : 2 * cell].tanh_()
+            c = forget_output[..., :cell].mul_(c).addcmul_(input_gate, candidate)
+            if self.cell_clip is not None:
+                c.clamp_(-self.cell_clip, self.cell_clip)
+            return forget_output[..., cell:].mul_(torch.tanh(c)), c
+        forget_output = torch.sigmoid(gates[..., 2 * cell :])
+        c = torch.addcmul(
+            forget_output[..., :cell] * c, torch.sigmoid(gates[..., :cell]), torch.tanh(gates[..., cell : 2 * cell])
+        )
+        if self.cell_clip is not None:
+            c = c.clamp(-self.cell_clip, self.cell_clip)
+        return forget_output[..., cell:] * torch.tanh(c), c
 
     def forward(
         self, x: torch.Tensor, steps_active: Sequence[int], state: State, directions: slice = BOTH
@@ -126,8 +159,12 @@ class BiLSTMLayer(nn.Module):
         still running at step t. Returns outputs `[directions, batch, time, projection_dim]` (zero past
         each row's end) and the state at each row's last step (the initial state for empty rows)."""
         n_dir, batch, time, _ = x.shape
-        cell = self.cell_dim
         h, c = state
+        # On the CPU without autograd the step runs in place and writes into one preallocated output;
+        # with autograd (which keeps every step's tensors), and on accelerators (whose path stays the one
+        # docs/gpu.md measured), every step makes new tensors, stacked at the end.
+        in_place = x.device.type == "cpu" and not self._wants_grad(x, state)
+        output = x.new_zeros(n_dir, batch, time, self.projection_dim) if in_place else None
         finished: List[State] = []
         outputs: List[torch.Tensor] = []
         chunk_start, chunk_steps, x_gates = 0, 0, x
@@ -137,24 +174,25 @@ class BiLSTMLayer(nn.Module):
                 finished.append((h[:, n:], c[:, n:]))
                 h, c = h[:, :n], c[:, :n]
             if n == 0:
-                outputs.append(x.new_zeros(n_dir, batch, self.projection_dim))
+                if output is None:
+                    outputs.append(x.new_zeros(n_dir, batch, self.projection_dim))
                 continue
             if t == chunk_start + chunk_steps:
                 x_gates = self._input_gates(x, t, n, directions)
                 chunk_start, chunk_steps = t, x_gates.shape[1]
             gates = self.step_gates(x_gates[:, t - chunk_start, :n], h, directions)
-            forget_output = torch.sigmoid(gates[..., 2 * cell :])  # the forget bias is in the gates already
-            c = torch.addcmul(
-                forget_output[..., :cell] * c, torch.sigmoid(gates[..., :cell]), torch.tanh(gates[..., cell : 2 * cell])
-            )
-            if self.cell_clip is not None:
-                c = c.clamp(-self.cell_clip, self.cell_clip)
-            h = self.projection_products(forget_output[..., cell:] * torch.tanh(c), directions)
+            m, c = self._cell(gates, c, in_place)
+            h = self.projection_products(m, directions)
             if self.proj_clip is not None:
-                h = h.clamp(-self.proj_clip, self.proj_clip)
-            outputs.append(F.pad(h, (0, 0, 0, batch - n)) if n < batch else h)
+                h = h.clamp_(-self.proj_clip, self.proj_clip) if in_place else h.clamp(-self.proj_clip, self.proj_clip)
+            if output is not None:
+                output[:, :n, t] = h
+            else:
+                outputs.append(F.pad(h, (0, 0, 0, batch - n)) if n < batch else h)
         final_h = torch.cat([h] + [fh for fh, _ in reversed(finished)], dim=1)
         final_c = torch.cat([c] + [fc for _, fc in reversed(finished)], dim=1)
+        if output is not None:
+            return output, (final_h, final_c)
         if time == 0:
             return x.new_zeros(n_dir, batch, 0, self.projection_dim), (final_h, final_c)
         return torch.stack(outputs, dim=2), (final_h, final_c)

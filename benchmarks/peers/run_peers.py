@@ -1,0 +1,185 @@
+"""Side by side: this package against the original bilm-tf (and its own variants), same text, batches
+and threads, alternating.
+
+    python benchmarks/peers/run_peers.py --text gutenberg.test.txt \
+        --bilm-tf ~/src/bilm-tf --peer-python ~/peer-venvs/bilm-tf/bin/python \
+        --size original --threads 1 2 --batch-sizes 1 32 --rounds 3
+
+Writes one model (random weights at a preset size, or `--model DIR` with options.json and weights.hdf5)
+in the published layout, which both sides load, and the first `--sentences` lines of the text tokenized
+once (spaCy's English tokenizer), which both sides read. For each thread count it starts one worker
+process per implementation (worker_bilm_tf.py in the peer's Python, worker_torch.py here, each holding
+its model), then for each batch size runs a discarded warm-up pass per worker and `--rounds` rounds in
+which the workers take turns (A B A B ...), one at a time, on the same batches. First each worker's
+activations for the first `--check` sentences are compared with the first worker's (the same model, so
+they agree to float rounding). Prints the CPU, the load average before each thread count, and per row the
+best and worst tokens/s of each implementation and the ratio of bests to the first one (bilm-tf when
+given). Asserts nothing. See README.md in this folder for the setup and the results."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Dict, List
+
+if TYPE_CHECKING:
+    import numpy as np
+
+HERE = Path(__file__).resolve().parent
+
+
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
+def write_inputs(args: argparse.Namespace, folder: Path) -> Dict[str, Path]:
+    """The model files, the tokenized text and a vocabulary of its words (bilm-tf's Batcher wants one;
+    its character ids do not depend on it)."""
+    import spacy
+    import torch
+
+    from spacy_elmo import BiLM, load_bilm, preset
+    from spacy_elmo.weights import save_weights
+
+    paths = {"options": folder / "options.json", "weights": folder / "weights.hdf5", "text": folder / "text.txt"}
+    if args.model:
+        bilm = load_bilm(args.model / "options.json", args.model / "weights.hdf5")
+    else:
+        torch.manual_seed(0)
+        bilm = BiLM(preset(args.size))
+    bilm.options.to_file(paths["options"])
+    save_weights(bilm, paths["weights"])
+    tokenizer = spacy.blank("en").tokenizer
+    lines = [line.strip() for line in args.text.read_text(encoding="utf8").splitlines() if line.strip()]
+    sentences = [[t.text for t in tokenizer(line) if not t.is_space] for line in lines[: args.sentences]]
+    paths["text"].write_text("\n".join(" ".join(s) for s in sentences) + "\n", encoding="utf8")
+    words = sorted({w for s in sentences for w in s})
+    paths["vocab"] = folder / "vocab.txt"
+    paths["vocab"].write_text("\n".join(["<S>", "</S>", "<UNK>", *words]) + "\n", encoding="utf8")
+    return paths
+
+
+class Worker:
+    """One implementation in its own process, timing a pass over the text per request."""
+
+    def __init__(self, name: str, command: List[str], threads: int, pythonpath: str = "") -> None:
+        self.name = name
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads), TF_CPP_MIN_LOG_LEVEL="2")
+        if pythonpath:  # the peer's checkout, imported as its README says
+            env["PYTHONPATH"] = pythonpath
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        self.info = self._reply()
+
+    def _reply(self) -> Dict[str, float]:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            if line.startswith("{"):
+                return json.loads(line)
+        raise RuntimeError(f"worker {self.name} ended without answering (exit code {self.process.wait()})")
+
+    def tokens_per_second(self, batch_size: int) -> float:
+        assert self.process.stdin is not None
+        self.process.stdin.write(f"{batch_size}\n")
+        self.process.stdin.flush()
+        reply = self._reply()
+        return reply["tokens"] / reply["seconds"]
+
+    def activations(self, n_sentences: int, path: Path) -> "np.ndarray":
+        """The first `n_sentences` sentences' activations, `[n, layers, time, dim]` (zero past the end)."""
+        import numpy as np
+
+        assert self.process.stdin is not None
+        self.process.stdin.write(f"save {n_sentences} {path}\n")
+        self.process.stdin.flush()
+        self._reply()
+        return np.load(path)
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def start_workers(args: argparse.Namespace, paths: Dict[str, Path], threads: int) -> List[Worker]:
+    common = ["--options", str(paths["options"]), "--weights", str(paths["weights"]), "--text", str(paths["text"])]
+    common += ["--threads", str(threads)]
+    workers = []
+    if args.bilm_tf:
+        command = [str(args.peer_python), str(HERE / "worker_bilm_tf.py")]
+        workers.append(
+            Worker("bilm-tf", command + common + ["--vocab", str(paths["vocab"])], threads, str(args.bilm_tf.resolve()))
+        )
+    if args.allennlp_python:
+        command = [str(args.allennlp_python), str(HERE / "worker_allennlp.py")]
+        workers.append(Worker("allennlp", command + common, threads))
+    for variant in args.variants:
+        command = [sys.executable, str(HERE / "worker_torch.py"), "--variant", variant]
+        workers.append(Worker(variant, command + common, threads))
+    return workers
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--text", type=Path, required=True, help="plain text, one sentence per line")
+    parser.add_argument("--sentences", type=int, default=100, help="the first N lines of the text")
+    parser.add_argument("--size", default="original", help="a preset size, random weights")
+    parser.add_argument("--model", type=Path, help="a model folder (options.json, weights.hdf5) instead of --size")
+    parser.add_argument("--bilm-tf", type=Path, help="a checkout of github.com/allenai/bilm-tf (see README.md)")
+    parser.add_argument("--peer-python", type=Path, help="the Python of the peer's virtualenv (setup_peers.sh)")
+    parser.add_argument("--allennlp-python", type=Path, help="the Python of the AllenNLP virtualenv (setup_peers.sh)")
+    parser.add_argument("--variants", nargs="+", default=["spacy-elmo"], help="worker_torch.py variants")
+    parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
+    parser.add_argument("--batch-sizes", nargs="+", type=int, default=[1, 32])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--check", type=int, default=8, help="compare the first N sentences' activations")
+    args = parser.parse_args()
+    if args.bilm_tf and not args.peer_python:
+        parser.error("--bilm-tf needs --peer-python, the Python of the virtualenv setup_peers.sh made")
+    model = args.model.name if args.model else f"{args.size} size, random weights"
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = write_inputs(args, Path(tmp))
+        n_sentences = len(paths["text"].read_text(encoding="utf8").splitlines())
+        print(f"CPU: {cpu_name()}, {os.cpu_count()} cores; model: {model}; {n_sentences} sentences", flush=True)
+        names: List[str] = []
+        for threads in args.threads:
+            print(f"\nthreads {threads}, load average before starting: {os.getloadavg()[0]:.2f}", flush=True)
+            workers = start_workers(args, paths, threads)
+            names = [w.name for w in workers]
+            print("  " + "; ".join(f"{w.name}: {json.dumps(w.info)}" for w in workers), flush=True)
+            reference = workers[0].activations(args.check, Path(tmp) / "reference.npy")
+            for w in workers[1:]:
+                got = w.activations(args.check, Path(tmp) / f"{w.name}.npy")
+                print(
+                    f"  {w.name}: largest difference to {names[0]} over {args.check} sentences, every layer: "
+                    f"{float(abs(got - reference).max()):.2g}",
+                    flush=True,
+                )
+            print(f"  {'batch':>5} " + " ".join(f"{n + ' tok/s':>22}" for n in names) + "  ratios to " + names[0])
+            for batch_size in args.batch_sizes:
+                for w in workers:
+                    w.tokens_per_second(batch_size)
+                rates: Dict[str, List[float]] = {w.name: [] for w in workers}
+                for _ in range(args.rounds):
+                    for w in workers:
+                        rates[w.name].append(w.tokens_per_second(batch_size))
+                cells = " ".join(f"{min(r):>10.1f}-{max(r):<11.1f}" for r in rates.values())
+                base = max(rates[names[0]])
+                ratios = " ".join(f"{n} {max(rates[n]) / base:.2f}" for n in names[1:])
+                print(f"  {batch_size:>5} {cells}  {ratios}", flush=True)
+            for w in workers:
+                w.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,119 @@
+"""The CPU kernel choice (nn/kernels.py): both kernels give the plain product, packed copies follow
+their weights, autograd keeps the plain product, the choice is measured once per shape."""
+
+import copy
+
+import pytest
+import torch
+
+from spacy_elmo.errors import ElmoError
+from spacy_elmo.nn import kernels
+from spacy_elmo.nn.kernels import KERNEL_VARIABLE, PackedWeights, batched_product, linear
+
+needs_onednn = pytest.mark.skipif(not kernels.onednn_available(), reason="this torch build has no oneDNN")
+
+
+@pytest.fixture
+def weights():
+    torch.manual_seed(0)
+    return torch.randn(2, 24, 40), torch.randn(2, 40), torch.randn(2, 7, 40), torch.randn(2, 7, 24)
+
+
+@needs_onednn
+@pytest.mark.parametrize("kernel", [kernels.MKL, kernels.ONEDNN, kernels.AUTO])
+@pytest.mark.parametrize("term", ["none", "bias", "add"])
+@pytest.mark.parametrize("directions", [slice(None), slice(1, 2)])
+def test_batched_product_equals_the_plain_product(monkeypatch, weights, kernel, term, directions):
+    monkeypatch.setenv(KERNEL_VARIABLE, kernel)
+    weight, bias, add, x = weights
+    x, bias, add = x[directions], bias[directions], add[directions]
+    expected = torch.bmm(x, weight[directions])
+    if term == "bias":
+        expected = expected + bias.unsqueeze(1)
+    if term == "add":
+        expected = expected + add
+    with torch.no_grad():
+        got = batched_product(
+            x,
+            weight,
+            directions,
+            PackedWeights(),
+            bias=bias if term == "bias" else None,
+            add=add if term == "add" else None,
+        )
+    torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
+
+
+@needs_onednn
+@pytest.mark.parametrize("kernel", [kernels.MKL, kernels.ONEDNN])
+def test_linear_equals_nn_linear(monkeypatch, kernel):
+    monkeypatch.setenv(KERNEL_VARIABLE, kernel)
+    torch.manual_seed(1)
+    layer = torch.nn.Linear(16, 12)
+    x = torch.randn(9, 16)
+    with torch.no_grad():
+        torch.testing.assert_close(linear(x, layer.weight, layer.bias, PackedWeights()), layer(x))
+
+
+@needs_onednn
+def test_packed_copy_follows_in_place_updates(monkeypatch, weights):
+    monkeypatch.setenv(KERNEL_VARIABLE, kernels.ONEDNN)
+    weight, _, _, x = weights
+    cache = PackedWeights()
+    with torch.no_grad():
+        before = batched_product(x, weight, slice(None), cache)
+        weight.mul_(2.0)  # an optimizer step or load_state_dict bumps the version counter the same way
+        after = batched_product(x, weight, slice(None), cache)
+    torch.testing.assert_close(after, 2.0 * before)
+
+
+def test_with_autograd_the_plain_product_runs_and_gives_gradients(monkeypatch, weights):
+    monkeypatch.setenv(KERNEL_VARIABLE, kernels.ONEDNN)
+    weight, _, _, x = weights
+    weight = weight.clone().requires_grad_(True)
+    cache = PackedWeights()
+    batched_product(x, weight, slice(None), cache).sum().backward()
+    assert cache._key is None, "no packed copy is made for a product that needs a gradient"
+    torch.testing.assert_close(weight.grad, x.sum(dim=1).unsqueeze(-1).expand_as(weight))
+
+
+def test_the_choice_is_measured_once_per_shape(monkeypatch):
+    monkeypatch.delenv(KERNEL_VARIABLE, raising=False)
+    calls = {"plain": 0, "packed": 0}
+
+    def run(name):
+        def product():
+            calls[name] += 1
+            return torch.zeros(1)
+
+        return product
+
+    kernels.clear_choices()
+    key = ("test", 4, 3, 2, 1)
+    first = kernels.choose(key, run("plain"), run("packed"))
+    assert first in (kernels.MKL, kernels.ONEDNN) and calls["plain"] > 1 and calls["packed"] > 1
+    measured = dict(calls)
+    assert kernels.choose(key, run("plain"), run("packed")) == first
+    assert calls == measured
+    kernels.clear_choices()
+
+
+def test_row_bucket():
+    assert [kernels.row_bucket(n) for n in (1, 2, 3, 4, 5, 32, 33)] == [1, 2, 4, 4, 8, 32, 64]
+
+
+def test_a_bad_pinned_kernel_is_refused(monkeypatch):
+    monkeypatch.setenv(KERNEL_VARIABLE, "openblas")
+    with pytest.raises(ElmoError, match=KERNEL_VARIABLE):
+        kernels.pinned_kernel()
+
+
+@needs_onednn
+def test_a_copied_cache_starts_empty(monkeypatch, weights):
+    monkeypatch.setenv(KERNEL_VARIABLE, kernels.ONEDNN)
+    weight, _, _, x = weights
+    cache = PackedWeights()
+    with torch.no_grad():
+        batched_product(x, weight, slice(None), cache)
+    assert cache._key is not None
+    assert copy.deepcopy(cache)._key is None
