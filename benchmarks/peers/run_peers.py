@@ -160,9 +160,10 @@ def main() -> None:
             reference = workers[0].activations(args.check, Path(tmp) / "reference.npy")
             for w in workers[1:]:
                 got = w.activations(args.check, Path(tmp) / f"{w.name}.npy")
+                per_layer = ", ".join(f"{float(d):.2g}" for d in abs(got - reference).max(axis=(0, 2, 3)))
                 print(
-                    f"  {w.name}: largest difference to {names[0]} over {args.check} sentences, every layer: "
-                    f"{float(abs(got - reference).max()):.2g}",
+                    f"  {w.name}: largest difference to {names[0]} over {args.check} sentences: "
+                    f"{float(abs(got - reference).max()):.2g} (by layer: {per_layer})",
                     flush=True,
                 )
             print(f"  {'batch':>5} " + " ".join(f"{n + ' tok/s':>22}" for n in names) + "  ratios to " + names[0])
