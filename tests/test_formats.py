@@ -35,7 +35,9 @@ def _zip(directory, archive, folder="", extra=()):
     return archive
 
 
-def _same_outputs(a, b, atol=0.0):
+def _same_outputs(a, b, atol=1e-6):
+    """The same model read two ways. Not bit for bit: on the CPU each product's kernel (MKL or oneDNN) is
+    chosen per row count, and a shared model's token cache changes the char-CNN's row counts."""
     for x, y in zip(a.embed(SENTENCES), b.embed(SENTENCES)):
         np.testing.assert_allclose(x, y, rtol=0, atol=atol)
 
