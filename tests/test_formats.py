@@ -162,7 +162,9 @@ def test_the_config_path_falls_back_as_its_code_does(tmp_path):
     used, and a name that is not there either is an error naming both."""
     model = tmp_path / "model"
     shutil.copytree(MANYLANGS, model)
-    (model / "config.json").write_text(json.dumps({"config_path": "/home/x/other.json"}), encoding="utf8")
+    (model / "config.json").write_text(
+        json.dumps({"config_path": str(tmp_path / "authors-machine" / "other.json")}), encoding="utf8"
+    )
     with pytest.raises(InputFileError, match="other.json"):
         load_bilm(model)
 

@@ -27,20 +27,12 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List
 
+from benchmarks.common import cpu_name
+
 if TYPE_CHECKING:
     import numpy as np
 
 HERE = Path(__file__).resolve().parent
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
 
 
 def write_inputs(args: argparse.Namespace, folder: Path) -> Dict[str, Path]:
