@@ -44,6 +44,8 @@ class CharacterMapper:
                 f"max_characters_per_token must be at least 3 (BOW, one byte, EOW), got {max_characters_per_token}"
             )
         self.max_chars = max_characters_per_token
+        # Ids per token row: the characters here; a format may append more (a word id).
+        self.width = max_characters_per_token
         self.cache_size = cache_size
         self._cache: Dict[str, np.ndarray] = {}
         self._bos = self._special(BOS_CHAR)
@@ -80,14 +82,14 @@ class CharacterMapper:
         return row
 
     def batch_ids(self, sentences: Sequence[Sequence[str]], add_boundaries: bool = True) -> np.ndarray:
-        """`[batch, max_len (+2), max_chars]` int64; rows past a sentence's end are all zero.
+        """`[batch, max_len (+2), width]` int64; rows past a sentence's end are all zero.
 
         With `add_boundaries`, `<S>` precedes and `</S>` follows each sentence, `</S>` right after the
         last token and before the batch padding.
         """
         extra = 2 if add_boundaries else 0
         width = max((len(s) for s in sentences), default=0) + extra
-        out = np.zeros((len(sentences), width, self.max_chars), dtype=np.int64)
+        out = np.zeros((len(sentences), width, self.width), dtype=np.int64)
         for i, sentence in enumerate(sentences):
             rows: List[np.ndarray] = [self.token_ids(t) for t in sentence]
             if add_boundaries:

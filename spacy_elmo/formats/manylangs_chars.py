@@ -21,7 +21,7 @@ order. With a word embedding each row has one more column, the word id + 1.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 import numpy as np
 
@@ -137,15 +137,3 @@ class CodePointMapper(CharacterMapper):
             return self._eos
         cut = token[: self.max_chars - 2]
         return self._row(list(cut), cut)
-
-    def batch_ids(self, sentences: Sequence[Sequence[str]], add_boundaries: bool = True) -> np.ndarray:
-        """`[batch, max_len (+2), width]` int64; rows past a sentence's end are all zero."""
-        extra = 2 if add_boundaries else 0
-        out = np.zeros((len(sentences), max((len(s) for s in sentences), default=0) + extra, self.width), np.int64)
-        for i, sentence in enumerate(sentences):
-            rows: List[np.ndarray] = [self.token_ids(t) for t in sentence]
-            if add_boundaries:
-                rows = [self._bos, *rows, self._eos]
-            if rows:
-                out[i, : len(rows)] = np.stack(rows)
-        return out
