@@ -11,6 +11,8 @@ import pytest
 from spacy_elmo import io
 from spacy_elmo.io import OutputFileError, atomic_output, atomic_stream, read_text, remove_stale_temps, text_lines
 
+from .full_disk import FullDiskFile
+
 
 def dead_pid() -> int:
     """The id of a process that has exited (and been reaped)."""
@@ -75,27 +77,8 @@ def test_files_get_the_usual_permissions(tmp_path):
     assert target.stat().st_mode & 0o777 == 0o666 & ~mask
 
 
-class FullDisk:
-    """A file whose writes fail as on a full device, after the first few bytes."""
-
-    def __init__(self, path, mode="r", **kwargs):
-        self.file = open(path, mode, **kwargs)
-        self.written = 0
-
-    def write(self, data):
-        self.written += len(data)
-        if self.written > 64:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        return self.file.write(data)
-
-    def __getattr__(self, name):
-        return getattr(self.file, name)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.file.close()
+def _full_after_64_bytes(path, mode="r", **kwargs):
+    return FullDiskFile(open(path, mode, **kwargs), allowed=64)
 
 
 def test_a_full_disk_names_the_file_even_through_torch(tmp_path, monkeypatch):
@@ -103,7 +86,7 @@ def test_a_full_disk_names_the_file_even_through_torch(tmp_path, monkeypatch):
 
     target = tmp_path / "checkpoint.pt"
     torch.save({"step": 1}, target)
-    monkeypatch.setattr(io, "open", FullDisk, raising=False)
+    monkeypatch.setattr(io, "open", _full_after_64_bytes, raising=False)
     with pytest.raises(OutputFileError, match="no space left on the device") as caught:
         with atomic_stream(target) as f:
             torch.save({"weights": torch.zeros(10_000)}, f)

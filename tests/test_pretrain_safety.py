@@ -2,9 +2,7 @@
 one consistent model and bad input is refused before anything is written."""
 
 import builtins
-import errno
 import logging
-import os
 import signal
 import subprocess
 import sys
@@ -29,6 +27,7 @@ from spacy_elmo.pretrain.checkpoint import CHECKPOINT_FILE, MetricsLog, load_che
 from spacy_elmo.pretrain.export import SOFTMAX_FILE, WEIGHTS_FILE
 from spacy_elmo.weights import WeightsError
 
+from .full_disk import FullDiskFile
 from .paths import BILM_TF_DIR
 
 ROOT = Path(__file__).parent.parent
@@ -105,23 +104,6 @@ def test_resume_exports_again_when_a_kill_left_the_export_behind_the_checkpoint(
     result = train(tiny(training__max_steps=4, logging__checkpoint_every=2), out, resume=True, show_progress=False)
     assert result.step == 4
     assert_export_is_the_checkpoints(out)
-
-
-class FullDiskFile:
-    def __init__(self, file):
-        self.file = file
-
-    def write(self, data):
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-
-    def __getattr__(self, name):
-        return getattr(self.file, name)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.file.close()
 
 
 def test_a_full_disk_during_a_checkpoint_names_the_file_and_keeps_the_last_checkpoint(tmp_path, monkeypatch):
