@@ -3,9 +3,10 @@
 from typing import Any
 
 from .chars import CharacterMapper, batch_to_ids
+from .formats import WeightsError, load_weights, save_weights
+from .models import load_bilm
 from .nn.bilm import BiLM, BiLMOutput
 from .options import ElmoOptions, OptionsError, preset
-from .weights import WeightsError, load_bilm, load_weights, save_weights
 
 __version__ = "0.1.0"
 

@@ -10,8 +10,8 @@ import pytest
 
 from spacy_elmo import ElmoOptions, load_bilm
 from spacy_elmo.errors import InputFileError
+from spacy_elmo.formats import WeightsError
 from spacy_elmo.options import OptionsError
-from spacy_elmo.weights import WeightsError
 
 from .cli import run_cli
 

@@ -378,6 +378,14 @@ def test_models_filters_by_language():
     assert "elmoformanylangs-de" in names and all(" en " not in line for line in result.output.splitlines())
 
 
+def test_models_shows_where_each_model_comes_from():
+    result = CliRunner().invoke(app, ["models", "--lang", "pt"])
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.output.splitlines() if line.startswith(("allennlp-pt", "elmoformanylangs-pt"))]
+    assert len(rows) == 3 and all("https://" in row for row in rows)
+    assert "https://github.com/HIT-SCIR/ELMoForManyLangs" in result.output
+
+
 def test_default_cache_is_the_user_cache_dir(monkeypatch):
     from spacy_elmo.hub import cache_dir
 

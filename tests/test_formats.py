@@ -15,10 +15,9 @@ import torch
 
 from spacy_elmo import load_bilm
 from spacy_elmo.errors import InputFileError
-from spacy_elmo.formats import ArchiveError, ModelFormatError, model_layout, model_options
+from spacy_elmo.formats import ArchiveError, ModelFormatError, WeightsError, model_layout, model_options
 from spacy_elmo.formats.manylangs_chars import parse_dic
 from spacy_elmo.models import bundled_model_paths
-from spacy_elmo.weights import WeightsError
 
 from .paths import ALLENNLP_DIR, MANYLANGS_DIR
 

@@ -6,7 +6,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from spacy_elmo.formats import format_names
 from spacy_elmo.hub import CatalogueError, UnknownModelError, is_catalogue_name, load_catalogue
+from spacy_elmo.hub.catalogue import CATALOGUE_PATH
 
 CATALOGUE = load_catalogue()
 
@@ -23,6 +25,36 @@ def test_every_url_is_https_and_names_a_file():
             parts = urlsplit(file.url)
             assert parts.scheme == "https" and parts.netloc, file.url
             assert file.file_name, file.url
+
+
+def test_every_entrys_format_has_a_loader():
+    assert {e.format for e in CATALOGUE.models} <= set(format_names())
+
+
+def test_a_format_without_a_loader_is_refused(tmp_path):
+    data = json.loads(CATALOGUE_PATH.read_text(encoding="utf8"))
+    data["models"][0]["format"] = "word2vec"
+    path = tmp_path / "catalogue.json"
+    path.write_text(json.dumps(data), encoding="utf8")
+    with pytest.raises(CatalogueError, match="'word2vec' has no loader"):
+        load_catalogue(path)
+
+
+def test_portuguese_is_allennlps_two_contributed_models():
+    assert "allennlp-pt" not in CATALOGUE.names()
+    wikipedia, brwac = CATALOGUE.get("allennlp-pt-wikipedia"), CATALOGUE.get("allennlp-pt-brwac")
+    assert [f.url.rsplit("/", 2)[1:] for f in wikipedia.files] == [
+        ["wikipedia", "options.json"],
+        ["wikipedia", "elmo_pt_weights.hdf5"],
+    ]
+    assert [f.file_name for f in brwac.files] == ["options.json", "elmo_pt_weights_dgx1.hdf5"]
+
+
+def test_norelmo_models_are_cc_by_and_the_joint_ones_norwegian():
+    for name in ("nlpl-210", "nlpl-211", "nlpl-217", "nlpl-218"):
+        assert CATALOGUE.get(name).license == "CC BY 4.0"
+    assert [CATALOGUE.get(n).language for n in ("nlpl-210", "nlpl-217", "nlpl-218")] == ["nb", "no", "no"]
+    assert CATALOGUE.get("nlpl-212").language == "ru"
 
 
 def test_elmoformanylangs_covers_its_44_languages():

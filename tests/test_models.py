@@ -8,7 +8,7 @@ import pytest
 
 import spacy_elmo
 from spacy_elmo import load_bilm
-from spacy_elmo.models import DEFAULT_MODEL, bundled_model_paths, bundled_models
+from spacy_elmo.models import DEFAULT_MODEL, MODELS_DIR, bundled_model_paths, bundled_models
 
 from .cli import run_cli
 
@@ -34,9 +34,14 @@ def test_unknown_bundled_model_is_a_clear_error():
         bundled_model_paths("nope")
 
 
-def test_default_model_ships_its_softmax_and_evaluate_takes_its_name(tmp_path):
-    """The README's perplexity is reproducible from a checkout: `evaluate gutenberg-web-2x512 FILE`. A
-    softmax that did not belong to the weights would score near the vocabulary size (50,000)."""
+def test_a_bundled_name_means_the_packages_copy_even_in_a_checkout():
+    """A wheel and an editable install resolve a bundled name alike: never to a checkout's models/."""
+    assert all(path.parent == MODELS_DIR for path in bundled_models().values())
+
+
+def test_default_model_ships_its_softmax_and_evaluate_takes_its_directory(tmp_path):
+    """The README's perplexity is reproducible from a checkout: `evaluate models/gutenberg-web-2x512 FILE`.
+    A softmax that did not belong to the weights would score near the vocabulary size (50,000)."""
     sentences = [
         "It was the best of times , and the house was quiet .",
         "She said that she would come back in the morning .",
@@ -44,7 +49,7 @@ def test_default_model_ships_its_softmax_and_evaluate_takes_its_name(tmp_path):
     ]
     heldout = tmp_path / "heldout.txt"
     heldout.write_text("\n".join(sentences) + "\n", encoding="utf8")
-    result = run_cli("evaluate", DEFAULT_MODEL, heldout, "--json")
+    result = run_cli("evaluate", Path(__file__).parents[1] / "models" / DEFAULT_MODEL, heldout, "--json")
     assert result.returncode == 0, result.stderr
     reported = json.loads(result.stdout)
     assert reported["n_tokens"] == sum(len(s.split()) + 1 for s in sentences)

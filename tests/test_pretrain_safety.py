@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from spacy_elmo import io
+from spacy_elmo.formats import WeightsError
 from spacy_elmo.io import OutputFileError
 from spacy_elmo.pretrain import (
     ConfigError,
@@ -25,7 +26,6 @@ from spacy_elmo.pretrain import (
 )
 from spacy_elmo.pretrain.checkpoint import CHECKPOINT_FILE, MetricsLog, load_checkpoint
 from spacy_elmo.pretrain.export import SOFTMAX_FILE, WEIGHTS_FILE
-from spacy_elmo.weights import WeightsError
 
 from .full_disk import FullDiskFile
 from .paths import BILM_TF_DIR

@@ -10,9 +10,8 @@ from tqdm import tqdm
 
 from ..errors import ElmoError
 from ..io import atomic_output, count_lines, text_lines
-from ..models import DEFAULT_MODEL, resolve_model
+from ..models import DEFAULT_MODEL, load_bilm, resolve_model
 from ..nn.bilm import BiLM
-from ..weights import load_bilm
 from . import app
 
 

@@ -8,7 +8,8 @@ import torch
 import typer
 from wasabi import msg
 
-from ..models import resolve_model
+from ..errors import ElmoError
+from ..models import bundled_models, resolve_model
 from ..pretrain.corpus import expand_paths
 from ..pretrain.export import load_language_model
 from ..pretrain.perplexity import perplexity
@@ -20,8 +21,8 @@ def evaluate_command(
     model_dir: Path = typer.Argument(
         ...,
         file_okay=False,
-        help="Output directory of `pretrain`, or the name of a bundled model that ships its softmax "
-        "(gutenberg-web-2x512).",
+        help="Output directory of `pretrain`, or a directory with a model's softmax.hdf5 and vocab.txt, such "
+        "as a source checkout's models/gutenberg-web-2x512.",
     ),
     heldout: List[str] = typer.Argument(
         ...,
@@ -37,6 +38,11 @@ def evaluate_command(
     ),
 ) -> None:
     """Forward, backward and average perplexity (full softmax, states carried, as the original reports)."""
+    if str(model_dir) in bundled_models() and not model_dir.exists():
+        raise ElmoError(
+            f"the bundled model {str(model_dir)!r} ships no softmax.hdf5 in the package; its softmax and vocab.txt "
+            f"are in a source checkout's models/{model_dir}/: give that directory (evaluate models/{model_dir} ...)"
+        )
     model_dir = resolve_model(model_dir)
     paths = expand_paths(heldout)
     model, vocab = load_language_model(model_dir)

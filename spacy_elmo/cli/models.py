@@ -23,7 +23,8 @@ def models_command(
         None, "--catalogue", help="A catalogue JSON file to list instead of the package's."
     ),
 ) -> None:
-    """List the published models: name, language, format, size (layers x LSTM / projection), downloaded."""
+    """List the published models: name, language, format, size (layers x LSTM / projection), downloaded, and
+    the publisher's page each comes from."""
     catalogue = load_catalogue(catalogue_path)
     entries = catalogue.in_language(language) if language else catalogue.models
     root = cache_dir(cache)
@@ -38,10 +39,11 @@ def models_command(
             e.size_label,
             f"{e.parameters_millions:g}M" if e.parameters_millions else "?",
             "yes" if is_downloaded(e.name, root) else "no",
+            e.source,
         )
         for e in entries
     ]
-    typer.echo(table(rows, header=("name", "lang", "format", "size", "params", "downloaded"), divider=True))
+    typer.echo(table(rows, header=("name", "lang", "format", "size", "params", "downloaded", "source"), divider=True))
     typer.echo(f"{len(rows)} models; cache: {root}. Fetch one with: python -m spacy_elmo download NAME")
 
 

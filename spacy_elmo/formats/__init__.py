@@ -1,6 +1,10 @@
 """Every published ELMo format behind one loader: `load_model(path)` takes a directory or a zip archive
-of a bilm-tf / AllenNLP model, an NLPL model or an ELMoForManyLangs model (detect.py tells them apart
-by their files) and returns a BiLM that runs on this package's code.
+of a model of any format in `FORMATS` and returns a BiLM that runs on this package's code.
+
+Each format is one module with the same small interface (base.ModelFormat). `FORMATS` is the order in
+which they are told apart by their files (detect.py): the first whose `detect` recognises a folder wins,
+so a format whose files are a superset of another's comes before it (NLPL's are bilm-tf's plus
+`meta.json`). Adding a format is its module plus one line here.
 
 Archives are checked member by member and unpacked into a temporary directory that is gone once the
 weights are in memory (archive.py). `describe` / `rebuild` carry what a format needs besides the
@@ -12,17 +16,35 @@ from __future__ import annotations
 import contextlib
 import zipfile
 from pathlib import Path
-from typing import Any, Dict, Iterator, Tuple, Union
+from typing import Any, Dict, Iterator, List, Tuple, Union
 
 from ..errors import InputFileError
 from ..nn.bilm import BiLM
 from ..options import ElmoOptions
 from .archive import ArchiveError, member_names, unpacked
-from .detect import BILM_TF, MANYLANGS, NLPL, ModelFormatError, ModelLayout, detect_layout
-from .manylangs import ManyLangsBiLM, load_manylangs, manylangs_options
-from .manylangs_chars import ManyLangsVocab
+from .base import ModelFormat, ModelLayout
+from .bilm_tf import BILM_TF, load_options_and_weights, load_weights, save_weights
+from .detect import detect_layout
+from .errors import ModelFormatError, WeightsError
+from .manylangs import MANYLANGS, ManyLangsBiLM
+from .nlpl import NLPL
 
 PathLike = Union[str, Path]
+
+FORMATS: Tuple[ModelFormat, ...] = (
+    MANYLANGS,
+    NLPL,
+    BILM_TF,
+)
+
+
+def format_names() -> List[str]:
+    """The names of the formats this package reads (the catalogue's `format` values)."""
+    return [model_format.name for model_format in FORMATS]
+
+
+def _format(name: str) -> ModelFormat:
+    return next(model_format for model_format in FORMATS if model_format.name == name)
 
 
 def is_model_path(path: PathLike) -> bool:
@@ -44,7 +66,7 @@ def _opened(path: PathLike, small_files_only: bool = False) -> Iterator[Tuple[Pa
     (its JSON files only, with `small_files_only`)."""
     path = Path(path)
     if path.is_dir():
-        yield path, detect_layout(_files_under(path), str(path))
+        yield path, detect_layout(_files_under(path), str(path), FORMATS)
         return
     if not path.exists():
         raise InputFileError(f"model {path} does not exist; give a model directory, a zip archive or an options.json")
@@ -53,7 +75,7 @@ def _opened(path: PathLike, small_files_only: bool = False) -> Iterator[Tuple[Pa
             f"model {path} is neither a directory nor a zip archive; for a bilm-tf model give "
             "load_bilm(options.json, weights.hdf5)"
         )
-    layout = detect_layout(member_names(path), str(path))
+    layout = detect_layout(member_names(path), str(path), FORMATS)
     with unpacked(path, (lambda name: name.endswith(".json")) if small_files_only else None) as directory:
         try:
             yield directory, layout
@@ -66,59 +88,63 @@ def model_layout(path: PathLike) -> ModelLayout:
     """The format and files of the model at `path` (nothing but names is read)."""
     path = Path(path)
     if path.is_dir():
-        return detect_layout(_files_under(path), str(path))
+        return detect_layout(_files_under(path), str(path), FORMATS)
     if path.is_file() and zipfile.is_zipfile(path):
-        return detect_layout(member_names(path), str(path))
+        return detect_layout(member_names(path), str(path), FORMATS)
     raise ModelFormatError(f"model {path} is neither a directory nor a zip archive")
 
 
 def model_options(path: PathLike) -> ElmoOptions:
     """The sizes of the model at `path`, from its small files only (no weights are read)."""
     with _opened(path, small_files_only=True) as (directory, layout):
-        if layout.format == MANYLANGS:
-            return manylangs_options(directory, layout)
-        return ElmoOptions.from_file(directory / layout.files["options"])
+        return _format(layout.format).read_options(directory, layout)
 
 
 def load_model(path: PathLike, warm_start: bool = False) -> BiLM:
     """The model in the directory or zip archive `path`, whatever its format, in eval mode."""
-    from ..weights import load_bilm  # weights.load_bilm hands directories and archives to this function
-
     with _opened(path) as (directory, layout):
-        if layout.format == MANYLANGS:
-            bilm: BiLM = load_manylangs(directory, layout)
-        else:
-            bilm = load_bilm(directory / layout.files["options"], directory / layout.files["weights"])
+        bilm = _format(layout.format).load(directory, layout)
     if warm_start:
         bilm.set_warm_start()
     return bilm
 
 
 def describe(bilm: BiLM) -> Dict[str, Any]:
-    """What rebuilds `bilm` besides its options and parameters: empty for the bilm-tf layout."""
-    return {"manylangs": bilm.description()} if isinstance(bilm, ManyLangsBiLM) else {}
+    """What rebuilds `bilm` besides its options and parameters, under its format's key (empty for
+    bilm-tf's layout, which needs nothing more)."""
+    for model_format in FORMATS:
+        description = model_format.describe(bilm)
+        if description is not None and model_format.description_key is not None:
+            return {model_format.description_key: description}
+    return {}
 
 
-def rebuild(options: ElmoOptions, description: Dict[str, Any]) -> BiLM:
-    """An untrained BiLM of the format `describe` recorded (parameters are loaded afterwards)."""
-    manylangs = description.get("manylangs")
-    if manylangs is None:
-        return BiLM(options)
-    return ManyLangsBiLM(options, ManyLangsVocab.from_dict(manylangs["vocab"]), int(manylangs["word_dim"]))
+def rebuild(options: ElmoOptions, saved: Dict[str, Any]) -> BiLM:
+    """An untrained BiLM of the format whose `describe` output `saved` holds (parameters are loaded
+    afterwards)."""
+    for model_format in FORMATS:
+        key = model_format.description_key
+        if key is not None and saved.get(key) is not None:
+            return model_format.rebuild(options, saved[key])
+    return BiLM(options)
 
 
 __all__ = [
-    "BILM_TF",
-    "MANYLANGS",
-    "NLPL",
+    "FORMATS",
     "ArchiveError",
     "ManyLangsBiLM",
+    "ModelFormat",
     "ModelFormatError",
     "ModelLayout",
+    "WeightsError",
     "describe",
+    "format_names",
     "is_model_path",
     "load_model",
+    "load_options_and_weights",
+    "load_weights",
     "model_layout",
     "model_options",
     "rebuild",
+    "save_weights",
 ]

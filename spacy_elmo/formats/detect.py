@@ -1,45 +1,17 @@
-"""Which of the three model formats a directory or zip archive holds, told apart by its files.
+"""Which model format a directory or zip archive holds, told apart by its files.
 
-- bilm-tf / AllenNLP: an options JSON and a weights HDF5 (`options.json` + `weights.hdf5`, or
-  AllenNLP's `..._options.json` + `..._weights.hdf5`); `softmax.hdf5` and token-embedding files beside
-  them are not the weights.
-- NLPL: the same two files as `options.json` + `model.hdf5`, with the repository's `meta.json`.
-- ELMoForManyLangs: `config.json`, `token_embedder.pkl`, `encoder.pkl` (with `char.dic`, `word.dic`
-  and the model config the `config.json` names).
-
-The files sit at the top of the directory or archive, or in its one subdirectory that holds them
-(archives often wrap a model in a folder of its name).
+The formats are tried in the order of `formats.FORMATS` (each one's `detect`); the first that
+recognises the files wins. The files sit at the top of the directory or archive, or in its one
+subdirectory that holds them (archives often wrap a model in a folder of its name).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Dict, List, Optional, Sequence
 
-from ..errors import InputFileError
-
-BILM_TF = "bilm-tf"
-NLPL = "nlpl"
-MANYLANGS = "elmoformanylangs"
-
-MANYLANGS_FILES = ("config.json", "token_embedder.pkl", "encoder.pkl")
-_PREFERRED_WEIGHTS = ("weights.hdf5", "model.hdf5", "lm_weights.hdf5")
-
-
-class ModelFormatError(InputFileError):
-    """A directory or archive that holds no model of a known format, or more than one."""
-
-
-@dataclass(frozen=True)
-class ModelLayout:
-    """Where a model's files are: `files` maps a role (`options`, `weights` for bilm-tf and NLPL;
-    `config`, `token_embedder`, `encoder`, `char_dic`, `word_dic` for ELMoForManyLangs) to a path
-    relative to the directory or archive, `root` is the folder that holds them ('' for the top)."""
-
-    format: str
-    root: str
-    files: Dict[str, str]
+from .base import ModelFormat, ModelLayout
+from .errors import ModelFormatError
 
 
 def _in_root(names: Sequence[str], root: str) -> Dict[str, str]:
@@ -53,38 +25,22 @@ def _in_root(names: Sequence[str], root: str) -> Dict[str, str]:
     return found
 
 
-def _bilm_tf_files(files: Dict[str, str]) -> Optional[Dict[str, str]]:
-    options = ["options.json"] if "options.json" in files else [n for n in files if n.endswith("options.json")]
-    weights = [n for n in files if n.endswith(".hdf5") and not n.startswith("softmax") and "token_embeddings" not in n]
-    if len(weights) > 1:
-        weights = [n for n in _PREFERRED_WEIGHTS if n in files] or [n for n in weights if "weights" in n]
-    if len(options) != 1 or len(weights) != 1:
-        return None
-    return {"options": files[options[0]], "weights": files[weights[0]]}
-
-
-def _layout_at(files: Dict[str, str], root: str) -> Optional[ModelLayout]:
-    if all(name in files for name in MANYLANGS_FILES):
-        roles = {"config": "config.json", "token_embedder": "token_embedder.pkl", "encoder": "encoder.pkl"}
-        found = {role: files[name] for role, name in roles.items()}
-        for role, name in (("char_dic", "char.dic"), ("word_dic", "word.dic")):
-            if name in files:
-                found[role] = files[name]
-        return ModelLayout(MANYLANGS, root, found)
-    bilm_tf = _bilm_tf_files(files)
-    if bilm_tf is not None:
-        return ModelLayout(NLPL if "meta.json" in files else BILM_TF, root, bilm_tf)
+def _layout_at(files: Dict[str, str], root: str, formats: Sequence[ModelFormat]) -> Optional[ModelLayout]:
+    for model_format in formats:
+        roles = model_format.detect(files)
+        if roles is not None:
+            return ModelLayout(model_format.name, root, roles)
     return None
 
 
-def detect_layout(names: List[str], source: str) -> ModelLayout:
-    """The model in a directory or archive whose files (relative paths) are `names`; `source` names it
-    in errors."""
-    top = _layout_at(_in_root(names, ""), "")
+def detect_layout(names: List[str], source: str, formats: Sequence[ModelFormat]) -> ModelLayout:
+    """The model in a directory or archive whose files (relative paths) are `names`, of the first of
+    `formats` that recognises them; `source` names it in errors."""
+    top = _layout_at(_in_root(names, ""), "", formats)
     if top is not None:
         return top
     folders = sorted({PurePosixPath(n).parts[0] for n in names if len(PurePosixPath(n).parts) == 2} - {"__MACOSX"})
-    inside = [layout for layout in (_layout_at(_in_root(names, f), f) for f in folders) if layout is not None]
+    inside = [layout for layout in (_layout_at(_in_root(names, f), f, formats) for f in folders) if layout is not None]
     if len(inside) == 1:
         return inside[0]
     if len(inside) > 1:
@@ -93,8 +49,7 @@ def detect_layout(names: List[str], source: str) -> ModelLayout:
         )
     shown = ", ".join(sorted(names)[:12]) + (" ..." if len(names) > 12 else "")
     raise ModelFormatError(
-        f"{source} holds no ELMo model of a known format (files: {shown or 'none'}). Expected an options "
-        "JSON with a weights .hdf5 (bilm-tf, AllenNLP, NLPL), or config.json, token_embedder.pkl and "
-        "encoder.pkl (ELMoForManyLangs); where two .hdf5 files could be the weights, give "
+        f"{source} holds no ELMo model of a known format (files: {shown or 'none'}). Expected "
+        f"{', or '.join(f.expects for f in formats)}; where two .hdf5 files could be the weights, give "
         "load_bilm(options, weights) the two paths"
     )

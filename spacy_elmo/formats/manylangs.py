@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import pickle
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Dict, Iterator, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, Mapping, NamedTuple, Optional, Tuple
 
 import torch
 from torch import nn
@@ -41,8 +41,8 @@ from ..nn.bilm import BiLM
 from ..nn.char_encoder import CharEncoder
 from ..nn.lstm import FORGET_BIAS
 from ..options import CharCNNOptions, ElmoOptions, OptionsError, OptionsFileError
-from ..weights import WeightsError
-from .detect import ModelLayout
+from .base import ModelLayout
+from .errors import WeightsError
 from .manylangs_chars import CodePointMapper, ManyLangsVocab, parse_dic
 
 # The model config its package ships and its released models name (both files hold the same values):
@@ -177,11 +177,6 @@ def options_from_config(config: Dict[str, Any], source: str) -> Tuple[ElmoOption
     except OptionsError as err:
         raise OptionsFileError(f"ELMoForManyLangs model config {source}: {err}") from None
     return options, word_dim
-
-
-def manylangs_options(directory: Path, layout: ModelLayout) -> ElmoOptions:
-    config, source = _model_config(directory, layout)
-    return options_from_config(config, source)[0]
 
 
 def load_state_dict(path: Path) -> Dict[str, torch.Tensor]:
@@ -334,3 +329,38 @@ def load_manylangs(directory: Path, layout: ModelLayout) -> ManyLangsBiLM:
             target.copy_(value)
     bilm.clear_caches()
     return bilm.eval()
+
+
+class ManyLangsFormat:
+    """ELMoForManyLangs: `config.json`, `token_embedder.pkl`, `encoder.pkl` (with `char.dic`, `word.dic`
+    and the model config the `config.json` names)."""
+
+    name = "elmoformanylangs"
+    expects = "config.json, token_embedder.pkl and encoder.pkl (ELMoForManyLangs)"
+    description_key: Optional[str] = "manylangs"  # the key saved pipelines carry; never rename it
+
+    def detect(self, files: Mapping[str, str]) -> Optional[Dict[str, str]]:
+        roles = {"config": "config.json", "token_embedder": "token_embedder.pkl", "encoder": "encoder.pkl"}
+        if not all(name in files for name in roles.values()):
+            return None
+        found = {role: files[name] for role, name in roles.items()}
+        found.update(
+            {role: files[name] for role, name in (("char_dic", "char.dic"), ("word_dic", "word.dic")) if name in files}
+        )
+        return found
+
+    def read_options(self, directory: Path, layout: ModelLayout) -> ElmoOptions:
+        config, source = _model_config(directory, layout)
+        return options_from_config(config, source)[0]
+
+    def load(self, directory: Path, layout: ModelLayout) -> BiLM:
+        return load_manylangs(directory, layout)
+
+    def describe(self, bilm: BiLM) -> Optional[Dict[str, Any]]:
+        return bilm.description() if isinstance(bilm, ManyLangsBiLM) else None
+
+    def rebuild(self, options: ElmoOptions, description: Dict[str, Any]) -> BiLM:
+        return ManyLangsBiLM(options, ManyLangsVocab.from_dict(description["vocab"]), int(description["word_dim"]))
+
+
+MANYLANGS = ManyLangsFormat()

@@ -14,10 +14,10 @@ from urllib.parse import unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ..formats import format_names
 from .errors import CatalogueError, UnknownModelError
 
 CATALOGUE_PATH = Path(__file__).with_name("catalogue.json")
-ModelFormat = Literal["bilm-tf", "nlpl", "elmoformanylangs"]
 
 
 class _Strict(BaseModel):
@@ -68,7 +68,7 @@ class ModelEntry(_Strict):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
     language: str = Field(pattern=r"^[a-z]{2,3}$", description="ISO 639 code, as spaCy names languages")
     language_name: str
-    format: ModelFormat
+    format: str = Field(description="a format this package reads (formats.FORMATS), so every entry has a loader")
     description: str
     layers: Optional[int] = Field(None, gt=0)
     lstm_dim: Optional[int] = Field(None, gt=0)
@@ -79,6 +79,13 @@ class ModelEntry(_Strict):
     license: Optional[str] = Field(None, description="null when the source page states none")
     source: str
     notes: Optional[str] = None
+
+    @field_validator("format")
+    @classmethod
+    def _readable_format(cls, name: str) -> str:
+        if name not in format_names():
+            raise CatalogueError(f"format {name!r} has no loader; formats read: {', '.join(format_names())}")
+        return name
 
     @model_validator(mode="after")
     def _files_fit(self) -> "ModelEntry":
@@ -97,11 +104,6 @@ class ModelEntry(_Strict):
         if self.layers is None and self.lstm_dim is None and self.projection_dim is None:
             return "?"
         return f"{self.layers or '?'}x{self.lstm_dim or '?'}/{self.projection_dim or '?'}"
-
-    @property
-    def download_bytes(self) -> Optional[int]:
-        sizes = [f.size for f in self.files]
-        return None if None in sizes else sum(s for s in sizes if s is not None)
 
 
 class Catalogue(_Strict):

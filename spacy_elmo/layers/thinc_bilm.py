@@ -38,14 +38,12 @@ from thinc.types import Floats3d
 from torch import nn
 
 from ..errors import ElmoError
-from ..formats import ManyLangsBiLM, describe, is_model_path, load_model, model_options, rebuild
-from ..hub.errors import ModelNotDownloadedError
-from ..models import DEFAULT_MODEL, is_model_name, named_model_dir
+from ..formats import ManyLangsBiLM, describe, rebuild
+from ..models.sources import ModelReference, load_reference, model_reference, reference_options
 from ..nn.bilm import BiLM
 from ..nn.fast import FAST_MODES, FastModeError, FastModeUnavailable, make_fast
 from ..options import ElmoOptions
 from ..segment import Segment, Segmenter, check_segments, sentence_windows
-from ..weights import load_bilm
 
 InT = List[Doc]
 OutT = List[Floats3d]
@@ -117,41 +115,14 @@ def _convert_outputs(model: Model, inputs_outputs: Any, is_train: bool) -> Tuple
     return torch2xp(layers, ops=model.ops), backprop
 
 
-def check_source(
-    options: Optional[PathLike], weights: Optional[PathLike], name: Optional[str], path: Optional[PathLike] = None
-) -> None:
-    """Reject ambiguous or incomplete sources when the config is built, not when the weights are loaded."""
-    if path is not None and (options is not None or weights is not None or name is not None):
-        raise ElmoError(
-            f"give either the model `path` ({path}) or `options`/`weights`/`name`, not both: the path's "
-            "directory or archive holds the options and the weights"
-        )
-    if options is not None and name is not None:
-        raise ElmoError(f"give either the model name ({name!r}) or an options path ({options}), not both")
-    if weights is not None and options is None:
-        raise ElmoError(f"weights {weights} given without `options`: the options.json says how to read them")
-    if name is not None and not is_model_name(name):
-        named_model_dir(name)  # an unknown name fails here, saying where names come from, not at first use
-
-
 def declared_layers(model: Model) -> Optional[int]:
-    """L + 1 for the biLM the layer will load, read from its options.json alone (cheap, no weights);
+    """L + 1 for the biLM the layer will load, read from its options alone (cheap, no weights);
     None when the options come only at initialize."""
     bilm = get_bilm(model)
     if bilm is not None:
         return bilm.n_layers
-    path = model.attrs.get("path")
-    if path is not None:
-        return model_options(path).n_output_layers if Path(path).exists() else None
-    options = model.attrs["options"]
-    if options is None:
-        try:
-            return model_options(named_model_dir(model.attrs["name"] or DEFAULT_MODEL)).n_output_layers
-        except ModelNotDownloadedError:  # said, with the download command, when the weights are loaded
-            return None
-    if not Path(options).is_file():
-        return None
-    return ElmoOptions.from_file(options).n_output_layers
+    options = reference_options(_reference(model))
+    return None if options is None else options.n_output_layers
 
 
 def bilm_layer(
@@ -181,7 +152,7 @@ def bilm_layer(
     prediction and frozen training (nn/fast.py); where it cannot run (int8 on a GPU) the exact biLM
     runs, with a warning. Whether the biLM trains is its owner's setting (the
     `elmo` component's `frozen`, or ElmoTok2Vec's), written through `set_frozen`."""
-    check_source(options, weights, name, path)
+    model_reference(options, weights, name, path)  # refuses a bad reference when the config is built
     if fast_mode is not None and fast_mode not in FAST_MODES:
         raise FastModeError(f"unknown fast_mode {fast_mode!r}; choose one of {', '.join(FAST_MODES)} or null")
     if fast_mode is not None and stateful:
@@ -248,28 +219,19 @@ def set_bilm(model: Model, bilm: BiLM) -> None:
     model.set_dim("nO", bilm.output_dim, force=True)
 
 
+def _reference(model: Model) -> ModelReference:
+    """The source recorded in the layer's config."""
+    attrs = model.attrs
+    return ModelReference(
+        path=attrs.get("path"), options=attrs["options"], weights=attrs["weights"], name=attrs["name"]
+    )
+
+
 def load_source(model: Model, options: Optional[PathLike] = None, weights: Optional[PathLike] = None) -> None:
     """Load the biLM from the given paths, else from the source recorded in the layer's config.
-    `options` alone may be a model directory or zip archive of any format (what `path` takes), so that
+    `options` alone may be a model directory or archive of any format (what `path` takes), so that
     `--paths.elmo_options DIR` works with the shipped configs."""
-    warm_start = model.attrs["warm_start"]
-    if options is None and model.attrs.get("path") is not None:
-        set_bilm(model, load_model(model.attrs["path"], warm_start))
-        return
-    if options is not None and weights is None and is_model_path(options):
-        set_bilm(model, load_model(options, warm_start))
-        return
-    if options is None:
-        options, weights = model.attrs["options"], model.attrs["weights"]
-        if options is None:
-            set_bilm(model, load_model(named_model_dir(model.attrs["name"] or DEFAULT_MODEL), warm_start))
-            return
-    if weights is None:
-        raise ElmoError(
-            f"the biLM with options {options} has no weights: set `weights` in the model "
-            "config or in [initialize.components.<elmo component>]"
-        )
-    set_bilm(model, load_bilm(options, weights, warm_start=warm_start))
+    set_bilm(model, load_reference(_reference(model).overridden(options, weights), model.attrs["warm_start"]))
 
 
 # The fast copy of each loaded biLM, made on first use (None where the mode cannot run fast on the

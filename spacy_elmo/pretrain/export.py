@@ -20,9 +20,9 @@ import numpy as np
 import torch
 
 from ..chars import N_CHARS_PREDICT
+from ..formats import WeightsError, load_weights, save_weights
 from ..io import atomic_output, open_hdf5
 from ..options import ElmoOptions
-from ..weights import WeightsError, load_weights, save_weights
 from .model import LanguageModel
 from .vocab import Vocabulary
 

@@ -24,9 +24,9 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
 from ..chars import CharacterMapper
+from ..formats import load_weights
 from ..nn.softmax import LogUniformSampler
 from ..options import ElmoOptions
-from ..weights import load_weights
 from . import distributed
 from .batching import Batch, StreamBatcher
 from .checkpoint import (

@@ -1,4 +1,5 @@
-"""The published ELMo weight layout (HDF5), read into and written from a torch BiLM.
+"""bilm-tf's and AllenNLP's format: an options JSON and the published weight layout (HDF5), read into
+and written from a torch BiLM.
 
 Every dataset's shape is checked against the options before anything is copied, so a weights file that
 belongs to another model fails with the dataset's name and both shapes instead of a broadcasting error.
@@ -9,21 +10,21 @@ bit-exact. The forget-gate bias of +1 is never stored (TF adds it at run time; s
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Dict, Iterator, List, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
 import h5py
 import numpy as np
 import torch
 
-from .chars import N_CHARS_TRAIN
-from .errors import InputFileError
-from .io import open_hdf5
-from .nn.bilm import BiLM
-from .options import ElmoOptions
+from ..chars import N_CHARS_TRAIN
+from ..io import open_hdf5
+from ..nn.bilm import BiLM
+from ..options import ElmoOptions
+from .base import ModelLayout
+from .errors import WeightsError
 
-
-class WeightsError(InputFileError):
-    """A weights file that does not fit the options; the message names the file and the dataset."""
+# Where a folder holds several .hdf5 files that could be the weights, these names are the weights.
+_PREFERRED_WEIGHTS = ("weights.hdf5", "model.hdf5", "lm_weights.hdf5")
 
 
 # (dataset name, expected stored shape, stored -> torch, torch -> stored, target parameter)
@@ -167,30 +168,48 @@ def save_weights(bilm: BiLM, path: Union[str, Path]) -> None:
             f.create_dataset(name, data=value)
 
 
-def load_bilm(
-    options: Union[str, Path, ElmoOptions], weights: Union[str, Path, None] = None, warm_start: bool = False
-) -> BiLM:
-    """A BiLM in eval mode, from one of:
-    - a model directory or zip archive of any published format (bilm-tf/AllenNLP, NLPL,
-      ELMoForManyLangs; see spacy_elmo/formats), a bundled model's name or the name of a downloaded
-      published model (`python -m spacy_elmo models`), with no `weights`;
-    - `options` (a path to options.json or ElmoOptions) with `weights` loaded (random initialisation
-      when `weights` is None).
-    `warm_start`: see BiLM.set_warm_start."""
-    if weights is None and not isinstance(options, ElmoOptions):
-        from .formats import is_model_path, load_model  # formats reads bilm-tf files through this module
-        from .models import is_model_name, named_model_dir
-
-        if isinstance(options, str) and not Path(options).exists() and is_model_name(options):
-            options = named_model_dir(options)
-        if is_model_path(options):
-            return load_model(options, warm_start)
+def load_options_and_weights(options: Union[str, Path, ElmoOptions], weights: Union[str, Path, None]) -> BiLM:
+    """A BiLM in eval mode from an options.json (or ElmoOptions) and its weights (random initialisation
+    when `weights` is None)."""
     if not isinstance(options, ElmoOptions):
         options = ElmoOptions.from_file(options)
     bilm = BiLM(options)
     if weights is not None:
         load_weights(bilm, weights)
-    bilm.eval()
-    if warm_start:
-        bilm.set_warm_start()
-    return bilm
+    return bilm.eval()
+
+
+class BilmTfFormat:
+    """bilm-tf / AllenNLP: an options JSON and a weights HDF5 (`options.json` + `weights.hdf5`, or
+    AllenNLP's `..._options.json` + `..._weights.hdf5`); `softmax.hdf5` and token-embedding files beside
+    them are not the weights."""
+
+    name = "bilm-tf"
+    expects = "an options JSON with a weights .hdf5 (bilm-tf, AllenNLP)"
+    description_key: Optional[str] = None
+
+    def detect(self, files: Mapping[str, str]) -> Optional[Dict[str, str]]:
+        options = ["options.json"] if "options.json" in files else [n for n in files if n.endswith("options.json")]
+        weights = [
+            n for n in files if n.endswith(".hdf5") and not n.startswith("softmax") and "token_embeddings" not in n
+        ]
+        if len(weights) > 1:
+            weights = [n for n in _PREFERRED_WEIGHTS if n in files] or [n for n in weights if "weights" in n]
+        if len(options) != 1 or len(weights) != 1:
+            return None
+        return {"options": files[options[0]], "weights": files[weights[0]]}
+
+    def read_options(self, directory: Path, layout: ModelLayout) -> ElmoOptions:
+        return ElmoOptions.from_file(directory / layout.files["options"])
+
+    def load(self, directory: Path, layout: ModelLayout) -> BiLM:
+        return load_options_and_weights(directory / layout.files["options"], directory / layout.files["weights"])
+
+    def describe(self, bilm: BiLM) -> Optional[Dict[str, Any]]:
+        return None
+
+    def rebuild(self, options: ElmoOptions, description: Dict[str, Any]) -> BiLM:
+        return BiLM(options)
+
+
+BILM_TF = BilmTfFormat()
