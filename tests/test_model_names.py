@@ -82,7 +82,8 @@ def test_a_downloaded_catalogue_name_loads_everywhere(cache, mirror, tmp_path):
     text.write_text("\n".join(" ".join(s) for s in SENTENCES) + "\n", encoding="utf8")
     run_cli("dump", str(text), str(tmp_path / "layers.hdf5"), "--model", NAME, "--no-progress")
     with h5py.File(tmp_path / "layers.hdf5", "r") as dumped:
-        np.testing.assert_array_equal(dumped["1"][()], expected[1])
+        # Another process: its CPU kernels are chosen by timing, so the last bits may differ.
+        np.testing.assert_allclose(dumped["1"][()], expected[1], atol=1e-6, rtol=0)
 
 
 def test_a_config_naming_a_downloaded_model_round_trips(cache, mirror, tmp_path):
