@@ -18,9 +18,10 @@ from ..errors import InputFileError
 from ..nn.bilm import BiLM
 from ..options import ElmoOptions
 from .archive import ArchiveError, member_names, unpacked
-from .detect import BILM_TF, MANYLANGS, NLPL, ModelFormatError, ModelLayout, detect_layout
+from .detect import BILM_TF, MANYLANGS, NLPL, TFHUB, ModelFormatError, ModelLayout, detect_layout
 from .manylangs import ManyLangsBiLM, load_manylangs, manylangs_options
 from .manylangs_chars import ManyLangsVocab
+from .tfhub import load_tfhub, tfhub_options
 
 PathLike = Union[str, Path]
 
@@ -41,7 +42,7 @@ def _files_under(directory: Path) -> list:
 @contextlib.contextmanager
 def _opened(path: PathLike, small_files_only: bool = False) -> Iterator[Tuple[Path, ModelLayout]]:
     """The directory holding the model's files and their layout; an archive is unpacked for the block
-    (its JSON files only, with `small_files_only`)."""
+    (its JSON files and checkpoint indexes only, with `small_files_only`)."""
     path = Path(path)
     if path.is_dir():
         yield path, detect_layout(_files_under(path), str(path))
@@ -54,7 +55,7 @@ def _opened(path: PathLike, small_files_only: bool = False) -> Iterator[Tuple[Pa
             "load_bilm(options.json, weights.hdf5)"
         )
     layout = detect_layout(member_names(path), str(path))
-    with unpacked(path, (lambda name: name.endswith(".json")) if small_files_only else None) as directory:
+    with unpacked(path, (lambda name: name.endswith((".json", ".index"))) if small_files_only else None) as directory:
         try:
             yield directory, layout
         except InputFileError as err:
@@ -77,6 +78,8 @@ def model_options(path: PathLike) -> ElmoOptions:
     with _opened(path, small_files_only=True) as (directory, layout):
         if layout.format == MANYLANGS:
             return manylangs_options(directory, layout)
+        if layout.format == TFHUB:
+            return tfhub_options(directory / layout.root)
         return ElmoOptions.from_file(directory / layout.files["options"])
 
 
@@ -87,6 +90,8 @@ def load_model(path: PathLike, warm_start: bool = False) -> BiLM:
     with _opened(path) as (directory, layout):
         if layout.format == MANYLANGS:
             bilm: BiLM = load_manylangs(directory, layout)
+        elif layout.format == TFHUB:
+            bilm = load_tfhub(directory / layout.root)
         else:
             bilm = load_bilm(directory / layout.files["options"], directory / layout.files["weights"])
     if warm_start:
@@ -111,6 +116,7 @@ __all__ = [
     "BILM_TF",
     "MANYLANGS",
     "NLPL",
+    "TFHUB",
     "ArchiveError",
     "ManyLangsBiLM",
     "ModelFormatError",

@@ -6,6 +6,7 @@
 - NLPL: the same two files as `options.json` + `model.hdf5`, with the repository's `meta.json`.
 - ELMoForManyLangs: `config.json`, `token_embedder.pkl`, `encoder.pkl` (with `char.dic`, `word.dic`
   and the model config the `config.json` names).
+- TF-Hub module: `tfhub_module.pb` and `saved_model.pb` (with `variables/variables.index` + data).
 
 The files sit at the top of the directory or archive, or in its one subdirectory that holds them
 (archives often wrap a model in a folder of its name).
@@ -22,6 +23,7 @@ from ..errors import InputFileError
 BILM_TF = "bilm-tf"
 NLPL = "nlpl"
 MANYLANGS = "elmoformanylangs"
+TFHUB = "tfhub"
 
 MANYLANGS_FILES = ("config.json", "token_embedder.pkl", "encoder.pkl")
 _PREFERRED_WEIGHTS = ("weights.hdf5", "model.hdf5", "lm_weights.hdf5")
@@ -64,6 +66,8 @@ def _bilm_tf_files(files: Dict[str, str]) -> Optional[Dict[str, str]]:
 
 
 def _layout_at(files: Dict[str, str], root: str) -> Optional[ModelLayout]:
+    if "tfhub_module.pb" in files and "saved_model.pb" in files:
+        return ModelLayout(TFHUB, root, {"module": files["tfhub_module.pb"], "graph": files["saved_model.pb"]})
     if all(name in files for name in MANYLANGS_FILES):
         roles = {"config": "config.json", "token_embedder": "token_embedder.pkl", "encoder": "encoder.pkl"}
         found = {role: files[name] for role, name in roles.items()}
@@ -95,6 +99,6 @@ def detect_layout(names: List[str], source: str) -> ModelLayout:
     raise ModelFormatError(
         f"{source} holds no ELMo model of a known format (files: {shown or 'none'}). Expected an options "
         "JSON with a weights .hdf5 (bilm-tf, AllenNLP, NLPL), or config.json, token_embedder.pkl and "
-        "encoder.pkl (ELMoForManyLangs); where two .hdf5 files could be the weights, give "
+        "encoder.pkl (ELMoForManyLangs), or tfhub_module.pb and saved_model.pb (TF-Hub); where two .hdf5 files could be the weights, give "
         "load_bilm(options, weights) the two paths"
     )
