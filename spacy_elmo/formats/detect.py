@@ -99,6 +99,7 @@ def detect_layout(names: List[str], source: str) -> ModelLayout:
     raise ModelFormatError(
         f"{source} holds no ELMo model of a known format (files: {shown or 'none'}). Expected an options "
         "JSON with a weights .hdf5 (bilm-tf, AllenNLP, NLPL), or config.json, token_embedder.pkl and "
-        "encoder.pkl (ELMoForManyLangs), or tfhub_module.pb and saved_model.pb (TF-Hub); where two .hdf5 files could be the weights, give "
+        "encoder.pkl (ELMoForManyLangs), or tfhub_module.pb and saved_model.pb (TF-Hub); where two .hdf5 "
+        "files could be the weights, give "
         "load_bilm(options, weights) the two paths"
     )

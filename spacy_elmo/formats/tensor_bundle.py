@@ -139,7 +139,7 @@ def _signed(value: int) -> int:
 
 def _shape(message: bytes) -> Tuple[int, ...]:
     dims = []
-    for number, wire, value in _fields(message):
+    for number, _wire, value in _fields(message):
         if number == 2 and isinstance(value, bytes):
             size = 0
             for dim_number, _, dim_value in _fields(value):
@@ -153,7 +153,7 @@ def _shape(message: bytes) -> Tuple[int, ...]:
 
 def _entry(name: str, message: bytes) -> BundleEntry:
     values: Dict[int, Union[int, bytes]] = {}
-    for number, wire, value in _fields(message):
+    for number, _wire, value in _fields(message):
         if number == 7:
             raise _Damaged(f"variable '{name}' is stored in slices (a partitioned variable), which is not supported")
         values[number] = value
