@@ -14,12 +14,14 @@ from thinc.types import Floats2d, Floats3d
 
 from .layers import ElmoListener, bilm_layer, build_elmo_tok2vec, scalar_mix, set_frozen
 from .layers.pooling import pooling_layer
+from .layers.scalar_mix import scalar_mix_v2
 from .segment import sentence_windows
 
 # The builders are the registry functions: their parameters, defaults and docs live in one place.
 BiLM_v2 = registry.architectures("spacy-elmo.BiLM.v2")(bilm_layer)
 sentence_windows_v1 = registry.misc("spacy-elmo.sentence_windows.v1")(sentence_windows)
 ScalarMix_v1 = registry.layers("spacy-elmo.ScalarMix.v1")(scalar_mix)
+ScalarMix_v2 = registry.layers("spacy-elmo.ScalarMix.v2")(scalar_mix_v2)
 Pooling_v1 = registry.layers("spacy-elmo.Pooling.v1")(pooling_layer)
 
 

@@ -28,6 +28,7 @@ from .detect import detect_layout
 from .errors import ModelFormatError, WeightsError
 from .manylangs import MANYLANGS, ManyLangsBiLM
 from .nlpl import NLPL
+from .tfhub import TFHUB
 
 PathLike = Union[str, Path]
 
@@ -35,6 +36,7 @@ FORMATS: Tuple[ModelFormat, ...] = (
     MANYLANGS,
     NLPL,
     BILM_TF,
+    TFHUB,
 )
 
 
@@ -63,7 +65,7 @@ def _files_under(directory: Path) -> list:
 @contextlib.contextmanager
 def _opened(path: PathLike, small_files_only: bool = False) -> Iterator[Tuple[Path, ModelLayout]]:
     """The directory holding the model's files and their layout; an archive is unpacked for the block
-    (its JSON files only, with `small_files_only`)."""
+    (its JSON files and checkpoint indexes only, with `small_files_only`)."""
     path = Path(path)
     if path.is_dir():
         yield path, detect_layout(_files_under(path), str(path), FORMATS)
@@ -76,7 +78,7 @@ def _opened(path: PathLike, small_files_only: bool = False) -> Iterator[Tuple[Pa
             "load_bilm(options.json, weights.hdf5)"
         )
     layout = detect_layout(member_names(path), str(path), FORMATS)
-    with unpacked(path, (lambda name: name.endswith(".json")) if small_files_only else None) as directory:
+    with unpacked(path, (lambda name: name.endswith((".json", ".index"))) if small_files_only else None) as directory:
         try:
             yield directory, layout
         except InputFileError as err:

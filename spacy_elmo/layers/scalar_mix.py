@@ -6,6 +6,8 @@ the original does, so with it a doc's output depends on its batch; rows that are
 (whitespace tokens the biLM skipped) are not real positions and stay zero. The L2 penalty on the raw
 weights `w` enters as its gradient `2 * l2 * w`, like weight decay on these parameters only.
 The dropout is the mix's own (attr `mix_dropout`), so spaCy's global `training.dropout` leaves it alone.
+`scalar_mix_v2` can start from a TF-Hub module's trained mix (`start_from`), read when the mix is
+initialized, so a saved pipeline, which carries the mix's parameters, never reads the module again.
 """
 
 from __future__ import annotations
@@ -54,22 +56,53 @@ def scalar_mix(
     )
 
 
+def scalar_mix_v2(
+    weights: Optional[Sequence[float]] = None,
+    gamma: float = 1.0,
+    layer_norm: bool = False,
+    dropout: float = 0.0,
+    l2: float = 0.0,
+    trainable: bool = True,
+    start_from: Optional[str] = None,
+) -> Model[InT, OutT]:
+    """`scalar_mix`, plus `start_from`: a TF-Hub module (its directory, or a catalogue name) whose trained
+    layer weights and gamma are the mix's initial values, in place of `weights` and `gamma`."""
+    if start_from is not None and weights is not None:
+        raise ElmoError(
+            f"ScalarMix: give either `weights` or `start_from` ({start_from}), not both: the module's trained "
+            "weights are the initial weights"
+        )
+    model = scalar_mix(weights, gamma, layer_norm, dropout, l2, trainable)
+    model.attrs["start_from"] = start_from
+    return model
+
+
+def _published(reference: str) -> Tuple[List[float], float]:
+    from ..formats.tfhub import published_mix_of  # formats loads torch models: only when a mix starts from one
+    from ..models import resolve_model
+
+    mix = published_mix_of(resolve_model(reference))
+    return mix.weights, mix.gamma
+
+
 def _init(model: Model, X: Optional[InT] = None, Y: Optional[OutT] = None) -> None:
     if X is not None and len(X):
         _allocate(model, X[0].shape[0])
 
 
 def _allocate(model: Model, n_layers: int) -> None:
-    initial = model.attrs["initial_weights"]
+    initial, gamma = model.attrs["initial_weights"], model.attrs["initial_gamma"]
+    if model.attrs.get("start_from") is not None:
+        initial, gamma = _published(model.attrs["start_from"])
     if initial is None:
         initial = [0.0] * n_layers
     if len(initial) != n_layers:
         raise ElmoError(
             f"ScalarMix has {len(initial)} initial weights but the biLM gives {n_layers} layers; "
-            f"give {n_layers} weights or leave `weights` unset"
+            f"give {n_layers} weights or leave `weights` unset (`start_from`: a module of another biLM)"
         )
     model.set_param("w", model.ops.asarray1f(initial))
-    model.set_param("gamma", model.ops.asarray1f([model.attrs["initial_gamma"]]))
+    model.set_param("gamma", model.ops.asarray1f([gamma]))
 
 
 def softmax(w: Any, xp: Any = np) -> Any:

@@ -1,0 +1,238 @@
+"""TF-Hub ELMo modules (TF1 hub format: Google's elmo/2 and elmo/3, DeepPavlov's Russian ELMo), read
+without TensorFlow.
+
+A module is a directory with `tfhub_module.pb`, `saved_model.pb` and `variables/variables.index` +
+`variables.data-*` (tensor_bundle.py). Its variables are bilm-tf's under `bilm/`, so they are mapped onto
+the HDF5 layout's names and conversions (bilm_tf.py `_entries`): `.../rnn/lstm_cell/{kernel, bias,
+projection/kernel}` are `.../LSTMCell/{W_0, B, W_P_0}`, and `char_embed` has 262 rows (bilm-tf's zero
+padding row first) where the HDF5 file has 261. The LSTM state variables (`bilm/Variable*`, zeros in an
+exported module) are not weights: the module carries states from call to call, this package is stateless
+by default (a fresh module's first call is what it matches).
+
+The sizes come from the variables' shapes. What the shapes cannot say is taken from bilm-tf's published
+training options, which every known module was trained with: ReLU, cell and projection clips of 3,
+skip connections, 50 characters a token. The graph (saved_model.pb) holds the clips only as anonymous
+constants inside the LSTM's loop, whose names differ between exporters, so they are not read from it.
+
+The module's character ids are bilm-tf's (UTF-8 bytes cut to 48, BOW/EOW, `<S>`/`</S>` rows), the
+package's own. The module's trained scalar mix (`aggregation/weights` + `aggregation/scaling` in
+Google's modules, `aggregation/elmo_output_ELMo_W` + `..._gamma` in DeepPavlov's) is kept as the loaded
+BiLM's `published_mix`, the pre-softmax weights and gamma, which `spacy-elmo.ScalarMix.v2` can start from.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+
+import numpy as np
+import torch
+
+from ..errors import InputFileError
+from ..nn.bilm import BiLM
+from ..options import CharCNNOptions, ElmoOptions, LSTMOptions
+from .base import ModelLayout
+from .bilm_tf import _check_finite, _entries
+from .errors import WeightsError
+from .tensor_bundle import TensorBundle
+
+MODULE_FILES = ("tfhub_module.pb", "saved_model.pb", "variables/variables.index")
+INDEX = "variables/variables.index"
+
+# bilm-tf's published training options, for what the variables' shapes do not state.
+PUBLISHED_CLIP = 3.0
+PUBLISHED_ACTIVATION = "relu"
+PUBLISHED_MAX_CHARS = 50
+
+_MIX_NAMES = (
+    ("aggregation/weights", "aggregation/scaling"),  # Google's elmo/2, elmo/3
+    ("aggregation/elmo_output_ELMo_W", "aggregation/elmo_output_ELMo_gamma"),  # DeepPavlov's elmo2tfhub.py
+)
+_STATE = re.compile(r"^bilm/Variable(_\d+)?$")
+_LSTM_NAMES = (("/LSTMCell/W_0", "/rnn/lstm_cell/kernel"), ("/LSTMCell/B", "/rnn/lstm_cell/bias"))
+_PROJECTION = ("/LSTMCell/W_P_0", "/rnn/lstm_cell/projection/kernel")
+
+
+class TfHubError(InputFileError):
+    """A TF-Hub module that does not hold an ELMo biLM this package can run; the message names it."""
+
+
+@dataclass(frozen=True)
+class PublishedMix:
+    """A module's trained layer mix: `weights` before the softmax (one per layer), `gamma` the scale."""
+
+    weights: List[float]
+    gamma: float
+
+
+def is_tfhub_module(directory: Union[str, Path]) -> bool:
+    directory = Path(directory)
+    return all((directory / name).is_file() for name in MODULE_FILES)
+
+
+def _bundle(directory: Path) -> TensorBundle:
+    return TensorBundle(directory / INDEX)
+
+
+def _shape(bundle: TensorBundle, name: str) -> Tuple[int, ...]:
+    entry = bundle.entries.get(name)
+    if entry is None:
+        raise TfHubError(
+            f"TF-Hub module {bundle.index_path.parent.parent} has no variable '{name}': it does not hold a "
+            "bilm-tf ELMo biLM (variables under bilm/)"
+        )
+    return entry.shape
+
+
+def _count(bundle: TensorBundle, pattern: str) -> int:
+    n = 0
+    while pattern.format(n) in bundle.entries:
+        n += 1
+    return n
+
+
+def options_from_bundle(bundle: TensorBundle) -> ElmoOptions:
+    """The biLM's sizes, from the shapes of its variables (see the module docstring for the rest)."""
+    n_chars, char_dim = _shape(bundle, "bilm/char_embed")
+    filters = []
+    for i in range(_count(bundle, "bilm/CNN/W_cnn_{}")):
+        _, width, _, count = _shape(bundle, f"bilm/CNN/W_cnn_{i}")
+        filters.append((width, count))
+    n_filters = sum(count for _, count in filters)
+    projection = _shape(bundle, "bilm/CNN_proj/W_proj")[1] if "bilm/CNN_proj/W_proj" in bundle.entries else n_filters
+    cell = "bilm/RNN_0/RNN/MultiRNNCell/Cell{}/rnn/lstm_cell/kernel"
+    n_layers = _count(bundle, cell)
+    if not filters or not n_layers:
+        raise TfHubError(f"TF-Hub module {bundle.index_path.parent.parent} has no char-CNN filters or no LSTM layers")
+    dim = _shape(bundle, cell.format(0))[1] // 4
+    return ElmoOptions(
+        lstm=LSTMOptions(
+            dim=dim,
+            projection_dim=projection,
+            n_layers=n_layers,
+            cell_clip=PUBLISHED_CLIP,
+            proj_clip=PUBLISHED_CLIP,
+            use_skip_connections=True,
+        ),
+        char_cnn=CharCNNOptions(
+            embedding_dim=char_dim,
+            filters=filters,
+            max_characters_per_token=PUBLISHED_MAX_CHARS,
+            n_characters=n_chars,
+            n_highway=_count(bundle, "bilm/CNN_high_{}/W_carry"),
+            activation=PUBLISHED_ACTIVATION,
+        ),
+    )
+
+
+def tfhub_options(directory: Union[str, Path]) -> ElmoOptions:
+    return options_from_bundle(_bundle(Path(directory)))
+
+
+def _bundle_name(hdf5_name: str) -> str:
+    for stored, module in (*_LSTM_NAMES, _PROJECTION):
+        hdf5_name = hdf5_name.replace(stored, module)
+    return f"bilm/{hdf5_name}"
+
+
+def _read_float(bundle: TensorBundle, name: str) -> np.ndarray:
+    value = bundle.read(name)
+    if value.dtype.kind != "f":
+        raise WeightsError(f"checkpoint {bundle.index_path}: variable '{name}' holds {value.dtype}, not weights")
+    with np.errstate(over="ignore"):
+        converted = np.asarray(value, dtype=np.float32)
+    _check_finite(converted, bundle.index_path, name)
+    return converted
+
+
+def published_mix(bundle: TensorBundle) -> Optional[PublishedMix]:
+    """The module's trained mix, or None where it has none under a known name."""
+    for weights, gamma in _MIX_NAMES:
+        if weights in bundle.entries and gamma in bundle.entries:
+            return PublishedMix(
+                [float(v) for v in _read_float(bundle, weights).ravel()], float(_read_float(bundle, gamma).ravel()[0])
+            )
+    return None
+
+
+def published_mix_of(directory: Union[str, Path]) -> PublishedMix:
+    """The trained mix of the TF-Hub module in `directory` (an error naming it where there is none)."""
+    directory = Path(directory)
+    if not is_tfhub_module(directory):
+        raise TfHubError(
+            f"{directory} is not a TF-Hub module directory ({', '.join(MODULE_FILES)}); only TF-Hub modules "
+            "publish a trained layer mix"
+        )
+    mix = published_mix(_bundle(directory))
+    if mix is None:
+        known = "; ".join(" + ".join(pair) for pair in _MIX_NAMES)
+        raise TfHubError(f"TF-Hub module {directory} has no layer mix under a known name ({known})")
+    return mix
+
+
+def load_tfhub(directory: Union[str, Path]) -> BiLM:
+    """The biLM of the TF-Hub module in `directory`, in eval mode, with its mix as `published_mix`."""
+    bundle = _bundle(Path(directory))
+    options = options_from_bundle(bundle)
+    bilm = BiLM(options)
+    entries = list(_entries(bilm))
+    used = {_bundle_name(name) for name, *_ in entries}
+    mix_names = {name for pair in _MIX_NAMES for name in pair}
+    unused = sorted(n for n in bundle.entries if n not in used and n not in mix_names and not _STATE.match(n))
+    if unused:
+        raise TfHubError(
+            f"TF-Hub module {directory} has variables this reader does not use: {', '.join(unused[:6])}; "
+            "it is not a bilm-tf ELMo module of a known layout"
+        )
+    values: Dict[str, np.ndarray] = {}
+    arrays = []
+    for name, shape, to_torch, _, target in entries:
+        module_name = _bundle_name(name)
+        if module_name not in values:
+            values[module_name] = _read_float(bundle, module_name)
+        value = values[module_name]
+        if name == "char_embed":  # bilm-tf's zero row for id 0 (no token) is the module's row 0
+            value = value[1:]
+        if tuple(value.shape) != shape:
+            raise TfHubError(
+                f"TF-Hub module {directory}: variable '{module_name}' has shape {value.shape}, but the "
+                f"biLM its other variables describe ({options.lstm}) needs {shape}"
+            )
+        arrays.append((np.ascontiguousarray(to_torch(value)), target))
+    with torch.no_grad():
+        for value, target in arrays:
+            target.copy_(torch.from_numpy(value))
+        bilm.char_encoder.char_embed.weight[0].zero_()
+    bilm.clear_caches()
+    bilm.published_mix = published_mix(bundle)  # type: ignore[assignment]
+    return bilm.eval()
+
+
+class TfHubFormat:
+    """The TF-Hub module format (`load_model` routes a module directory or archive here)."""
+
+    name = "tfhub"
+    expects = "tfhub_module.pb, saved_model.pb and variables/variables.index (TF-Hub module)"
+    description_key: Optional[str] = None
+
+    def detect(self, files: Mapping[str, str]) -> Optional[Dict[str, str]]:
+        if "tfhub_module.pb" in files and "saved_model.pb" in files:
+            return {"module": files["tfhub_module.pb"], "graph": files["saved_model.pb"]}
+        return None
+
+    def read_options(self, directory: Path, layout: ModelLayout) -> ElmoOptions:
+        return tfhub_options(directory / layout.root)
+
+    def load(self, directory: Path, layout: ModelLayout) -> BiLM:
+        return load_tfhub(directory / layout.root)
+
+    def describe(self, bilm: BiLM) -> Optional[Dict[str, Any]]:
+        return None
+
+    def rebuild(self, options: ElmoOptions, description: Dict[str, Any]) -> BiLM:
+        return BiLM(options)
+
+
+TFHUB = TfHubFormat()

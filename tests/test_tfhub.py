@@ -1,0 +1,118 @@
+"""TF-Hub ELMo modules made by TensorFlow Hub (tests/fixtures/elmo-tfhub, see its script): `load_bilm(DIR)`
+and a spaCy pipeline with `BiLM.v2 path = DIR` give the module's own outputs (with both clips active),
+and its trained mix, started by `ScalarMix.v2 start_from`, gives its `elmo` and `default`."""
+
+import dataclasses
+import json
+import shutil
+
+import numpy as np
+import pytest
+import spacy
+from spacy.tokens import Doc
+
+from spacy_elmo import load_bilm
+from spacy_elmo.errors import ElmoError
+from spacy_elmo.formats import model_layout, model_options
+from spacy_elmo.formats.tfhub import TFHUB
+from spacy_elmo.formats.tfhub import TfHubError, published_mix_of
+from spacy_elmo.layers.scalar_mix import scalar_mix_v2, softmax
+from spacy_elmo.nn.bilm import BiLM
+
+from .paths import FIXTURES
+
+ROOT = FIXTURES / "elmo-tfhub"
+MODULES = ["dp-1shard", "google-2shards"]
+SENTENCES = json.loads((ROOT / "sentences.json").read_text(encoding="utf8"))
+ATOL = 1e-4
+
+
+def _reference(name):
+    return np.load(ROOT / f"{name}-outputs.npz")
+
+
+def _assert_layers(layers_per_sentence, ref, n_proj):
+    for k, (sentence, layers) in enumerate(zip(SENTENCES, layers_per_sentence)):
+        n = len(sentence)
+        np.testing.assert_allclose(layers[0, :, :n_proj], ref["word_emb"][k, :n], rtol=0, atol=ATOL)
+        np.testing.assert_allclose(layers[0, :, n_proj:], ref["word_emb"][k, :n], rtol=0, atol=ATOL)
+        np.testing.assert_allclose(layers[1], ref["lstm_outputs1"][k, :n], rtol=0, atol=ATOL)
+        np.testing.assert_allclose(layers[2], ref["lstm_outputs2"][k, :n], rtol=0, atol=ATOL)
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_load_bilm_gives_the_modules_layers(name):
+    bilm = load_bilm(ROOT / name)
+    assert model_layout(ROOT / name).format == TFHUB.name
+    assert model_options(ROOT / name) == bilm.options
+    _assert_layers(bilm.embed(SENTENCES), _reference(name), bilm.options.projection_dim)
+
+
+@pytest.mark.parametrize("clip", ["cell_clip", "proj_clip"])
+def test_the_fixtures_clip(clip):
+    """Without either clip the same weights give other layers: both clips are exercised above."""
+    bilm = load_bilm(ROOT / MODULES[0])
+    options = dataclasses.replace(bilm.options, lstm=dataclasses.replace(bilm.options.lstm, **{clip: None}))
+    unclipped = BiLM(options)
+    unclipped.load_state_dict(bilm.state_dict())
+    top = [layers[2] for layers in unclipped.eval().embed(SENTENCES)]
+    ref = _reference(MODULES[0])["lstm_outputs2"]
+    assert max(np.abs(t - ref[k, : len(t)]).max() for k, t in enumerate(top)) > 0.1
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_the_published_mix_gives_elmo_and_default(name):
+    bilm = load_bilm(ROOT / name)
+    mix = bilm.published_mix
+    assert mix == published_mix_of(ROOT / name) and len(mix.weights) == 3
+    ref = _reference(name)
+    s = softmax(np.asarray(mix.weights))
+    for k, layers in enumerate(bilm.embed(SENTENCES)):
+        mixed = np.tensordot(s, layers, axes=1)
+        np.testing.assert_allclose(mix.gamma * mixed, ref["elmo"][k, : len(SENTENCES[k])], rtol=0, atol=ATOL)
+        np.testing.assert_allclose(mixed.mean(axis=0), ref["default"][k], rtol=0, atol=ATOL)
+
+
+def test_a_spacy_pipeline_reads_the_module_and_starts_its_mix_from_it(tmp_path):
+    module = shutil.copytree(ROOT / "google-2shards", tmp_path / "module")
+    nlp = spacy.blank("xx")
+    nlp.add_pipe(
+        "elmo",
+        config={
+            "model": {"@architectures": "spacy-elmo.BiLM.v2", "path": str(module)},
+            "pooling": {"@layers": "spacy-elmo.ScalarMix.v2", "start_from": str(module), "trainable": False},
+        },
+    )
+    nlp.initialize()
+    ref = _reference("google-2shards")
+    docs = [nlp(Doc(nlp.vocab, words=words)) for words in SENTENCES]
+    _assert_layers([doc._.elmo["layers"] for doc in docs], ref, 16)
+    for k, doc in enumerate(docs):
+        np.testing.assert_allclose(doc._.elmo["vectors"], ref["elmo"][k, : len(doc)], rtol=0, atol=ATOL)
+
+
+def test_a_serialized_mix_does_not_read_the_module_again(tmp_path):
+    """A head's mix is saved with the head's model: loading it needs the module no more."""
+    module = shutil.copytree(ROOT / "dp-1shard", tmp_path / "module")
+    layers = load_bilm(module).embed(SENTENCES)
+    mix = scalar_mix_v2(start_from=str(module))
+    mix.initialize(X=layers)
+    expected = mix.predict(layers)
+    shutil.rmtree(module)
+    loaded = scalar_mix_v2(start_from=str(module)).from_bytes(mix.to_bytes())
+    for got, want in zip(loaded.predict(layers), expected):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_start_from_is_exclusive_with_weights_and_needs_a_module(tmp_path):
+    with pytest.raises(ElmoError, match="either `weights` or `start_from`"):
+        scalar_mix_v2(weights=[0.0, 0.0, 0.0], start_from=str(ROOT / MODULES[0]))
+    with pytest.raises(TfHubError, match="not a TF-Hub module directory"):
+        published_mix_of(tmp_path)
+
+
+def test_a_module_without_the_bilm_names_the_variable(tmp_path):
+    module = shutil.copytree(ROOT / "dp-1shard", tmp_path / "module")
+    shutil.copy(ROOT / "dtypes" / "variables.index", module / "variables" / "variables.index")
+    with pytest.raises(TfHubError, match="has no variable 'bilm/char_embed'"):
+        load_bilm(module)
