@@ -323,7 +323,7 @@ def test_a_mirror_can_be_a_directory(tmp_path, catalogue, server):
 @pytest.mark.parametrize("name", ["evil-dotdot", "evil-absolute", "evil-symlink"])
 def test_unsafe_archives_are_refused(tmp_path, catalogue, server, name):
     cache = tmp_path / "cache"
-    with pytest.raises(UnsafeArchiveError, match="refused, nothing was unpacked"):
+    with pytest.raises(UnsafeArchiveError, match="refusing to unpack"):
         get(name, catalogue, cache, server)
     assert_nothing_installed(cache, name)
     assert not (tmp_path / "evil.txt").exists() and not (cache / "evil.txt").exists()

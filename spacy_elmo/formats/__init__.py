@@ -10,14 +10,13 @@ options and the parameters (ELMoForManyLangs' vocabularies) through a saved spaC
 from __future__ import annotations
 
 import contextlib
-import zipfile
 from pathlib import Path
 from typing import Any, Dict, Iterator, Tuple, Union
 
 from ..errors import InputFileError
 from ..nn.bilm import BiLM
 from ..options import ElmoOptions
-from .archive import ArchiveError, member_names, unpacked
+from .archive import ArchiveError, is_archive, member_names, unpacked
 from .detect import BILM_TF, MANYLANGS, NLPL, ModelFormatError, ModelLayout, detect_layout
 from .manylangs import ManyLangsBiLM, load_manylangs, manylangs_options
 from .manylangs_chars import ManyLangsVocab
@@ -26,9 +25,10 @@ PathLike = Union[str, Path]
 
 
 def is_model_path(path: PathLike) -> bool:
-    """Whether `path` is something `load_model` reads: a directory or a zip archive."""
+    """Whether `path` is something `load_model` reads: a directory or an archive (zip or tar; a damaged
+    one too, so that it is reported as a damaged archive and not read as an options file)."""
     path = Path(path)
-    return path.is_dir() or (path.is_file() and zipfile.is_zipfile(path))
+    return path.is_dir() or is_archive(path)
 
 
 def _files_under(directory: Path) -> list:
@@ -48,9 +48,9 @@ def _opened(path: PathLike, small_files_only: bool = False) -> Iterator[Tuple[Pa
         return
     if not path.exists():
         raise InputFileError(f"model {path} does not exist; give a model directory, a zip archive or an options.json")
-    if not zipfile.is_zipfile(path):
+    if not is_archive(path):
         raise ModelFormatError(
-            f"model {path} is neither a directory nor a zip archive; for a bilm-tf model give "
+            f"model {path} is neither a directory nor a zip or tar archive; for a bilm-tf model give "
             "load_bilm(options.json, weights.hdf5)"
         )
     layout = detect_layout(member_names(path), str(path))
@@ -67,9 +67,9 @@ def model_layout(path: PathLike) -> ModelLayout:
     path = Path(path)
     if path.is_dir():
         return detect_layout(_files_under(path), str(path))
-    if path.is_file() and zipfile.is_zipfile(path):
+    if is_archive(path):
         return detect_layout(member_names(path), str(path))
-    raise ModelFormatError(f"model {path} is neither a directory nor a zip archive")
+    raise ModelFormatError(f"model {path} is neither a directory nor a zip or tar archive")
 
 
 def model_options(path: PathLike) -> ElmoOptions:

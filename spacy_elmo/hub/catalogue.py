@@ -35,7 +35,7 @@ class ModelFile(_Strict):
     save_as: Optional[str] = None
     size: Optional[int] = Field(None, gt=0, description="bytes; null when the publisher does not state it")
     sha256: Optional[str] = Field(None, pattern=r"^[0-9a-f]{64}$")
-    archive: Optional[Literal["zip"]] = None
+    archive: Optional[Literal["zip", "tar"]] = None  # tar: .tar, .tar.gz and kin (TF-Hub modules)
 
     @field_validator("url")
     @classmethod

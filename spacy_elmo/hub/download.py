@@ -18,7 +18,7 @@ from .cache import RECORD_NAME, cache_dir, is_downloaded, mirror_base, model_dir
 from .catalogue import Catalogue, ModelEntry, ModelFile, load_catalogue
 from .errors import ChecksumError, DiskFullError, DownloadError
 from .fetch import fetch, mirrored_url
-from .unpack import unpack_zip
+from .unpack import unpack_archive
 
 
 def download_model(
@@ -105,7 +105,7 @@ def _assemble(entry: ModelEntry, staging: Path, final: Path, seen: List[Dict[str
     try:
         archives = [f for f in entry.files if f.archive]
         for file in archives:
-            unpack_zip(staging / file.file_name, tmp)
+            unpack_archive(staging / file.file_name, tmp)
         model_root = _only_subdir(tmp) if archives else tmp
         _write_record(model_root / RECORD_NAME, entry, seen)
         for file in entry.files:
