@@ -8,7 +8,8 @@
   and the model config the `config.json` names).
 
 The files sit at the top of the directory or archive, or in its one subdirectory that holds them
-(archives often wrap a model in a folder of its name).
+(archives often wrap a model in a folder of its name). Two models, of one format or two, in one
+folder or in two, are refused as ambiguous, naming their files.
 """
 
 from __future__ import annotations
@@ -63,34 +64,41 @@ def _bilm_tf_files(files: Dict[str, str]) -> Optional[Dict[str, str]]:
     return {"options": files[options[0]], "weights": files[weights[0]]}
 
 
-def _layout_at(files: Dict[str, str], root: str) -> Optional[ModelLayout]:
+def _layouts_at(files: Dict[str, str], root: str) -> List[ModelLayout]:
+    """Every model whose files sit directly in `root` (more than one is ambiguous)."""
+    found: List[ModelLayout] = []
     if all(name in files for name in MANYLANGS_FILES):
         roles = {"config": "config.json", "token_embedder": "token_embedder.pkl", "encoder": "encoder.pkl"}
-        found = {role: files[name] for role, name in roles.items()}
+        manylangs = {role: files[name] for role, name in roles.items()}
         for role, name in (("char_dic", "char.dic"), ("word_dic", "word.dic")):
             if name in files:
-                found[role] = files[name]
-        return ModelLayout(MANYLANGS, root, found)
+                manylangs[role] = files[name]
+        found.append(ModelLayout(MANYLANGS, root, manylangs))
     bilm_tf = _bilm_tf_files(files)
     if bilm_tf is not None:
-        return ModelLayout(NLPL if "meta.json" in files else BILM_TF, root, bilm_tf)
-    return None
+        found.append(ModelLayout(NLPL if "meta.json" in files else BILM_TF, root, bilm_tf))
+    return found
+
+
+def _ambiguous(source: str, layouts: List[ModelLayout]) -> ModelFormatError:
+    shown = "; ".join(f"{layout.format}: {', '.join(sorted(layout.files.values()))}" for layout in layouts)
+    return ModelFormatError(f"{source} holds several models ({shown}); give the path of one, or move the others away")
 
 
 def detect_layout(names: List[str], source: str) -> ModelLayout:
     """The model in a directory or archive whose files (relative paths) are `names`; `source` names it
     in errors."""
-    top = _layout_at(_in_root(names, ""), "")
-    if top is not None:
-        return top
+    top = _layouts_at(_in_root(names, ""), "")
+    if len(top) > 1:
+        raise _ambiguous(source, top)
+    if top:
+        return top[0]
     folders = sorted({PurePosixPath(n).parts[0] for n in names if len(PurePosixPath(n).parts) == 2} - {"__MACOSX"})
-    inside = [layout for layout in (_layout_at(_in_root(names, f), f) for f in folders) if layout is not None]
+    inside = [layout for f in folders for layout in _layouts_at(_in_root(names, f), f)]
     if len(inside) == 1:
         return inside[0]
     if len(inside) > 1:
-        raise ModelFormatError(
-            f"{source} holds several models ({', '.join(layout.root for layout in inside)}); give the path of one"
-        )
+        raise _ambiguous(source, inside)
     shown = ", ".join(sorted(names)[:12]) + (" ..." if len(names) > 12 else "")
     raise ModelFormatError(
         f"{source} holds no ELMo model of a known format (files: {shown or 'none'}). Expected an options "
