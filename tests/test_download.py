@@ -43,7 +43,9 @@ class ModelServer:
         self.drop_after = {}  # path -> bytes sent before the connection is closed, once
         self.wrong = set()  # paths served with every byte flipped
         self.ignore_range = False  # answer a Range request with the whole file (200), as some servers do
+        self.etags = True  # send an ETag (the body's sha256) and honour If-Range with it
         self.requests = []
+        self.if_ranges = []  # each request's If-Range header
         self.port = 0
 
     def base(self):
@@ -55,6 +57,7 @@ class ModelServer:
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self):
                 server.requests.append((self.path, self.headers.get("Range")))
+                server.if_ranges.append(self.headers.get("If-Range"))
                 body = server.files.get(self.path)
                 if body is None:
                     self.send_error(404)
@@ -62,7 +65,10 @@ class ModelServer:
                 if self.path in server.wrong:
                     body = bytes(b ^ 0xFF for b in body)
                 start = 0
+                etag = f'"{hashlib.sha256(body).hexdigest()[:16]}"'
                 rng = None if server.ignore_range else self.headers.get("Range")
+                if rng and self.headers.get("If-Range") not in (None, etag):
+                    rng = None  # the file changed since the client's validator: send all of it
                 if rng:
                     start = int(rng.split("=")[1].split("-")[0])
                     if start >= len(body):
@@ -76,6 +82,8 @@ class ModelServer:
                 else:
                     self.send_response(200)
                 self.send_header("Content-Length", str(len(body) - start))
+                if server.etags:
+                    self.send_header("ETag", etag)
                 self.end_headers()
                 cut = server.drop_after.pop(self.path, None)
                 self.wfile.write(body[start:] if cut is None else body[start:cut])
@@ -149,7 +157,7 @@ def zip_file(name, data, known=True):
 @pytest.fixture
 def catalogue(tmp_path, server):
     """A catalogue of test models, their files served by `server`."""
-    wrapped = zip_bytes([(f"tiny/{n}", d) for n, d in [("options.json", b"{}"), ("weights.hdf5", b"w")]])
+    wrapped = zip_bytes([(f"tiny/{p.name}", p.read_bytes()) for p in sorted(TINY.iterdir()) if p.suffix != ".md"])
     archives = {
         "tiny.zip": TINY_ZIP,
         "wrapped.zip": wrapped,

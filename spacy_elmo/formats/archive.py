@@ -29,7 +29,7 @@ from ..errors import InputFileError
 
 MAX_TOTAL_BYTES = 16 << 30  # the largest published ELMo model unpacks to under 1 GB
 MAX_MEMBERS = 10_000
-_SUFFIXES = (".zip", ".tar", ".tgz", ".tar.gz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
+ARCHIVE_SUFFIXES = (".zip", ".tar", ".tgz", ".tar.gz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
 _MAGIC = (b"PK\x03\x04", b"PK\x05\x06", b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00")
 # What a damaged or truncated archive raises from inside zipfile, tarfile and the decompressors.
 _DAMAGED = (zipfile.BadZipFile, tarfile.TarError, zlib.error, lzma.LZMAError, EOFError, OSError, ValueError)
@@ -79,7 +79,7 @@ def is_archive(path: PathLike) -> bool:
     path = Path(path)
     if not path.is_file():
         return False
-    if path.name.lower().endswith(_SUFFIXES):
+    if path.name.lower().endswith(ARCHIVE_SUFFIXES):
         return True
     try:
         with open(path, "rb") as f:
