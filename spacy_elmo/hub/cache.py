@@ -19,12 +19,13 @@ from typing import Optional, Union
 
 import platformdirs
 
+from ..formats import DOWNLOAD_RECORD
 from ..formats.archive import unsafe_name_reason
 from .errors import DownloadError
 
 CACHE_ENV = "SPACY_ELMO_CACHE"
 MIRROR_ENV = "SPACY_ELMO_MIRROR"
-RECORD_NAME = "spacy_elmo_download.json"
+RECORD_NAME = DOWNLOAD_RECORD
 RESERVED_NAMES = ("downloads",)  # the cache's own folders: a model of that name would replace them
 
 
