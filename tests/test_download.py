@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from spacy_elmo.cli import app
 from spacy_elmo.hub import (
+    CatalogueError,
     ChecksumError,
     DiskFullError,
     DownloadError,
@@ -29,6 +30,7 @@ from spacy_elmo.hub import (
     load_catalogue,
 )
 from spacy_elmo.hub import fetch as fetch_module
+from spacy_elmo.hub.cache import model_dir
 from spacy_elmo.models import MODELS_DIR
 
 TINY = MODELS_DIR / "fixture-tiny"
@@ -43,7 +45,9 @@ class ModelServer:
         self.drop_after = {}  # path -> bytes sent before the connection is closed, once
         self.wrong = set()  # paths served with every byte flipped
         self.ignore_range = False  # answer a Range request with the whole file (200), as some servers do
+        self.etags = True  # send an ETag (the body's sha256) and honour If-Range with it
         self.requests = []
+        self.if_ranges = []  # each request's If-Range header
         self.port = 0
 
     def base(self):
@@ -55,6 +59,7 @@ class ModelServer:
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self):
                 server.requests.append((self.path, self.headers.get("Range")))
+                server.if_ranges.append(self.headers.get("If-Range"))
                 body = server.files.get(self.path)
                 if body is None:
                     self.send_error(404)
@@ -62,7 +67,10 @@ class ModelServer:
                 if self.path in server.wrong:
                     body = bytes(b ^ 0xFF for b in body)
                 start = 0
+                etag = f'"{hashlib.sha256(body).hexdigest()[:16]}"'
                 rng = None if server.ignore_range else self.headers.get("Range")
+                if rng and self.headers.get("If-Range") not in (None, etag):
+                    rng = None  # the file changed since the client's validator: send all of it
                 if rng:
                     start = int(rng.split("=")[1].split("-")[0])
                     if start >= len(body):
@@ -76,6 +84,8 @@ class ModelServer:
                 else:
                     self.send_response(200)
                 self.send_header("Content-Length", str(len(body) - start))
+                if server.etags:
+                    self.send_header("ETag", etag)
                 self.end_headers()
                 cut = server.drop_after.pop(self.path, None)
                 self.wfile.write(body[start:] if cut is None else body[start:cut])
@@ -149,7 +159,7 @@ def zip_file(name, data, known=True):
 @pytest.fixture
 def catalogue(tmp_path, server):
     """A catalogue of test models, their files served by `server`."""
-    wrapped = zip_bytes([(f"tiny/{n}", d) for n, d in [("options.json", b"{}"), ("weights.hdf5", b"w")]])
+    wrapped = zip_bytes([(f"tiny/{p.name}", p.read_bytes()) for p in sorted(TINY.iterdir()) if p.suffix != ".md"])
     archives = {
         "tiny.zip": TINY_ZIP,
         "wrapped.zip": wrapped,
@@ -323,7 +333,7 @@ def test_a_mirror_can_be_a_directory(tmp_path, catalogue, server):
 @pytest.mark.parametrize("name", ["evil-dotdot", "evil-absolute", "evil-symlink"])
 def test_unsafe_archives_are_refused(tmp_path, catalogue, server, name):
     cache = tmp_path / "cache"
-    with pytest.raises(UnsafeArchiveError, match="refused, nothing was unpacked"):
+    with pytest.raises(UnsafeArchiveError, match="refusing to unpack"):
         get(name, catalogue, cache, server)
     assert_nothing_installed(cache, name)
     assert not (tmp_path / "evil.txt").exists() and not (cache / "evil.txt").exists()
@@ -392,3 +402,187 @@ def test_default_cache_is_the_user_cache_dir(monkeypatch):
     assert Path(cache_dir()).name == "spacy-elmo"
     monkeypatch.setenv("SPACY_ELMO_CACHE", "/somewhere/else")
     assert cache_dir() == Path("/somewhere/else")
+
+
+def write_catalogue(tmp_path, models):
+    path = tmp_path / "own-catalogue.json"
+    path.write_text(json.dumps({"catalogue_version": 1, "about": "test", "models": models}))
+    return path
+
+
+@pytest.mark.parametrize("last", ["..", "%2e%2e", "a%2Fb", "x%2F..", "%2E"])
+def test_a_url_whose_file_name_is_not_plain_is_refused_with_the_catalogue(tmp_path, last):
+    url = f"https://{HOST}/elmo/{last}"
+    path = write_catalogue(tmp_path, [entry("odd", [{"url": url}])])
+    with pytest.raises(CatalogueError, match="a plain file name is needed") as err:
+        load_catalogue(path)
+    assert url in str(err.value)
+    result = CliRunner().invoke(app, ["download", "odd", "--catalogue", str(path), "--cache-dir", str(tmp_path)])
+    assert result.exit_code == 1 and "IsADirectoryError" not in result.output
+
+
+def test_a_model_named_like_the_cache_folders_is_refused(tmp_path, catalogue, server):
+    partial = tmp_path / "cache" / "downloads" / "tiny-zip" / "tiny.zip.part"
+    partial.parent.mkdir(parents=True)
+    partial.write_bytes(b"partial")
+    path = write_catalogue(tmp_path, [entry("downloads", [zip_file("tiny.zip", TINY_ZIP)])])
+    with pytest.raises(CatalogueError, match="'downloads' is reserved"):
+        load_catalogue(path)
+    with pytest.raises(DownloadError, match="reserved"):
+        model_dir("downloads", tmp_path / "cache")
+    assert partial.exists()
+
+
+def test_a_damaged_deflate_stream_is_a_download_error(tmp_path, server):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for p in sorted(TINY.iterdir()):
+            zf.writestr(p.name, p.read_bytes())
+    data = bytearray(buf.getvalue())
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as zf:
+        info = zf.getinfo("weights.hdf5")
+    start = info.header_offset + 30 + len(info.filename) + len(info.extra)
+    for i in range(start + 10, start + info.compress_size - 10):
+        data[i] ^= 0x55
+    server.files[f"/{HOST}/elmo/deflate.zip"] = bytes(data)
+    path = write_catalogue(tmp_path, [entry("deflate", [zip_file("deflate.zip", bytes(data), known=False)])])
+    with pytest.raises(DownloadError, match="deflate.zip is damaged"):
+        get("deflate", path, tmp_path / "cache", server)
+    assert_nothing_installed(tmp_path / "cache", "deflate")
+    assert not (tmp_path / "cache" / "downloads" / "deflate" / "deflate.zip").exists(), "the damaged archive goes"
+
+
+def test_an_html_page_served_for_the_weights_is_not_installed(tmp_path, catalogue, server):
+    server.files[f"/{HOST}/elmo/tiny_weights.hdf5"] = b"<!DOCTYPE html><html>Please log in</html>"
+    with pytest.raises(ChecksumError, match="weights.hdf5 .*not a readable HDF5 file .*DOCTYPE"):
+        get("tiny-files", catalogue, tmp_path, server)
+    assert_nothing_installed(tmp_path, "tiny-files")
+    assert not (tmp_path / "downloads" / "tiny-files" / "tiny_weights.hdf5").exists()
+
+
+def test_an_archive_without_a_model_is_not_installed(tmp_path, server):
+    data = zip_bytes([("index.html", b"<html></html>")])
+    server.files[f"/{HOST}/elmo/page.zip"] = data
+    path = write_catalogue(tmp_path, [entry("page", [zip_file("page.zip", data, known=False)])])
+    with pytest.raises(ChecksumError, match="do not make a model .*no ELMo model"):
+        get("page", path, tmp_path, server)
+    assert_nothing_installed(tmp_path, "page")
+
+
+def test_verify_says_whether_the_cache_was_altered(tmp_path, catalogue, server):
+    path = get("tiny-zip", catalogue, tmp_path, server)
+    record = json.loads((path / "spacy_elmo_download.json").read_text())
+    weights_sha = hashlib.sha256((TINY / "weights.hdf5").read_bytes()).hexdigest()
+    assert record["installed"]["weights.hdf5"] == weights_sha
+    args = ["download", "tiny-zip", "--verify", "--catalogue", str(catalogue), "--cache-dir", str(tmp_path)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0 and "is as downloaded" in result.output, result.output
+    with open(path / "weights.hdf5", "r+b") as f:
+        f.seek(-1, 2)
+        f.write(b"\x00")
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1
+    assert "weights.hdf5: changed" in result.output and "download --force tiny-zip" in result.output
+
+
+def test_a_damaged_downloaded_model_names_the_command_that_replaces_it(tmp_path, catalogue, server):
+    from spacy_elmo import load_bilm
+    from spacy_elmo.errors import InputFileError
+
+    path = get("tiny-files", catalogue, tmp_path, server)
+    (path / "weights.hdf5").write_bytes(b"<html></html>")
+    with pytest.raises(InputFileError, match=f"download --force tiny-files --cache-dir {tmp_path}"):
+        load_bilm(path)
+
+
+OTHER_TINY_ZIP = zip_bytes([(p.name, p.read_bytes()) for p in sorted(TINY.iterdir(), reverse=True)])
+
+
+def test_a_resume_uses_if_range_and_restarts_when_the_file_changed(tmp_path, catalogue, server):
+    url_path = f"/{HOST}/elmo/tiny.zip"
+    server.drop_after[url_path] = len(TINY_ZIP) // 2
+    with pytest.raises(DownloadInterrupted):
+        get("tiny-unverified", catalogue, tmp_path, server, retries=0)
+    first_etag = f'"{hashlib.sha256(TINY_ZIP).hexdigest()[:16]}"'
+    server.files[url_path] = OTHER_TINY_ZIP  # the publisher replaced the file in between
+    path = get("tiny-unverified", catalogue, tmp_path, server)
+    assert server.if_ranges[-1] == first_etag
+    assert server.requests[-1][1] is not None, "it asked to resume"
+    record = json.loads((path / "spacy_elmo_download.json").read_text())
+    assert record["files"][0]["sha256"] == hashlib.sha256(OTHER_TINY_ZIP).hexdigest()
+    assert (path / "weights.hdf5").read_bytes() == (TINY / "weights.hdf5").read_bytes()
+    assert not list((tmp_path / "downloads").glob("tiny-unverified/*")), "no .part or validator is left"
+
+
+def test_a_part_without_a_validator_is_started_again(tmp_path, catalogue, server):
+    server.etags = False
+    url_path = f"/{HOST}/elmo/tiny.zip"
+    server.drop_after[url_path] = 1000
+    path = get("tiny-zip", catalogue, tmp_path, server)
+    assert server.requests == [(url_path, None), (url_path, None)]
+    assert (path / "weights.hdf5").read_bytes() == (TINY / "weights.hdf5").read_bytes()
+
+
+# kill -9 at a named point: the download runs in a subprocess that replaces `module.attr` with a
+# function that SIGKILLs its own process on the n-th call (an attribute of a module attribute, such as
+# `os.replace` as swap.py sees it, through a proxy of that module).
+KILLER = """
+import importlib, os, signal, sys
+module_name, attr, nth, name, cache, base, catalogue, force = sys.argv[1:9]
+from spacy_elmo.hub import download_model, load_catalogue
+module = importlib.import_module(module_name)
+owner, _, leaf = attr.rpartition(".")
+calls = []
+def wrap(real):
+    def killing(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == int(nth):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(*args, **kwargs)
+    return killing
+if owner:
+    real_module = getattr(module, owner)
+    class Proxy:
+        def __getattr__(self, key):
+            return getattr(real_module, key)
+    proxy = Proxy()
+    setattr(proxy, leaf, wrap(getattr(real_module, leaf)))
+    setattr(module, owner, proxy)
+else:
+    setattr(module, leaf, wrap(getattr(module, leaf)))
+download_model(name, cache=cache, base_url=base, catalogue=load_catalogue(catalogue), force=force == "1",
+               progress=False)
+"""
+
+
+@pytest.mark.parametrize(
+    "name, force, module, attr, nth",
+    [
+        ("tiny-zip", False, "download", "unpack_archive", 1),
+        ("tiny-zip", False, "download", "write_record", 1),
+        ("tiny-zip", True, "swap", "os.replace", 1),
+        ("tiny-zip", True, "swap", "os.replace", 2),
+        ("tiny-files", True, "swap", "os.replace", 2),
+        ("tiny-wrapped", True, "swap", "shutil.rmtree", 1),
+        ("tiny-files", False, "download", "_remove_installed_copies", 1),
+    ],
+)
+def test_a_kill_at_any_point_leaves_nothing_and_the_rerun_fetches_nothing(
+    tmp_path, catalogue, server, name, force, module, attr, nth
+):
+    import subprocess
+    import sys
+
+    cache = tmp_path / "cache"
+    if force:
+        get(name, catalogue, cache, server)
+    args = [f"spacy_elmo.hub.{module}", attr, str(nth), name, str(cache), server.base(), str(catalogue)]
+    killed = subprocess.run([sys.executable, "-c", KILLER, *args, "1" if force else "0"], capture_output=True)
+    assert killed.returncode == -9, killed.stderr.decode()[-2000:]
+    fetched = len(server.requests)
+    path = get(name, catalogue, cache, server, force=force)
+    assert len(server.requests) == fetched, "complete files in the cache were fetched again"
+    assert sorted(p.name for p in path.iterdir()) == ["options.json", "spacy_elmo_download.json", "weights.hdf5"]
+    assert (path / "weights.hdf5").read_bytes() == (TINY / "weights.hdf5").read_bytes()
+    assert sorted(p.name for p in cache.iterdir()) == ["downloads", name]
+    assert [p.name for p in (cache / "downloads").iterdir()] == [f".{name}.lock"], "staging copies were left"

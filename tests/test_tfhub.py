@@ -5,6 +5,7 @@ and its trained mix, started by `ScalarMix.v2 start_from`, gives its `elmo` and 
 import dataclasses
 import json
 import shutil
+import tarfile
 
 import numpy as np
 import pytest
@@ -14,8 +15,7 @@ from spacy.tokens import Doc
 from spacy_elmo import load_bilm
 from spacy_elmo.errors import ElmoError
 from spacy_elmo.formats import model_layout, model_options
-from spacy_elmo.formats.tfhub import TFHUB
-from spacy_elmo.formats.tfhub import TfHubError, published_mix_of
+from spacy_elmo.formats.tfhub import TFHUB, TfHubError, published_mix_of
 from spacy_elmo.layers.scalar_mix import scalar_mix_v2, softmax
 from spacy_elmo.nn.bilm import BiLM
 
@@ -46,6 +46,17 @@ def test_load_bilm_gives_the_modules_layers(name):
     assert model_layout(ROOT / name).format == TFHUB.name
     assert model_options(ROOT / name) == bilm.options
     _assert_layers(bilm.embed(SENTENCES), _reference(name), bilm.options.projection_dim)
+
+
+@pytest.mark.parametrize("file_name", ["elmo_ru-news.tar.gz", "3"])
+def test_a_module_as_its_publishers_tar_gz_loads(tmp_path, file_name):
+    """TF-Hub modules are distributed as tar.gz (Google's compressed URL gives a file without a suffix)."""
+    archive = tmp_path / file_name
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(ROOT / "dp-1shard", arcname="module")
+    bilm = load_bilm(archive)
+    assert model_layout(archive).format == TFHUB.name
+    _assert_layers(bilm.embed(SENTENCES), _reference("dp-1shard"), bilm.options.projection_dim)
 
 
 @pytest.mark.parametrize("clip", ["cell_clip", "proj_clip"])

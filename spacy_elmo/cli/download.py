@@ -5,8 +5,10 @@ from typing import Optional
 
 import typer
 
-from ..hub.catalogue import load_catalogue
+from ..hub import downloaded_model_dir
+from ..hub.catalogue import Catalogue, load_catalogue
 from ..hub.download import download_model
+from ..hub.record import alterations
 from . import app
 
 
@@ -23,8 +25,28 @@ def download_command(
         None, "--catalogue", help="A catalogue JSON file to use instead of the package's."
     ),
     force: bool = typer.Option(False, "--force", help="Download again even if the model is in the cache."),
+    verify: bool = typer.Option(
+        False, "--verify", help="Download nothing: say whether the cached model's files still match their sha256."
+    ),
 ) -> None:
     """Download, verify and unpack a published model; interrupted downloads resume on the next run."""
     catalogue = load_catalogue(catalogue_path)
+    if verify:
+        _verify(name, cache, catalogue)
+        return
     path = download_model(name, cache=cache, base_url=base_url, catalogue=catalogue, force=force)
     typer.echo(f"{name} is in {path}")
+
+
+def _verify(name: str, cache: Optional[Path], catalogue: Catalogue) -> None:
+    """Exit 0 when every file of the cached model has the sha256 recorded at download, else list them."""
+    path = downloaded_model_dir(name, cache, catalogue=catalogue)
+    changes = alterations(path)
+    if not changes:
+        typer.echo(f"{name} in {path} is as downloaded: every file has the sha256 recorded then")
+        return
+    typer.echo(f"{name} in {path} was altered since it was downloaded:")
+    for line in changes:
+        typer.echo(f"  {line}")
+    typer.echo(f"Replace it with:  python -m spacy_elmo download --force {name} --cache-dir {path.parent}")
+    raise typer.Exit(1)

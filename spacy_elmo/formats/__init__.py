@@ -14,14 +14,13 @@ options and the parameters (ELMoForManyLangs' vocabularies) through a saved spaC
 from __future__ import annotations
 
 import contextlib
-import zipfile
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Tuple, Union
 
 from ..errors import InputFileError
 from ..nn.bilm import BiLM
 from ..options import ElmoOptions
-from .archive import ArchiveError, member_names, unpacked
+from .archive import ArchiveError, is_archive, member_names, unpacked
 from .base import ModelFormat, ModelLayout
 from .bilm_tf import BILM_TF, load_options_and_weights, load_weights, save_weights
 from .detect import detect_layout
@@ -31,6 +30,18 @@ from .nlpl import NLPL
 from .tfhub import TFHUB
 
 PathLike = Union[str, Path]
+DOWNLOAD_RECORD = "spacy_elmo_download.json"  # what `download` (spacy_elmo.hub) writes into each model it installs
+
+
+def _redownload_hint(directory: Path) -> str:
+    """For a model `download` installed: the command that replaces a damaged copy."""
+    if not (directory / DOWNLOAD_RECORD).is_file():
+        return ""
+    return (
+        f"; the model was installed by `download`: replace it with  python -m spacy_elmo download --force "
+        f"{directory.name} --cache-dir {directory.parent}"
+    )
+
 
 FORMATS: Tuple[ModelFormat, ...] = (
     MANYLANGS,
@@ -50,9 +61,10 @@ def _format(name: str) -> ModelFormat:
 
 
 def is_model_path(path: PathLike) -> bool:
-    """Whether `path` is something `load_model` reads: a directory or a zip archive."""
+    """Whether `path` is something `load_model` reads: a directory or an archive (zip or tar; a damaged
+    one too, so that it is reported as a damaged archive and not read as an options file)."""
     path = Path(path)
-    return path.is_dir() or (path.is_file() and zipfile.is_zipfile(path))
+    return path.is_dir() or is_archive(path)
 
 
 def _files_under(directory: Path) -> list:
@@ -68,13 +80,19 @@ def _opened(path: PathLike, small_files_only: bool = False) -> Iterator[Tuple[Pa
     (its JSON files and checkpoint indexes only, with `small_files_only`)."""
     path = Path(path)
     if path.is_dir():
-        yield path, detect_layout(_files_under(path), str(path), FORMATS)
+        try:
+            yield path, detect_layout(_files_under(path), str(path), FORMATS)
+        except InputFileError as err:
+            hint = _redownload_hint(path)
+            if not hint:
+                raise
+            raise type(err)(f"{err}{hint}") from None
         return
     if not path.exists():
         raise InputFileError(f"model {path} does not exist; give a model directory, a zip archive or an options.json")
-    if not zipfile.is_zipfile(path):
+    if not is_archive(path):
         raise ModelFormatError(
-            f"model {path} is neither a directory nor a zip archive; for a bilm-tf model give "
+            f"model {path} is neither a directory nor a zip or tar archive; for a bilm-tf model give "
             "load_bilm(options.json, weights.hdf5)"
         )
     layout = detect_layout(member_names(path), str(path), FORMATS)
@@ -91,9 +109,9 @@ def model_layout(path: PathLike) -> ModelLayout:
     path = Path(path)
     if path.is_dir():
         return detect_layout(_files_under(path), str(path), FORMATS)
-    if path.is_file() and zipfile.is_zipfile(path):
+    if is_archive(path):
         return detect_layout(member_names(path), str(path), FORMATS)
-    raise ModelFormatError(f"model {path} is neither a directory nor a zip archive")
+    raise ModelFormatError(f"model {path} is neither a directory nor a zip or tar archive")
 
 
 def model_options(path: PathLike) -> ElmoOptions:

@@ -5,6 +5,10 @@ directory beside them for partial and hand-fetched files.
     <cache>/<name>/spacy_elmo_download.json   what was fetched: URLs, sizes, sha256
     <cache>/downloads/<name>/<file>.part a download in progress (resumed by the next run)
     <cache>/downloads/<name>/<file>      a complete file, fetched by us or put there by hand
+    <cache>/downloads/.<name>.lock       serialises two downloads of one model
+
+Every model and file name goes through `name_problem` (the package's one check for names that become
+paths, spacy_elmo.formats.archive) before it is joined to the cache directory.
 """
 
 from __future__ import annotations
@@ -15,9 +19,14 @@ from typing import Optional, Union
 
 import platformdirs
 
+from ..formats import DOWNLOAD_RECORD
+from ..formats.archive import unsafe_name_reason
+from .errors import DownloadError
+
 CACHE_ENV = "SPACY_ELMO_CACHE"
 MIRROR_ENV = "SPACY_ELMO_MIRROR"
-RECORD_NAME = "spacy_elmo_download.json"
+RECORD_NAME = DOWNLOAD_RECORD
+RESERVED_NAMES = ("downloads",)  # the cache's own folders: a model of that name would replace them
 
 
 def cache_dir(override: Union[str, Path, None] = None) -> Path:
@@ -30,12 +39,33 @@ def cache_dir(override: Union[str, Path, None] = None) -> Path:
     return Path(platformdirs.user_cache_dir("spacy-elmo", appauthor=False))
 
 
+def name_problem(name: str, what: str) -> str:
+    """Why `name` cannot be a model or file name in the cache ('' when it can), `what` naming it."""
+    reason = unsafe_name_reason(name, single=True)
+    if reason:
+        reason += ", where a plain file name is needed"
+    elif name in RESERVED_NAMES:
+        reason = "is reserved: the cache keeps its partial downloads in a folder of that name; rename the model"
+    return f"{what} {name!r} {reason}" if reason else ""
+
+
+def _checked(name: str) -> str:
+    problem = name_problem(name, "model name")
+    if problem:
+        raise DownloadError(problem)
+    return name
+
+
 def model_dir(name: str, cache: Path) -> Path:
-    return cache / name
+    return cache / _checked(name)
 
 
 def staging_dir(name: str, cache: Path) -> Path:
-    return cache / "downloads" / name
+    return cache / "downloads" / _checked(name)
+
+
+def lock_path(name: str, cache: Path) -> Path:
+    return cache / "downloads" / f".{_checked(name)}.lock"
 
 
 def is_downloaded(name: str, cache: Path) -> bool:

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import List, Literal, Optional, Union
 from urllib.parse import unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..formats import format_names
+from .cache import name_problem
 from .errors import CatalogueError, UnknownModelError
 
 CATALOGUE_PATH = Path(__file__).with_name("catalogue.json")
@@ -35,7 +36,7 @@ class ModelFile(_Strict):
     save_as: Optional[str] = None
     size: Optional[int] = Field(None, gt=0, description="bytes; null when the publisher does not state it")
     sha256: Optional[str] = Field(None, pattern=r"^[0-9a-f]{64}$")
-    archive: Optional[Literal["zip", "tar.gz"]] = None
+    archive: Optional[Literal["zip", "tar"]] = None  # tar: .tar, .tar.gz and kin (TF-Hub modules)
 
     @field_validator("url")
     @classmethod
@@ -43,13 +44,17 @@ class ModelFile(_Strict):
         parts = urlsplit(url)
         if parts.scheme != "https" or not parts.netloc or not parts.path.strip("/"):
             raise CatalogueError(f"{url!r} is not an https URL of a file")
+        problem = name_problem(_last_segment(url), f"the file name at the end of URL {url!r}")
+        if problem:
+            raise CatalogueError(problem)
         return url
 
     @field_validator("save_as")
     @classmethod
     def _plain_name(cls, name: Optional[str]) -> Optional[str]:
-        if name is not None and (not name or "/" in name or "\\" in name or name in (".", "..")):
-            raise CatalogueError(f"save_as {name!r} must be a plain file name")
+        problem = name_problem(name, "save_as") if name is not None else ""
+        if problem:
+            raise CatalogueError(problem)
         return name
 
     @model_validator(mode="after")
@@ -60,8 +65,13 @@ class ModelFile(_Strict):
 
     @property
     def file_name(self) -> str:
-        """The name the file is downloaded under: the last part of the URL's path."""
-        return PurePosixPath(unquote(urlsplit(self.url).path)).name
+        """The name the file is downloaded under: the last part of the URL's path, decoded (checked)."""
+        return _last_segment(self.url)
+
+
+def _last_segment(url: str) -> str:
+    """The URL path's last segment, %-decoded after the split, so that `%2F` cannot add a folder."""
+    return unquote(urlsplit(url).path.rpartition("/")[2])
 
 
 class ModelEntry(_Strict):
@@ -85,6 +95,14 @@ class ModelEntry(_Strict):
     def _readable_format(cls, name: str) -> str:
         if name not in format_names():
             raise CatalogueError(f"format {name!r} has no loader; formats read: {', '.join(format_names())}")
+        return name
+
+    @field_validator("name")
+    @classmethod
+    def _not_reserved(cls, name: str) -> str:
+        problem = name_problem(name, "model name")
+        if problem:
+            raise CatalogueError(problem)
         return name
 
     @model_validator(mode="after")

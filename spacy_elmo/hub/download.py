@@ -1,24 +1,30 @@
-"""`download NAME`: fetch a catalogue model's files, verify them, unpack, and only then give the model
-its final directory in the cache, so that a model directory is always complete."""
+"""`download NAME`: fetch a catalogue model's files, verify them (checksums where the catalogue states
+them, and always that each file is what it claims, content.py), unpack, and only then give the model
+its final directory in the cache (swap.py), so that a model directory is always complete.
+
+Downloaded files stay in the staging folder until the model is in place (they are hard-linked or
+copied into it), so a run killed at any point leaves complete files that the next run uses instead of
+fetching them again; that run also recovers or removes what the killed one left (swap.recover), and
+removes staging copies of files the installed model holds.
+"""
 
 from __future__ import annotations
 
-import errno
-import hashlib
-import json
 import os
 import shutil
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Dict, List, Optional, Union
 
 from filelock import FileLock
 
-from .cache import RECORD_NAME, cache_dir, is_downloaded, mirror_base, model_dir, staging_dir
+from .cache import RECORD_NAME, cache_dir, is_downloaded, lock_path, mirror_base, model_dir, staging_dir
 from .catalogue import Catalogue, ModelEntry, ModelFile, load_catalogue
-from .errors import ChecksumError, DiskFullError, DownloadError
+from .content import file_problem, model_problem
+from .errors import ChecksumError, DownloadError
 from .fetch import fetch, mirrored_url
-from .unpack import unpack_zip
+from .record import is_complete, recorded_sha256s, sha256_of, write_record
+from .swap import install, leftovers, recover, temp_dir
+from .unpack import unpack_archive
 
 
 def download_model(
@@ -36,9 +42,9 @@ def download_model(
     entry = (catalogue or load_catalogue()).get(name)
     root = cache_dir(cache)
     final = model_dir(name, root)
-    if is_downloaded(name, root) and not force:
-        return final
     staging = staging_dir(name, root)
+    if is_downloaded(name, root) and not force and not leftovers(final) and not staging.exists():
+        return final
     try:
         staging.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -46,19 +52,28 @@ def download_model(
             f"cannot create the cache directory {staging} ({err.strerror}); choose another with --cache-dir "
             "or SPACY_ELMO_CACHE"
         ) from None
-    with FileLock(str(staging.parent / f"{name}.lock")):
+    with FileLock(str(lock_path(name, root))):
+        recover(final, is_complete)
         if is_downloaded(name, root) and not force:
-            return final  # another process finished it while this one waited
+            _remove_installed_copies(entry, staging, final)
+            return final  # installed already, or by another process while this one waited
         if final.exists() and not force:
             raise DownloadError(
                 f"{final} exists but was not made by `download` (it has no {RECORD_NAME}); move it away, or "
                 f"pass --force to replace it. A file fetched by hand goes in {staging} instead."
             )
         base = mirror_base(base_url)
-        seen = [_fetch_verified(entry, f, staging, base, retries, progress) for f in entry.files]
-        _assemble(entry, staging, final, seen)
-        _tidy(staging)
+        fetched = [_fetch_verified(entry, f, staging, base, retries, progress) for f in entry.files]
+        _assemble(entry, staging, final, fetched)
+        _remove_installed_copies(entry, staging, final)
     return final
+
+
+def _hint(entry: ModelEntry, file: ModelFile, dest: Path) -> str:
+    return (
+        f" To fetch it by hand, download {file.url} (source: {entry.source}), put it at {dest} and run the "
+        "same command again: it is verified and installed without the network."
+    )
 
 
 def _fetch_verified(
@@ -66,13 +81,10 @@ def _fetch_verified(
 ) -> Dict[str, object]:
     dest = staging / file.file_name
     url = mirrored_url(file.url, base)
-    hint = (
-        f" To fetch it by hand, download {file.url} (source: {entry.source}), put it at {dest} and run the "
-        "same command again: it is verified and installed without the network."
-    )
+    hint = _hint(entry, file, dest)
     if not dest.exists():
         fetch(url, dest, expected_size=file.size, retries=retries, hint=hint, progress=progress)
-    size, sha256 = dest.stat().st_size, _sha256(dest)
+    size, sha256 = dest.stat().st_size, sha256_of(dest)
     problem = None
     if file.size is not None and size != file.size:
         problem = f"{size} bytes where the catalogue says {file.size}"
@@ -85,6 +97,8 @@ def _fetch_verified(
             f"and nothing was installed. Run the same command again to fetch it afresh; if it fails again, "
             f"the server (or mirror) holds another file.{hint}"
         )
+    if not file.archive:  # an archive is listed, checked and unpacked by unpack_archive
+        _refuse_if(file_problem(dest, file.save_as or file.file_name), dest, url, hint)
     return {
         "url": file.url,
         "fetched_from": url,
@@ -96,73 +110,77 @@ def _fetch_verified(
     }
 
 
-def _assemble(entry: ModelEntry, staging: Path, final: Path, seen: List[Dict[str, object]]) -> None:
-    """Build the model in a temporary directory beside `final`, write the record, then rename."""
-    for stale in final.parent.glob(f".{final.name}.*.tmp"):  # left by a killed run; we hold the lock
-        shutil.rmtree(stale, ignore_errors=True)
-    tmp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
+def _refuse_if(problem: str, dest: Path, url: str, hint: str) -> None:
+    if not problem:
+        return
+    dest.unlink(missing_ok=True)
+    raise ChecksumError(
+        f"{dest.name} from {url} {problem}: the server (or mirror) answered with something else than the "
+        f"published file, so it was deleted and nothing was installed. Run the same command again to fetch it "
+        f"afresh; if it fails again, fetch it by hand.{hint}"
+    )
+
+
+def _assemble(entry: ModelEntry, staging: Path, final: Path, fetched: List[Dict[str, object]]) -> None:
+    """Build the model in a temporary directory beside `final`, check it, write the record, swap."""
+    tmp = temp_dir(final)
     tmp.mkdir(parents=True)
     try:
-        archives = [f for f in entry.files if f.archive]
-        for file in archives:
-            unpack_zip(staging / file.file_name, tmp)
-        model_root = _only_subdir(tmp) if archives else tmp
-        _write_record(model_root / RECORD_NAME, entry, seen)
         for file in entry.files:
-            if not file.archive:
-                os.replace(staging / file.file_name, model_root / (file.save_as or file.file_name))
-        _replace_dir(model_root, final)
+            if file.archive:
+                unpack_archive(staging / file.file_name, tmp)
+                _flatten(tmp)
+            else:
+                _link_or_copy(staging / file.file_name, tmp / (file.save_as or file.file_name))
+        problem = model_problem(tmp)
+        if problem:
+            for file in entry.files:
+                (staging / file.file_name).unlink(missing_ok=True)
+            raise ChecksumError(
+                f"the files of {entry.name} from {', '.join(f.url for f in entry.files)} do not make a model "
+                f"({problem}): the server (or mirror) holds other files. They were deleted and nothing was "
+                "installed; run the same command again to fetch them afresh"
+            )
+        write_record(tmp, entry, fetched)
+        install(tmp, final)
     except OSError as err:
         raise DownloadError(f"cannot install {entry.name} into {final}: {err}") from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    for file in entry.files:
-        if file.archive:
-            (staging / file.file_name).unlink()
 
 
-def _only_subdir(folder: Path) -> Path:
-    """An archive that wraps the model in one folder: the model is that folder."""
+def _flatten(folder: Path) -> None:
+    """An archive that wraps the model in one folder: move that folder's files up, so that the model
+    directory is always `folder` itself."""
     children = list(folder.iterdir())
-    if len(children) == 1 and children[0].is_dir():
-        return children[0]
-    return folder
+    if len(children) != 1 or not children[0].is_dir():
+        return
+    inner = children[0]
+    aside = folder / (inner.name + "~")
+    while (inner / aside.name).exists():
+        aside = folder / (aside.name + "~")
+    inner.rename(aside)
+    for child in aside.iterdir():
+        child.rename(folder / child.name)
+    aside.rmdir()
 
 
-def _replace_dir(src: Path, final: Path) -> None:
-    old = final.with_name(f".{final.name}.{os.getpid()}.old")
-    if final.exists():
-        os.replace(final, old)
-    os.replace(src, final)
-    shutil.rmtree(old, ignore_errors=True)
-
-
-def _write_record(path: Path, entry: ModelEntry, seen: List[Dict[str, object]]) -> None:
-    record = {
-        "name": entry.name,
-        "format": entry.format,
-        "language": entry.language,
-        "source": entry.source,
-        "downloaded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "files": seen,
-    }
+def _link_or_copy(src: Path, dest: Path) -> None:
+    """`dest` as a hard link to `src` (no copy of a large file), or a copy where links are not possible."""
     try:
-        path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf8")
-    except OSError as err:
-        if err.errno == errno.ENOSPC:
-            raise DiskFullError(f"the disk holding {path.parent} is full; free some space and run again") from None
-        raise
+        os.link(src, dest)
+    except OSError:
+        shutil.copyfile(src, dest)
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _tidy(staging: Path) -> None:
+def _remove_installed_copies(entry: ModelEntry, staging: Path, final: Path) -> None:
+    """Delete the staging copies of files the installed model holds (by sha256); keep other files and
+    `.part` files, which a later `--force` resumes. The staging folder goes once empty."""
+    recorded = recorded_sha256s(final)
+    for file in entry.files:
+        copy = staging / file.file_name
+        if copy.is_file() and sha256_of(copy) in recorded:
+            copy.unlink()
     try:
         staging.rmdir()
     except OSError:

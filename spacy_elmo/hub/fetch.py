@@ -1,5 +1,8 @@
 """One URL to one file over HTTP(S): streamed, resumed with a Range request after a dropped connection,
-with a progress bar. Uses urllib: a Range header and a streamed read are all this needs, and the
+with a progress bar. A resume sends If-Range with the validator (ETag, else Last-Modified) of the
+response that began the `.part` (kept beside it in `<file>.part.validator`), so that bytes of a file
+the server has replaced since are never appended; a `.part` without a validator is started again.
+Uses urllib: a Range header and a streamed read are all this needs, and the
 standard library keeps the download path free of a dependency spaCy might drop (docs/design.md)."""
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from urllib.request import Request, urlopen
 
 from tqdm import tqdm
 
+from ..io import atomic_output
 from .errors import DiskFullError, DownloadError, DownloadInterrupted, NetworkError, RemoteFileError
 
 CHUNK_BYTES = 1 << 20
@@ -50,13 +54,17 @@ def fetch(
         offset = part.stat().st_size if part.exists() else 0
         if expected_size is not None and offset >= expected_size:
             if offset == expected_size:
-                os.replace(part, dest)
+                _finish(part, dest)
                 return
             part.unlink()
             offset = 0
-        outcome = _transfer(url, part, offset, expected_size, hint, progress)
+        validator = _read_validator(part) if offset else None
+        if offset and validator is None:
+            part.unlink()  # nothing tells whether the remote file is still the one it was begun from
+            offset = 0
+        outcome = _transfer(url, part, offset, validator, expected_size, hint, progress)
         if outcome is None:
-            os.replace(part, dest)
+            _finish(part, dest)
             return
         resumes += 1
         if resumes > retries:
@@ -67,13 +75,47 @@ def fetch(
             )
 
 
+def _validator_path(part: Path) -> Path:
+    return part.with_name(part.name + ".validator")
+
+
+def _read_validator(part: Path) -> Optional[str]:
+    try:
+        return _validator_path(part).read_text(encoding="utf8").strip() or None
+    except OSError:
+        return None
+
+
+def _keep_validator(part: Path, headers: http.client.HTTPMessage) -> None:
+    """Remember what identifies the remote file the `.part` is begun from (a weak ETag cannot)."""
+    etag = headers.get("ETag", "")
+    validator = etag if etag and not etag.startswith("W/") else headers.get("Last-Modified", "")
+    if not validator:
+        _validator_path(part).unlink(missing_ok=True)
+        return
+    with atomic_output(_validator_path(part)) as tmp:
+        tmp.write_text(validator + "\n", encoding="utf8")
+
+
+def _finish(part: Path, dest: Path) -> None:
+    os.replace(part, dest)
+    _validator_path(part).unlink(missing_ok=True)
+
+
 def _transfer(
-    url: str, part: Path, offset: int, expected_size: Optional[int], hint: str, progress: bool
+    url: str,
+    part: Path,
+    offset: int,
+    validator: Optional[str],
+    expected_size: Optional[int],
+    hint: str,
+    progress: bool,
 ) -> Optional[str]:
     """One request. None when the body arrived whole; else why it stopped (the caller resumes)."""
     headers = {"User-Agent": "spacy-elmo", "Accept-Encoding": "identity"}
-    if offset:
+    if offset and validator:
         headers["Range"] = f"bytes={offset}-"
+        headers["If-Range"] = validator
     try:
         response = urlopen(Request(url, headers=headers), timeout=TIMEOUT_S)
     except HTTPError as err:
@@ -102,7 +144,7 @@ def _transfer(
         ) from None
     with response:
         if offset and response.status != 206:
-            offset = 0  # the server ignored the Range header: start again from byte 0
+            offset = 0  # the file changed (If-Range) or the server ignores Range: start again from byte 0
         elif offset and not response.headers.get("Content-Range", "").startswith(f"bytes {offset}-"):
             part.unlink()
             return f"the server resumed at another byte than {offset}"
@@ -114,6 +156,8 @@ def _transfer(
                 f"file. If a mirror is set, refresh its copy.{hint}"
             )
         _check_room(part.parent, (total - offset) if total is not None else None, url, hint)
+        if not offset:
+            _keep_validator(part, response.headers)
         return _stream(response, part, offset, total, url, hint, progress)
 
 

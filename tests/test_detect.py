@@ -1,0 +1,50 @@
+"""Format detection (spacy_elmo/formats/detect.py): two models are refused as ambiguous alike whether
+they sit in one folder (of two formats) or in two, and the error names their files."""
+
+import shutil
+import zipfile
+
+import pytest
+
+from spacy_elmo import load_bilm
+from spacy_elmo.formats import ModelFormatError, model_layout
+from spacy_elmo.models import MODELS_DIR
+
+from .paths import MANYLANGS_DIR
+
+TINY = MODELS_DIR / "fixture-tiny"
+MANYLANGS = MANYLANGS_DIR / "words-2layers-relu"
+
+
+@pytest.fixture
+def two_formats(tmp_path):
+    """An ELMoForManyLangs model and a bilm-tf model side by side in one folder."""
+    folder = tmp_path / "both"
+    shutil.copytree(MANYLANGS, folder)
+    for name in ("options.json", "weights.hdf5"):
+        shutil.copy(TINY / name, folder / name)
+    return folder
+
+
+def test_two_formats_in_one_folder_are_refused_naming_the_files(two_formats):
+    with pytest.raises(ModelFormatError, match="several models") as err:
+        load_bilm(two_formats)
+    for name in ("elmoformanylangs", "encoder.pkl", "bilm-tf", "options.json", "weights.hdf5"):
+        assert name in str(err.value)
+
+
+def test_two_formats_in_one_archive_are_refused(two_formats, tmp_path):
+    archive = tmp_path / "both.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for path in sorted(two_formats.iterdir()):
+            zf.write(path, f"both/{path.name}")
+    with pytest.raises(ModelFormatError, match="several models .*both/weights.hdf5"):
+        model_layout(archive)
+
+
+def test_two_models_in_two_subfolders_are_refused_naming_the_files(tmp_path):
+    shutil.copytree(MANYLANGS, tmp_path / "fr")
+    shutil.copytree(TINY, tmp_path / "en")
+    with pytest.raises(ModelFormatError, match="several models") as err:
+        model_layout(tmp_path)
+    assert "fr/encoder.pkl" in str(err.value) and "en/weights.hdf5" in str(err.value)
