@@ -101,7 +101,7 @@ def _dump_on_ray(
 ) -> None:
     if out_dir.exists() and not out_dir.is_dir():
         raise ElmoError(f"{out_dir} is a file; with --engine ray give the folder to write the shards to")
-    with tqdm(unit="shard", desc="dump", disable=not progress) as bar:
+    with tqdm(unit="shard", desc="dump", disable=not progress, delay=1) as bar:
         manifest = dump_on_ray(
             pattern,
             out_dir,

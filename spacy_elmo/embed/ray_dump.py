@@ -93,6 +93,9 @@ def dump_on_ray(
         check_has_tokens(path)
     names = shard_names(paths)
     reference.check()
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    if address is not None:
+        _probe(address)
     if workers is not None and workers < 1:
         raise ElmoError(f"--workers must be at least 1, got {workers}")
     if gpus_per_worker < 0:
@@ -208,12 +211,10 @@ def _connect(ray: Any, address: Optional[str], workers: Optional[int]) -> bool:
     """Connect to `address`, else start a local cluster; whether this call did (and must shut it down)."""
     if ray.is_initialized():
         return False
-    address = address or os.environ.get("RAY_ADDRESS") or None
     quiet = {"logging_level": logging.WARNING, "log_to_driver": False}
     if address is None:
         ray.init(num_cpus=workers or os.cpu_count(), include_dashboard=False, **quiet)
         return True
-    _probe(address)
     try:
         ray.init(address=address, **quiet)
     except (ConnectionError, RuntimeError, ValueError) as err:
