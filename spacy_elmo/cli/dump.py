@@ -1,41 +1,30 @@
-"""`dump`: a text file's biLM layers into HDF5, the layout of the original's dataset dump."""
+"""`dump`: a text file's biLM layers into HDF5, the layout of the original's dataset dump; with
+`--engine ray`, many files, one HDF5 each, on a Ray cluster (spacy_elmo/embed)."""
 
-from itertools import islice
 from pathlib import Path
-from typing import Iterator, List, Optional
+from typing import Optional
 
-import h5py
 import typer
 from tqdm import tqdm
 
+from ..embed import ModelReference, check_has_tokens, dump_on_ray, write_layers
 from ..errors import ElmoError
-from ..io import atomic_output, count_lines, text_lines
-from ..models import DEFAULT_MODEL, load_bilm, resolve_model
-from ..nn.bilm import BiLM
+from ..io import count_lines
+from ..models import DEFAULT_MODEL
 from . import app
 
-
-def _lines(path: Path) -> Iterator[List[str]]:
-    for line in text_lines(path, "input"):
-        yield line.split()
-
-
-def load_model_for_dump(model: str, options: Optional[Path], weights: Optional[Path]) -> BiLM:
-    """The biLM a user names: `--options` + `--weights`, else `model` (what `load_bilm` takes: a model
-    directory or archive of any format, a bundled name, a downloaded published model's name)."""
-    if options is not None or weights is not None:
-        if options is None or weights is None:
-            raise ElmoError("give both --options and --weights, or neither (and a model name or directory)")
-        return load_bilm(options, weights)
-    return load_bilm(resolve_model(model))
+ENGINES = ("local", "ray")
 
 
 @app.command("dump")
 def dump_command(
     input_path: Path = typer.Argument(
-        ..., exists=True, dir_okay=False, help="One whitespace-tokenized sentence per line."
+        ...,
+        help="One whitespace-tokenized sentence per line; with --engine ray a glob pattern (quoted) of such files.",
     ),
-    output_path: Path = typer.Argument(..., dir_okay=False, help="HDF5 file to write."),
+    output_path: Path = typer.Argument(
+        ..., help="HDF5 file to write; with --engine ray the folder of the shards and manifest.json."
+    ),
     model: str = typer.Option(
         DEFAULT_MODEL,
         "--model",
@@ -52,26 +41,78 @@ def dump_command(
     batch_size: int = typer.Option(64, "--batch-size", min=1, help="Sentences per forward pass."),
     stateful: bool = typer.Option(False, "--stateful", help="Carry LSTM states across batches, as the original does."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT_PATH if it exists."),
+    overwrite: bool = typer.Option(
+        False, "--overwrite", help="Replace OUTPUT_PATH if it exists (ray: redo every shard, complete or not)."
+    ),
+    engine: str = typer.Option("local", "--engine", help="local (one process) or ray (one shard per input file)."),
+    address: Optional[str] = typer.Option(
+        None, "--address", help="ray: a running cluster to join (default $RAY_ADDRESS, else a local cluster)."
+    ),
+    workers: Optional[int] = typer.Option(
+        None, "--workers", min=1, help="ray: worker actors, one CPU each (default: the cluster's CPUs)."
+    ),
+    gpus_per_worker: float = typer.Option(
+        0.0, "--gpus-per-worker", min=0.0, help="ray: GPUs per worker; the biLM runs on CUDA when above 0."
+    ),
 ) -> None:
     """Write one dataset per input line, key = the line index, shape [L+1, n_tokens, 2P] (float32)."""
+    reference = ModelReference.from_cli(model, options, weights)
+    if engine == "ray":
+        _dump_on_ray(
+            input_path,
+            output_path,
+            reference,
+            address,
+            workers,
+            gpus_per_worker,
+            batch_size,
+            stateful,
+            progress,
+            overwrite,
+        )
+        return
+    if engine != "local":
+        raise ElmoError(f"--engine {engine!r} is not one of {', '.join(ENGINES)}")
+    if address is not None or workers is not None or gpus_per_worker:
+        raise ElmoError("--address, --workers and --gpus-per-worker are for --engine ray")
+    if output_path.is_dir():
+        raise ElmoError(f"{output_path} is a folder; give the HDF5 file to write (a folder is for --engine ray)")
     if output_path.exists() and not overwrite:
         raise ElmoError(f"{output_path} exists; pass --overwrite to replace it, or choose another output file")
-    if not any(line.split() for line in text_lines(input_path, "input")):  # stops at the first token
-        raise ElmoError(
-            f"input file {input_path} has no tokens; it needs one whitespace-tokenized sentence per "
-            "line (nothing was written)"
-        )
+    check_has_tokens(input_path)
     n_lines = count_lines(input_path)
-    bilm = load_model_for_dump(model, options, weights)
-    with atomic_output(output_path) as tmp_path, h5py.File(tmp_path, "w") as out:
-        lines = _lines(input_path)
-        index = 0
-        with tqdm(total=n_lines, unit="sent", desc="dump", disable=not progress) as bar:
-            # A few batches at a time keeps memory flat however long the file is.
-            while chunk := list(islice(lines, batch_size * 16)):
-                for layers in bilm.embed(chunk, stateful=stateful, batch_size=batch_size):
-                    out.create_dataset(str(index), data=layers)
-                    index += 1
-                bar.update(len(chunk))
-    typer.echo(f"wrote {index} sentences to {output_path}")
+    bilm = reference.load()
+    with tqdm(total=n_lines, unit="sent", desc="dump", disable=not progress) as bar:
+        written = write_layers(bilm, input_path, output_path, batch_size, stateful, on_block=bar.update)
+    typer.echo(f"wrote {written.sentences} sentences to {output_path}")
+
+
+def _dump_on_ray(
+    pattern: Path,
+    out_dir: Path,
+    reference: ModelReference,
+    address: Optional[str],
+    workers: Optional[int],
+    gpus_per_worker: float,
+    batch_size: int,
+    stateful: bool,
+    progress: bool,
+    overwrite: bool,
+) -> None:
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ElmoError(f"{out_dir} is a file; with --engine ray give the folder to write the shards to")
+    with tqdm(unit="shard", desc="dump", disable=not progress, delay=1) as bar:
+        manifest = dump_on_ray(
+            pattern,
+            out_dir,
+            reference,
+            address,
+            workers,
+            gpus_per_worker,
+            batch_size,
+            stateful,
+            overwrite,
+            on_shard=lambda shard: bar.update(),
+        )
+    sentences = sum(shard.sentences or 0 for shard in manifest.shards)
+    typer.echo(f"wrote {len(manifest.shards)} shards, {sentences} sentences, to {out_dir} (manifest.json)")

@@ -1,0 +1,68 @@
+"""A text file's biLM layers into one HDF5 file: the layout of the original's dataset dump.
+
+One dataset per input line, named by the line's index, `[L+1, n_tokens, 2P]` float32. `dump` writes a
+file this way, and so does each worker of the distributed dump (`ray_dump.py`), so a shard is the file
+`dump` would write for that input alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import islice
+from pathlib import Path
+from typing import Callable, Iterator, List, Optional, Union
+
+import h5py
+
+from ..errors import ElmoError
+from ..io import atomic_output, text_lines
+from ..nn.bilm import BiLM
+
+# Lines read at a time, in batches: a few batches keep memory flat however long the file is.
+BATCHES_PER_BLOCK = 16
+
+
+@dataclass(frozen=True)
+class LayersWritten:
+    """What one file's dump held."""
+
+    sentences: int
+    tokens: int
+
+
+def _tokenized_lines(path: Path) -> Iterator[List[str]]:
+    for line in text_lines(path, "input"):
+        yield line.split()
+
+
+def check_has_tokens(path: Union[str, Path]) -> None:
+    """An InputFileError (via `text_lines`) for a missing or non-UTF-8 file, an ElmoError for a file
+    without a single token; reads only up to the first token."""
+    if not any(line.split() for line in text_lines(path, "input")):
+        raise ElmoError(
+            f"input file {path} has no tokens; it needs one whitespace-tokenized sentence per "
+            "line (nothing was written)"
+        )
+
+
+def write_layers(
+    bilm: BiLM,
+    input_path: Union[str, Path],
+    output_path: Union[str, Path],
+    batch_size: int = 64,
+    stateful: bool = False,
+    on_block: Optional[Callable[[int], None]] = None,
+) -> LayersWritten:
+    """Embed every line of `input_path` (whitespace-tokenized) and write the layers to `output_path`
+    atomically: the file appears complete or not at all. `on_block(n_lines)` follows progress."""
+    sentences = tokens = 0
+    with atomic_output(output_path) as tmp_path, h5py.File(tmp_path, "w") as out:
+        lines = _tokenized_lines(Path(input_path))
+        while block := list(islice(lines, batch_size * BATCHES_PER_BLOCK)):
+            for layers in bilm.embed(block, stateful=stateful, batch_size=batch_size):
+                out.create_dataset(str(sentences), data=layers)
+                sentences += 1
+            tokens += sum(len(words) for words in block)
+            if on_block is not None:
+                on_block(len(block))
+    return LayersWritten(sentences, tokens)

@@ -1,0 +1,236 @@
+"""`dump` on a Ray cluster: one shard per input file, each exactly the file `dump` writes for that input.
+
+Workers are Ray actors (one CPU each, `gpus_per_worker` GPUs each) that load the biLM once and are
+handed whole files, one at a time, as they finish the previous one: a file is the unit of resuming, so
+a shard is written by one worker from start to end through `io.atomic_output` (complete or absent). A
+worker process that dies is restarted by Ray and its file retried (`MAX_RESTARTS`); the retry's write
+sweeps the temporary file the dead one left. The driver alone writes the manifest. Ray is an optional
+dependency, imported here only.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import uuid
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Union
+
+from .. import __version__
+from ..errors import ElmoError
+from ..nn.kernels import KERNEL_VARIABLE
+from .hdf5 import LayersWritten, check_has_tokens, write_layers
+from .manifest import DONE, FAILED, Manifest, Shard, expand_inputs, file_sha256, is_complete, read_manifest, shard_names
+from .model_ref import ModelReference
+
+# Restarts of a dead worker, and retries of the file it held, before that file is reported as failed.
+MAX_RESTARTS = 3
+# Workers are named `NAMESPACE/RUN-i` so that a dump's workers can be found on a shared cluster.
+NAMESPACE = "spacy-elmo-dump"
+# Seconds to wait for a cluster address to answer before saying there is none there.
+PROBE_SECONDS = 5.0
+
+
+class RayMissingError(ElmoError):
+    """`--engine ray` without Ray installed."""
+
+
+def import_ray() -> Any:
+    """The `ray` module, or an ElmoError with the command that installs it."""
+    try:
+        import ray
+    except ImportError:
+        raise RayMissingError(
+            "the ray engine needs Ray, which is not installed; install it with "
+            "`pip install 'spacy-elmo[ray]'` (or `pip install 'ray[data]'`)"
+        ) from None
+    return ray
+
+
+class ShardWriter:
+    """A worker: the biLM, loaded once, and the files it is given turned into shards."""
+
+    def __init__(self, reference: ModelReference, batch_size: int, stateful: bool, device: Optional[str]) -> None:
+        self.bilm = reference.load()
+        if device is not None:
+            self.bilm.to(device)
+        self.batch_size = batch_size
+        self.stateful = stateful
+
+    def pid(self) -> int:
+        """The worker's process id (workers answer this while writing: two calls run at once)."""
+        return os.getpid()
+
+    def write(self, input_path: str, output_path: str) -> LayersWritten:
+        return write_layers(self.bilm, input_path, output_path, self.batch_size, self.stateful)
+
+
+def dump_on_ray(
+    inputs: Union[str, Path],
+    out_dir: Union[str, Path],
+    reference: ModelReference,
+    address: Optional[str] = None,
+    workers: Optional[int] = None,
+    gpus_per_worker: float = 0.0,
+    batch_size: int = 64,
+    stateful: bool = False,
+    overwrite: bool = False,
+    on_shard: Optional[Callable[[Shard], None]] = None,
+) -> Manifest:
+    """Dump every file `inputs` (a path or glob pattern) names into `out_dir`, one shard per file
+    (`manifest.shard_names`), with `workers` Ray actors; `out_dir/manifest.json` records the run.
+
+    Shards a previous run completed (per its manifest) are kept unless `overwrite`. `address`: a running
+    cluster to join (default `$RAY_ADDRESS`; neither: a local cluster of `workers` CPUs, shut down at the
+    end; an already connected `ray` is used as it is). `on_shard` is called as each shard ends. A shard
+    that fails (bad bytes in its file, a worker that died `MAX_RESTARTS` times) is marked `failed` in the
+    manifest and the others go on; then an ElmoError lists the failures.
+    """
+    out_dir = Path(out_dir)
+    paths = expand_inputs(inputs)
+    for path in paths:
+        check_has_tokens(path)
+    names = shard_names(paths)
+    reference.check()
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    if address is not None:
+        _probe(address)
+    if workers is not None and workers < 1:
+        raise ElmoError(f"--workers must be at least 1, got {workers}")
+    if gpus_per_worker < 0:
+        raise ElmoError(f"--gpus-per-worker must be 0 or more, got {gpus_per_worker}")
+    settings: Dict[str, Any] = {"model": reference.describe(), "stateful": stateful}
+    previous = None if overwrite else read_manifest(out_dir)
+    shards = []
+    for path, name in zip(paths, names):
+        shard = Shard(str(path.resolve()), name, path.stat().st_size, file_sha256(path))
+        if is_complete(shard, previous, settings, out_dir):
+            assert previous is not None
+            shard = next(old for old in previous.shards if old.output == name)
+        shards.append(shard)
+    manifest = Manifest(settings, __version__, shards)
+    manifest.write(out_dir)
+    todo = [shard for shard in shards if shard.status != DONE]
+    if todo:
+        _run(todo, manifest, out_dir, reference, address, workers, gpus_per_worker, batch_size, stateful, on_shard)
+    failed = [shard for shard in shards if shard.status == FAILED]
+    if failed:
+        reasons = "; ".join(f"{shard.input}: {shard.error}" for shard in failed)
+        raise ElmoError(
+            f"{len(failed)} of {len(shards)} shards failed ({reasons}); the others are written. Fix the inputs "
+            f"and run the same command again: it redoes only these (see {out_dir / 'manifest.json'})"
+        )
+    return manifest
+
+
+def _run(
+    todo: List[Shard],
+    manifest: Manifest,
+    out_dir: Path,
+    reference: ModelReference,
+    address: Optional[str],
+    workers: Optional[int],
+    gpus_per_worker: float,
+    batch_size: int,
+    stateful: bool,
+    on_shard: Optional[Callable[[Shard], None]],
+) -> None:
+    ray = import_ray()
+    started = _connect(ray, address, workers)
+    try:
+        gpus = ray.cluster_resources().get("GPU", 0)
+        if gpus_per_worker > gpus:
+            raise ElmoError(
+                f"--gpus-per-worker {gpus_per_worker:g} but the Ray cluster has {gpus:g} GPUs; "
+                "leave it out to run on CPUs, or join a cluster with GPUs (--address)"
+            )
+        n_workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        actors = _start_workers(ray, min(n_workers, len(todo)), reference, gpus_per_worker, batch_size, stateful)
+        queue = list(todo)
+        running: Dict[Any, Any] = {}
+
+        def hand_out(actor: Any) -> None:
+            if queue:
+                shard = queue.pop(0)
+                running[actor.write.remote(shard.input, str(out_dir / shard.output))] = (shard, actor)
+
+        for actor in actors:
+            hand_out(actor)
+        while running:
+            [ref], _ = ray.wait(list(running), num_returns=1)
+            shard, actor = running.pop(ref)
+            _record(ray, ref, shard, out_dir)
+            manifest.write(out_dir)
+            if on_shard is not None:
+                on_shard(shard)
+            hand_out(actor)
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _record(ray: Any, ref: Any, shard: Shard, out_dir: Path) -> None:
+    """The shard's outcome into its manifest entry."""
+    try:
+        written = ray.get(ref)
+    except ray.exceptions.RayTaskError as err:
+        cause = err.cause
+        shard.status, shard.error = FAILED, str(cause) if isinstance(cause, ElmoError) else repr(cause)
+        return
+    except ray.exceptions.RayActorError as err:
+        shard.status, shard.error = FAILED, f"its worker died {MAX_RESTARTS + 1} times ({err})"
+        return
+    shard.status, shard.error = DONE, None
+    shard.sentences, shard.tokens = written.sentences, written.tokens
+    shard.output_size = (out_dir / shard.output).stat().st_size
+
+
+def _start_workers(
+    ray: Any, n: int, reference: ModelReference, gpus_per_worker: float, batch_size: int, stateful: bool
+) -> List[Any]:
+    options: Dict[str, Any] = {
+        "num_cpus": 1,
+        "num_gpus": gpus_per_worker,
+        "max_restarts": MAX_RESTARTS,
+        "max_task_retries": MAX_RESTARTS,
+        "max_concurrency": 2,
+        "namespace": NAMESPACE,
+    }
+    if os.environ.get(KERNEL_VARIABLE):  # a pinned CPU kernel holds on every node, not only this one
+        options["runtime_env"] = {"env_vars": {KERNEL_VARIABLE: os.environ[KERNEL_VARIABLE]}}
+    device = "cuda" if gpus_per_worker > 0 else None
+    run = uuid.uuid4().hex[:8]
+    worker = ray.remote(ShardWriter)
+    return [
+        worker.options(name=f"{run}-{i}", **options).remote(reference, batch_size, stateful, device) for i in range(n)
+    ]
+
+
+def _connect(ray: Any, address: Optional[str], workers: Optional[int]) -> bool:
+    """Connect to `address`, else start a local cluster; whether this call did (and must shut it down)."""
+    if ray.is_initialized():
+        return False
+    quiet = {"logging_level": logging.WARNING, "log_to_driver": False}
+    if address is None:
+        ray.init(num_cpus=workers or os.cpu_count(), include_dashboard=False, **quiet)
+        return True
+    try:
+        ray.init(address=address, **quiet)
+    except (ConnectionError, RuntimeError, ValueError) as err:
+        raise ElmoError(f"cannot join the Ray cluster at {address}: {err}") from None
+    return True
+
+
+def _probe(address: str) -> None:
+    """A clear error, at once, for a `host:port` where nothing listens (Ray itself retries for minutes)."""
+    host, _, port = address.split("://")[-1].rpartition(":")
+    if not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=PROBE_SECONDS).close()
+    except OSError as err:
+        raise ElmoError(
+            f"no Ray cluster answers at {address} ({err.strerror or err}); start one with `ray start --head` "
+            "on its head node and pass the address it prints, or leave out --address for a local cluster"
+        ) from None
