@@ -5,15 +5,8 @@ import sys
 import typer
 
 from ..errors import ElmoError
-
-app = typer.Typer(
-    name="spacy_elmo",
-    add_completion=False,
-    no_args_is_help=True,
-    help="ELMo for spaCy: embed, pretrain and evaluate biLMs.",
-)
-
-from . import demo, download, dump, evaluate, init_config, models, pretrain, tokenize, vocab  # noqa: E402,F401  (each module adds its command to `app`)
+from . import demo, download, dump, evaluate, init_config, models, pretrain, tokenize, vocab  # noqa: F401  (each module adds its command to `app`)
+from .app import app
 
 
 def main() -> None:

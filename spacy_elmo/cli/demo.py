@@ -3,7 +3,7 @@
 import typer
 
 from ..models import DEFAULT_MODEL
-from . import app
+from .app import app
 
 SENTENCES = [
     "She went to the bank to withdraw money.",

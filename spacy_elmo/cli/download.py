@@ -9,7 +9,7 @@ from ..hub import downloaded_model_dir
 from ..hub.catalogue import Catalogue, load_catalogue
 from ..hub.download import download_model
 from ..hub.record import alterations
-from . import app
+from .app import app
 
 
 @app.command("download")

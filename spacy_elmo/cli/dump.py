@@ -11,7 +11,7 @@ from ..embed import ModelReference, check_has_tokens, dump_on_ray, write_layers
 from ..errors import ElmoError
 from ..io import count_lines
 from ..models import DEFAULT_MODEL
-from . import app
+from .app import app
 
 ENGINES = ("local", "ray")
 

@@ -13,7 +13,7 @@ from ..models import bundled_models, resolve_model
 from ..pretrain.corpus import expand_paths
 from ..pretrain.export import load_language_model
 from ..pretrain.perplexity import perplexity
-from . import app
+from .app import app
 
 
 @app.command("evaluate")

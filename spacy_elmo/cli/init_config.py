@@ -8,7 +8,7 @@ from wasabi import msg
 from ..errors import ElmoError
 from ..io import atomic_output
 from ..pretrain.presets import preset_config, preset_names
-from . import app
+from .app import app
 
 
 @app.command("init-config")

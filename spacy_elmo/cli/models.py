@@ -8,7 +8,7 @@ from wasabi import table
 
 from ..hub.cache import cache_dir, is_downloaded
 from ..hub.catalogue import Catalogue, load_catalogue
-from . import app
+from .app import app
 
 
 @app.command("models")

@@ -9,7 +9,7 @@ from wasabi import msg
 
 from ..pretrain.config import load_config, parse_overrides
 from ..pretrain.trainer import train
-from . import app
+from .app import app
 
 
 @app.command("pretrain", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

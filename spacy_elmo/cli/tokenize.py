@@ -22,7 +22,7 @@ from wasabi import msg
 from ..errors import ElmoError
 from ..io import atomic_output, text_lines
 from ..pretrain.corpus import expand_paths
-from . import app
+from .app import app
 
 TRAIN_DIR = "train"
 DEV_FILE = "dev.txt"

@@ -9,7 +9,7 @@ from wasabi import msg
 
 from ..pretrain.corpus import expand_paths
 from ..pretrain.vocab import build_vocabulary, count_tokens
-from . import app
+from .app import app
 
 
 @app.command("vocab")
