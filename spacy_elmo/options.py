@@ -16,7 +16,7 @@ from pydantic import AliasPath, ConfigDict, Field, field_validator, model_valida
 from pydantic.dataclasses import dataclass
 from typing_extensions import Annotated
 
-from .errors import ElmoError, InputFileError
+from .errors import OptionsError, OptionsFileError
 from .io import read_text
 from .validation import must_be, validate
 
@@ -32,14 +32,6 @@ MAX_PARAMETERS = 2**30  # 4 GiB as float32
 # bilm-tf trains with 261 character rows (ids 0..260, no padding id); prediction adds a zero row for
 # the padding id 0, so published options say 261 or 262 and both describe the same weights.
 N_CHARACTERS_ALLOWED = (261, 262)
-
-
-class OptionsError(ElmoError):
-    """An options.json that cannot describe an ELMo model; the message names the key."""
-
-
-class OptionsFileError(OptionsError, InputFileError):
-    """An options file that is missing, not JSON text, or describes no ELMo model; names the file."""
 
 
 # Values are strict: nothing is coerced ("64" is no 64, true no 1), numbers are finite; an int is a float.

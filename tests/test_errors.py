@@ -62,3 +62,12 @@ def test_the_package_raises_no_plain_builtin_errors():
 def test_glue_code_checks_raise_elmo_errors(build):
     with pytest.raises(ElmoError):
         build()
+
+
+def test_one_error_class_for_a_full_disk():
+    from spacy_elmo.errors import DiskFullError, OutputFileError
+    from spacy_elmo.hub import DiskFullError as HubDiskFullError
+    from spacy_elmo.io import OutputFileError as IoOutputFileError
+
+    assert HubDiskFullError is DiskFullError and IoOutputFileError is OutputFileError
+    assert issubclass(DiskFullError, OutputFileError)
