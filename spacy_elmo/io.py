@@ -14,15 +14,11 @@ from typing import Any, BinaryIO, Iterator, Optional, Type, Union
 
 import h5py
 
-from .errors import ElmoError, InputFileError
+from .errors import DiskFullError, ElmoError, InputFileError, OutputFileError
 
 # A write that failed with less free space than this left on the device is reported as a full disk:
 # torch and h5py do not always pass the ENOSPC of the failed write on (torch says "unexpected pos").
 _NEARLY_FULL = 1 << 20
-
-
-class OutputFileError(ElmoError):
-    """A file the package writes cannot be written (a full disk, no permission); the message names it."""
 
 
 def _read_umask() -> int:
@@ -155,7 +151,7 @@ def atomic_stream(path: Union[str, Path]) -> Iterator[Any]:
 
 def _write_error(path: Path, err: BaseException, disk_full: bool = False) -> OutputFileError:
     if disk_full:
-        return OutputFileError(
+        return DiskFullError(
             f"cannot write {path}: no space left on the device; free some space (the previous "
             f"{path.name}, if any, is unchanged) and run the command again"
         )

@@ -1,22 +1,25 @@
 """ELMo's `options.json`: read, validate, write, and the published sizes as presets.
 
 The file is the contract between the published weights and the model that loads them, so every key is
-checked here, once, with an error that names the key: a typo or a wrong size found later would surface as
-a shape error deep inside torch.
+checked here, once, by the pydantic dataclasses below (errors through validation.py, naming the key): a
+typo or a wrong size found later would surface as a shape error deep inside torch.
 """
 
 from __future__ import annotations
 
 import json
-import math
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Literal, Optional, Tuple, Union
 
-from .errors import ElmoError, InputFileError
+from pydantic import AliasPath, ConfigDict, Field, field_validator, model_validator
+from pydantic.dataclasses import dataclass
+from typing_extensions import Annotated
+
+from .errors import OptionsError, OptionsFileError
 from .io import read_text
+from .validation import must_be, validate
 
-ACTIVATIONS = ("relu", "tanh")
 # Upper bounds, checked before anything is allocated: a typo or a crafted file (also inside a saved
 # pipeline) must fail with the key's name, not allocate gigabytes or fail in the allocator. Far above
 # the published models (the largest: dim 4096, projection 512, 2 layers, 2 highway, 2048 filters, 93.6M
@@ -31,61 +34,80 @@ MAX_PARAMETERS = 2**30  # 4 GiB as float32
 N_CHARACTERS_ALLOWED = (261, 262)
 
 
-class OptionsError(ElmoError):
-    """An options.json that cannot describe an ELMo model; the message names the key."""
+# Values are strict: nothing is coerced ("64" is no 64, true no 1), numbers are finite; an int is a float.
+_STRICT = ConfigDict(extra="forbid", allow_inf_nan=False, validate_by_name=True)
+Size = Annotated[int, Field(strict=True, ge=1, le=MAX_DIM)]
+Flag = Annotated[bool, must_be("true or false", strict=True)]
+Clip = Optional[Annotated[float, must_be("a positive finite number or null (no clipping)", strict=True, gt=0)]]
+Count = Optional[Annotated[int, Field(strict=True, ge=1)]]
+Positive = Optional[Annotated[float, must_be("a positive finite number", strict=True, gt=0)]]
+Filter = Tuple[Size, Size]  # [width, count]
 
 
-class OptionsFileError(OptionsError, InputFileError):
-    """An options file that is missing, not JSON text, or describes no ELMo model; names the file."""
-
-
-@dataclass
+@dataclass(config=_STRICT)
 class LSTMOptions:
-    dim: int
-    projection_dim: int
-    n_layers: int
-    cell_clip: Optional[float] = None
-    proj_clip: Optional[float] = None
-    use_skip_connections: bool = False
+    dim: Size
+    projection_dim: Size
+    n_layers: Annotated[int, Field(strict=True, ge=1, le=MAX_LAYERS)]
+    use_skip_connections: Flag = False
+    cell_clip: Clip = None
+    proj_clip: Clip = None
 
 
-@dataclass
+@dataclass(config=_STRICT)
 class CharCNNOptions:
-    embedding_dim: int
-    filters: List[Tuple[int, int]]
-    max_characters_per_token: int = 50
-    n_characters: int = 262
-    n_highway: int = 0
-    activation: str = "relu"
+    embedding_dim: Size = Field(validation_alias=AliasPath("embedding", "dim"))
+    filters: List[Filter] = must_be("a non-empty list of [width, count]", min_length=1, max_length=MAX_FILTERS)
+    n_highway: Annotated[int, Field(strict=True, ge=0, le=MAX_LAYERS)] = 0
+    n_characters: int = must_be("261 (training) or 262 (prediction)", default=262, strict=True, ge=261, le=262)
+    max_characters_per_token: Annotated[int, Field(strict=True, ge=3, le=MAX_CHARACTERS_PER_TOKEN)] = 50
+    activation: Literal["relu", "tanh"] = must_be("one of ('relu', 'tanh')", default="relu")
+
+    @field_validator("n_highway", mode="before")
+    @classmethod
+    def _no_highway(cls, value: Any) -> Any:
+        return 0 if value is None else value
 
     @property
     def n_filters(self) -> int:
         return sum(n for _, n in self.filters)
 
 
-@dataclass
+@dataclass(config=_STRICT)
 class TrainingOptions:
-    """Keys that only the original trainer reads; kept so that a round trip loses nothing."""
+    """Keys that only the original trainer reads, flat in the file; kept so that a round trip loses nothing."""
 
-    bidirectional: Optional[bool] = None
-    dropout: Optional[float] = None
-    all_clip_norm_val: Optional[float] = None
-    n_epochs: Optional[int] = None
-    n_train_tokens: Optional[int] = None
-    batch_size: Optional[int] = None
-    n_tokens_vocab: Optional[int] = None
-    unroll_steps: Optional[int] = None
-    n_negative_samples_batch: Optional[int] = None
-    learning_rate: Optional[float] = None
-    sample_softmax: Optional[bool] = None
-    share_embedding_softmax: Optional[bool] = None
+    bidirectional: Optional[Flag] = None
+    dropout: Optional[float] = must_be("a number in [0, 1)", default=None, strict=True, ge=0, lt=1)
+    all_clip_norm_val: Positive = None
+    n_epochs: Count = None
+    n_train_tokens: Count = None
+    batch_size: Count = None
+    n_tokens_vocab: Count = None
+    unroll_steps: Count = None
+    n_negative_samples_batch: Count = None
+    learning_rate: Positive = None
+    sample_softmax: Optional[Flag] = None
+    share_embedding_softmax: Optional[Flag] = None
 
 
-@dataclass
+@dataclass(config=_STRICT)
 class ElmoOptions:
     lstm: LSTMOptions
     char_cnn: CharCNNOptions
-    training: TrainingOptions = field(default_factory=TrainingOptions)
+    training: TrainingOptions = Field(default_factory=TrainingOptions)
+
+    @model_validator(mode="after")
+    def _fits(self) -> "ElmoOptions":
+        """Checks across keys: filters fit a token, and the model fits in memory (before any allocation)."""
+        for i, (width, _) in enumerate(self.char_cnn.filters):
+            if width > self.char_cnn.max_characters_per_token:
+                raise OptionsError(
+                    f"'char_cnn.filters[{i}]' width {width} exceeds max_characters_per_token "
+                    f"{self.char_cnn.max_characters_per_token}"
+                )
+        _check_size(self.lstm, self.char_cnn)
+        return self
 
     @property
     def projection_dim(self) -> int:
@@ -102,8 +124,14 @@ class ElmoOptions:
         return self.lstm.n_layers + 1
 
     @classmethod
-    def from_dict(cls, data: Dict[str, Any]) -> "ElmoOptions":
-        return _parse(data)
+    def from_dict(cls, data: Dict[str, Any], where: str = "") -> "ElmoOptions":
+        """The file's layout: `lstm`, `char_cnn`, and the trainer's keys flat beside them."""
+        if not isinstance(data, dict):
+            raise OptionsError(f"{where}options must be a JSON object, got {type(data).__name__}")
+        model = {k: v for k, v in data.items() if k in ("lstm", "char_cnn")}
+        flat = {k: v for k, v in data.items() if k not in model}
+        training = validate(TrainingOptions, flat, OptionsError, where)
+        return validate(cls, {**model, "training": training}, OptionsError, where)
 
     @classmethod
     def from_file(cls, path: Union[str, Path]) -> "ElmoOptions":
@@ -113,70 +141,20 @@ class ElmoOptions:
         except json.JSONDecodeError as err:
             raise OptionsFileError(f"options file {path} is not valid JSON: {err}") from None
         try:
-            return _parse(data)
+            return cls.from_dict(data, where=f"{path}: ")
         except OptionsError as err:
-            raise OptionsFileError(f"{path}: {err}") from None
+            raise OptionsFileError(str(err)) from None
 
     def to_dict(self) -> Dict[str, Any]:
-        lstm: Dict[str, Any] = {
-            "dim": self.lstm.dim,
-            "projection_dim": self.lstm.projection_dim,
-            "n_layers": self.lstm.n_layers,
-            "use_skip_connections": self.lstm.use_skip_connections,
-        }
-        for key in ("cell_clip", "proj_clip"):
-            if getattr(self.lstm, key) is not None:
-                lstm[key] = getattr(self.lstm, key)
-        data: Dict[str, Any] = {
-            "lstm": lstm,
-            "char_cnn": {
-                "embedding": {"dim": self.char_cnn.embedding_dim},
-                "filters": [list(f) for f in self.char_cnn.filters],
-                "n_highway": self.char_cnn.n_highway,
-                "n_characters": self.char_cnn.n_characters,
-                "max_characters_per_token": self.char_cnn.max_characters_per_token,
-                "activation": self.char_cnn.activation,
-            },
-        }
-        for f in fields(TrainingOptions):
-            value = getattr(self.training, f.name)
-            if value is not None:
-                data[f.name] = value
-        return data
+        lstm = {k: v for k, v in asdict(self.lstm).items() if v is not None}
+        char_cnn = asdict(self.char_cnn)
+        char_cnn = {"embedding": {"dim": char_cnn.pop("embedding_dim")}, **char_cnn}
+        char_cnn["filters"] = [list(f) for f in self.char_cnn.filters]
+        training = {k: v for k, v in asdict(self.training).items() if v is not None}
+        return {"lstm": lstm, "char_cnn": char_cnn, **training}
 
     def to_file(self, path: Union[str, Path]) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf8")
-
-
-_LSTM_KEYS = {"dim", "projection_dim", "n_layers", "cell_clip", "proj_clip", "use_skip_connections"}
-_CNN_KEYS = {"embedding", "filters", "n_highway", "n_characters", "max_characters_per_token", "activation"}
-_TOP_KEYS = {"lstm", "char_cnn"} | {f.name for f in fields(TrainingOptions)}
-
-
-def _require(section: Dict[str, Any], key: str, where: str) -> Any:
-    if key not in section:
-        raise OptionsError(f"missing key '{where}.{key}'")
-    return section[key]
-
-
-def _positive_int(value: Any, name: str, minimum: int = 1, maximum: int = MAX_DIM) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise OptionsError(f"'{name}' must be an integer >= {minimum}, got {value!r}")
-    if value > maximum:
-        raise OptionsError(f"'{name}' is {value}, above the limit of {maximum}; is it a typo?")
-    return value
-
-
-def _positive_number(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) and value > 0
-
-
-def _optional_clip(value: Any, name: str) -> Optional[float]:
-    if value is None:
-        return None
-    if not _positive_number(value):
-        raise OptionsError(f"'{name}' must be a positive finite number or null (no clipping), got {value!r}")
-    return float(value)
 
 
 def parameter_counts(lstm: LSTMOptions, char_cnn: CharCNNOptions) -> Dict[str, int]:
@@ -203,107 +181,6 @@ def _check_size(lstm: LSTMOptions, char_cnn: CharCNNOptions) -> None:
             f"from '{largest}' ({counts[largest]:,}{' with lstm.n_layers' if largest == 'lstm.dim' else ''}); "
             "is it a typo?"
         )
-
-
-def _check_unknown(section: Dict[str, Any], allowed: set, where: str) -> None:
-    unknown = sorted(set(section) - allowed)
-    if unknown:
-        raise OptionsError(
-            f"unknown key(s) {', '.join(repr(f'{where}{k}') for k in unknown)}; allowed: {', '.join(sorted(allowed))}"
-        )
-
-
-def _parse(data: Any) -> ElmoOptions:
-    if not isinstance(data, dict):
-        raise OptionsError(f"options must be a JSON object, got {type(data).__name__}")
-    _check_unknown(data, _TOP_KEYS, "")
-    lstm_raw = _require(data, "lstm", "options")
-    cnn_raw = _require(data, "char_cnn", "options")
-    if not isinstance(lstm_raw, dict) or not isinstance(cnn_raw, dict):
-        raise OptionsError("'lstm' and 'char_cnn' must be JSON objects")
-    _check_unknown(lstm_raw, _LSTM_KEYS, "lstm.")
-    _check_unknown(cnn_raw, _CNN_KEYS, "char_cnn.")
-
-    skip = lstm_raw.get("use_skip_connections", False)
-    if not isinstance(skip, bool):
-        raise OptionsError(f"'lstm.use_skip_connections' must be true or false, got {skip!r}")
-    lstm = LSTMOptions(
-        dim=_positive_int(_require(lstm_raw, "dim", "lstm"), "lstm.dim"),
-        projection_dim=_positive_int(_require(lstm_raw, "projection_dim", "lstm"), "lstm.projection_dim"),
-        n_layers=_positive_int(_require(lstm_raw, "n_layers", "lstm"), "lstm.n_layers", maximum=MAX_LAYERS),
-        cell_clip=_optional_clip(lstm_raw.get("cell_clip"), "lstm.cell_clip"),
-        proj_clip=_optional_clip(lstm_raw.get("proj_clip"), "lstm.proj_clip"),
-        use_skip_connections=skip,
-    )
-
-    embedding = _require(cnn_raw, "embedding", "char_cnn")
-    if not isinstance(embedding, dict) or set(embedding) != {"dim"}:
-        raise OptionsError(f"'char_cnn.embedding' must be {{\"dim\": N}}, got {embedding!r}")
-    filters_raw = _require(cnn_raw, "filters", "char_cnn")
-    if not isinstance(filters_raw, list) or not filters_raw:
-        raise OptionsError(f"'char_cnn.filters' must be a non-empty list of [width, count], got {filters_raw!r}")
-    if len(filters_raw) > MAX_FILTERS:
-        raise OptionsError(f"'char_cnn.filters' has {len(filters_raw)} entries, above the limit of {MAX_FILTERS}")
-    max_chars = _positive_int(
-        _require(cnn_raw, "max_characters_per_token", "char_cnn"),
-        "char_cnn.max_characters_per_token",
-        3,
-        MAX_CHARACTERS_PER_TOKEN,
-    )
-    filters: List[Tuple[int, int]] = []
-    for i, item in enumerate(filters_raw):
-        if not isinstance(item, (list, tuple)) or len(item) != 2:
-            raise OptionsError(f"'char_cnn.filters[{i}]' must be [width, count], got {item!r}")
-        width = _positive_int(item[0], f"char_cnn.filters[{i}] width")
-        count = _positive_int(item[1], f"char_cnn.filters[{i}] count")
-        if width > max_chars:
-            raise OptionsError(f"'char_cnn.filters[{i}]' width {width} exceeds max_characters_per_token {max_chars}")
-        filters.append((width, count))
-    n_characters = _require(cnn_raw, "n_characters", "char_cnn")
-    if n_characters not in N_CHARACTERS_ALLOWED:
-        raise OptionsError(f"'char_cnn.n_characters' must be 261 (training) or 262 (prediction), got {n_characters!r}")
-    activation = _require(cnn_raw, "activation", "char_cnn")
-    if activation not in ACTIVATIONS:
-        raise OptionsError(f"'char_cnn.activation' must be one of {ACTIVATIONS}, got {activation!r}")
-    char_cnn = CharCNNOptions(
-        embedding_dim=_positive_int(embedding["dim"], "char_cnn.embedding.dim"),
-        filters=filters,
-        max_characters_per_token=max_chars,
-        n_characters=n_characters,
-        n_highway=_positive_int(cnn_raw.get("n_highway", 0) or 0, "char_cnn.n_highway", 0, MAX_LAYERS),
-        activation=activation,
-    )
-    _check_size(lstm, char_cnn)
-    training = TrainingOptions(**{f.name: data[f.name] for f in fields(TrainingOptions) if f.name in data})
-    _check_training(training)
-    return ElmoOptions(lstm=lstm, char_cnn=char_cnn, training=training)
-
-
-def _check_training(training: TrainingOptions) -> None:
-    for key in (
-        "n_epochs",
-        "n_train_tokens",
-        "batch_size",
-        "n_tokens_vocab",
-        "unroll_steps",
-        "n_negative_samples_batch",
-    ):
-        value = getattr(training, key)
-        if value is not None:
-            _positive_int(value, key, maximum=2**63 - 1)
-    dropout = training.dropout
-    if dropout is not None and (
-        isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout < 1
-    ):
-        raise OptionsError(f"'dropout' must be a number in [0, 1), got {dropout!r}")
-    for key in ("all_clip_norm_val", "learning_rate"):
-        value = getattr(training, key)
-        if value is not None and not _positive_number(value):
-            raise OptionsError(f"'{key}' must be a positive finite number, got {value!r}")
-    for key in ("bidirectional", "sample_softmax", "share_embedding_softmax"):
-        value = getattr(training, key)
-        if value is not None and not isinstance(value, bool):
-            raise OptionsError(f"'{key}' must be true or false, got {value!r}")
 
 
 _ORIGINAL_FILTERS = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]

@@ -30,8 +30,21 @@ def format_mixes(nlp: Language) -> str:
 
 
 @registry.loggers("spacy-elmo.MixLogger.v1")
-def mix_logger(progress_bar: Optional[str] = None) -> Callable:
-    """`progress_bar` as in spacy.ConsoleLogger.v3: null, "train" or "eval"."""
+def build_mix_logger_v1(progress_bar: Optional[str] = None) -> Callable:
+    """spaCy's console logger, plus every head's layer mix at each evaluation.
+
+    progress_bar (Optional[str]): as in `spacy.ConsoleLogger.v3`: null, "train" or "eval".
+    RETURNS (Callable): the logger's setup function, as `[training.logger]` takes it.
+    """
+    return console_and_mixes(progress_bar=progress_bar)
+
+
+# The name before the function was versioned.
+mix_logger = build_mix_logger_v1
+
+
+def console_and_mixes(progress_bar: Optional[str] = None) -> Callable:
+    """The console logger's setup, wrapped so that each evaluation also prints the mixes."""
     console = registry.loggers.get("spacy.ConsoleLogger.v3")(progress_bar=progress_bar)
 
     def setup(nlp: Language, stdout: IO = sys.stdout, stderr: IO = sys.stderr) -> Tuple[Callable, Callable]:

@@ -151,7 +151,7 @@ def _options(**changes):
         ({"lstm.dim": 10**9}, "'lstm.dim' is 1000000000, above the limit of 65536"),
         ({"lstm.projection_dim": 10**9}, "'lstm.projection_dim' is 1000000000, above the limit"),
         ({"char_cnn.embedding.dim": 10**9}, "'char_cnn.embedding.dim' is 1000000000, above the limit"),
-        ({"char_cnn.filters": [[1, 10**9]]}, r"'char_cnn.filters\[0\] count' is 1000000000, above the limit"),
+        ({"char_cnn.filters": [[1, 10**9]]}, r"'char_cnn.filters\[0\]\[1\]' is 1000000000, above the limit"),
         ({"char_cnn.filters": [[1, 1]] * 1000}, "'char_cnn.filters' has 1000 entries, above the limit of 64"),
         ({"lstm.dim": 65536, "lstm.projection_dim": 65536}, "GiB as float32.*from 'lstm.dim'"),
         ({"char_cnn.filters": [[1, 65536]], "char_cnn.n_highway": 64}, "most of them come from 'char_cnn.n_highway'"),

@@ -367,7 +367,9 @@ def test_cli_uses_the_environment_and_lists_what_is_downloaded(tmp_path, catalog
     assert (tmp_path / "env-cache" / "tiny-unverified" / "weights.hdf5").exists()
     listing = runner.invoke(app, ["models", "--catalogue", str(catalogue)])
     assert listing.exit_code == 0, listing.output
-    rows = {line.split()[0]: line.split()[-1] for line in listing.output.splitlines() if line.startswith("tiny")}
+    header = next(line.split() for line in listing.output.splitlines() if line.startswith("name"))
+    column = header.index("downloaded")
+    rows = {line.split()[0]: line.split()[column] for line in listing.output.splitlines() if line.startswith("tiny")}
     assert rows["tiny-unverified"] == "yes" and rows["tiny-zip"] == "no"
 
 

@@ -10,7 +10,12 @@ import pytest
 
 import spacy_elmo
 from spacy_elmo import CharacterMapper
-from spacy_elmo.architectures import BiLM_v2, ElmoListener_v1, ScalarMix_v1, sentence_windows_v1
+from spacy_elmo.architectures import (
+    build_bilm_v2,
+    build_elmo_listener_v1,
+    build_scalar_mix_v1,
+    build_sentence_windows_v1,
+)
 from spacy_elmo.errors import ElmoError
 from spacy_elmo.layers import ActivationCache
 
@@ -42,14 +47,14 @@ def test_the_package_raises_no_plain_builtin_errors():
 @pytest.mark.parametrize(
     "build",
     [
-        lambda: sentence_windows_v1(max_length=0),
-        lambda: sentence_windows_v1(max_length=10, overlap=5),
-        lambda: ScalarMix_v1(dropout=1.5),
-        lambda: ScalarMix_v1(l2=-1.0),
-        lambda: BiLM_v2(max_batch_tokens=0),
-        lambda: BiLM_v2(weights="w.hdf5"),
-        lambda: BiLM_v2(segmentation="sentences"),
-        lambda: ElmoListener_v1(ScalarMix_v1(), width=0),
+        lambda: build_sentence_windows_v1(max_length=0),
+        lambda: build_sentence_windows_v1(max_length=10, overlap=5),
+        lambda: build_scalar_mix_v1(dropout=1.5),
+        lambda: build_scalar_mix_v1(l2=-1.0),
+        lambda: build_bilm_v2(max_batch_tokens=0),
+        lambda: build_bilm_v2(weights="w.hdf5"),
+        lambda: build_bilm_v2(segmentation="sentences"),
+        lambda: build_elmo_listener_v1(build_scalar_mix_v1(), width=0),
         lambda: ActivationCache(-1),
         lambda: CharacterMapper(2),
     ],
@@ -57,3 +62,12 @@ def test_the_package_raises_no_plain_builtin_errors():
 def test_glue_code_checks_raise_elmo_errors(build):
     with pytest.raises(ElmoError):
         build()
+
+
+def test_one_error_class_for_a_full_disk():
+    from spacy_elmo.errors import DiskFullError, OutputFileError
+    from spacy_elmo.hub import DiskFullError as HubDiskFullError
+    from spacy_elmo.io import OutputFileError as IoOutputFileError
+
+    assert HubDiskFullError is DiskFullError and IoOutputFileError is OutputFileError
+    assert issubclass(DiskFullError, OutputFileError)

@@ -13,7 +13,6 @@ path: archive members here, model and file names in the download cache (spacy_el
 from __future__ import annotations
 
 import contextlib
-import errno
 import lzma
 import shutil
 import stat
@@ -25,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO, Callable, Iterator, List, Optional, Union
 
-from ..errors import InputFileError
+from ..errors import DiskFullError, InputFileError
 
 MAX_TOTAL_BYTES = 16 << 30  # the largest published ELMo model unpacks to under 1 GB
 MAX_MEMBERS = 10_000
@@ -175,7 +174,7 @@ def _source(opened: Union[zipfile.ZipFile, tarfile.TarFile], member: _Member) ->
     return source
 
 
-def _copy(source: IO[bytes], target: Path, limit: int) -> int:
+def _copy(source: IO[bytes], target: Path, limit: int, archive: PathLike) -> int:
     """Copy at most `limit` bytes; more means the member lied about its size."""
     written = 0
     with source, open(target, "xb") as out:
@@ -185,21 +184,24 @@ def _copy(source: IO[bytes], target: Path, limit: int) -> int:
                 return written
             written += len(block)
             if written > limit:
-                raise ValueError(f"member {target.name} holds more bytes than it declares")
+                raise ArchiveError(f"model archive {archive}: member {target.name} holds more bytes than it declares")
             out.write(block)
 
 
 def extract(archive: PathLike, into: PathLike, only: Optional[Callable[[str], bool]] = None) -> None:
     """Unpack the archive (or the files whose names pass `only`) into the existing folder `into`,
     checked and bounded (see the module docstring). A problem of the disk (full, read-only) is an
-    OSError, ENOSPC when the declared sizes exceed its free space; one of the archive an ArchiveError."""
+    OSError (DiskFullError when the declared sizes exceed its free space); one of the archive an ArchiveError."""
     into = Path(into)
     with _open(archive) as opened:
         members = [m for m in _members(archive, opened) if only is None or m.is_dir or only(m.name)]
         needed = sum(m.size for m in members)
         free = shutil.disk_usage(into).free
-        if needed > free:  # the disk's problem, not the archive's: an OSError for the caller to report
-            raise OSError(errno.ENOSPC, f"{needed / 1e6:.0f} MB needed, {free / 1e6:.0f} MB free")
+        if needed > free:  # the disk's problem, not the archive's
+            raise DiskFullError(
+                f"unpacking {archive} needs {needed / 1e6:.0f} MB and {into} has {free / 1e6:.0f} MB free; free some "
+                "space there (for load_bilm, or set TMPDIR to another disk)"
+            )
         for member in members:
             target = into.joinpath(*PurePosixPath(member.name).parts)
             try:
@@ -207,7 +209,7 @@ def extract(archive: PathLike, into: PathLike, only: Optional[Callable[[str], bo
                     target.mkdir(parents=True, exist_ok=True)
                     continue
                 target.parent.mkdir(parents=True, exist_ok=True)
-                _copy(_source(opened, member), target, member.size)
+                _copy(_source(opened, member), target, member.size, archive)
             except (FileExistsError, IsADirectoryError, NotADirectoryError) as err:
                 raise ArchiveError(f"model archive {archive}: member {member.name!r} is given twice ({err})") from None
             except OSError as err:

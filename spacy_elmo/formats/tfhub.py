@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, List, Literal, Mapping, Optional, Tuple, Union
 
 import numpy as np
 import torch
@@ -43,7 +43,7 @@ INDEX = "variables/variables.index"
 
 # bilm-tf's published training options, for what the variables' shapes do not state.
 PUBLISHED_CLIP = 3.0
-PUBLISHED_ACTIVATION = "relu"
+PUBLISHED_ACTIVATION: Literal["relu", "tanh"] = "relu"
 PUBLISHED_MAX_CHARS = 50
 
 _MIX_NAMES = (

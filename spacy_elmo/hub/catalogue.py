@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import List, Literal, Optional, Union
 from urllib.parse import unquote, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..formats import format_names
+from ..validation import validate
 from .cache import name_problem
 from .errors import CatalogueError, UnknownModelError
 
@@ -23,7 +24,7 @@ CATALOGUE_PATH = Path(__file__).with_name("catalogue.json")
 
 class _Strict(BaseModel):
     """Unknown keys are refused. Validators raise CatalogueError, a ValueError, which pydantic collects;
-    `load_catalogue` reports the first few with the file's name."""
+    `load_catalogue` reports the first few with the file's name (validation.py)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -179,8 +180,4 @@ def _read(path: Path) -> Catalogue:
         raise CatalogueError(f"catalogue file {path} does not exist") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise CatalogueError(f"catalogue file {path} is not readable JSON: {err}") from None
-    try:
-        return Catalogue.model_validate(data)
-    except ValidationError as err:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors()[:5])
-        raise CatalogueError(f"catalogue file {path} is not a valid catalogue: {problems}") from None
+    return validate(Catalogue, data, CatalogueError, f"catalogue file {path} is not a valid catalogue: ")

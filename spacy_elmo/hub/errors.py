@@ -1,6 +1,7 @@
 """What can go wrong between the catalogue and a model on disk; every message names the model, URL or
 file and what the user can do."""
 
+from ..errors import DiskFullError as DiskFullError  # the package's one full-disk error (the cache's too)
 from ..errors import ElmoError
 
 
@@ -34,10 +35,6 @@ class DownloadInterrupted(DownloadError):
 
 class ChecksumError(DownloadError):
     """A file whose size or sha256 differs from the catalogue's; it was deleted."""
-
-
-class DiskFullError(DownloadError):
-    """No room left in the cache directory."""
 
 
 class UnsafeArchiveError(DownloadError):

@@ -17,18 +17,14 @@ import torch
 from confection import Config
 from filelock import FileLock, Timeout
 
-from ..errors import ElmoError
 from ..io import atomic_output, atomic_stream, remove_stale_temps
 from .config import RESUMABLE_CHANGES, config_differences
+from .errors import RunDirError
 
 LOCK_FILE = ".lock"
 CONFIG_FILE = "config.cfg"
 CHECKPOINT_FILE = "checkpoint.pt"
 LOG_FILE = "log.jsonl"
-
-
-class RunDirError(ElmoError):
-    """An output directory that cannot take this run; the message says what to do instead."""
 
 
 def check_run_dir(output_dir: Union[str, Path], config: Config, resume: bool) -> None:

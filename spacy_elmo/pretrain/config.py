@@ -10,23 +10,20 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Literal, Optional, Sequence, Type, TypeVar, Union
+from typing import Any, Dict, List, Literal, Optional, Sequence, Union
 
 from confection import Config, ConfigValidationError
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..errors import ElmoError
 from ..options import ElmoOptions, OptionsError
-
-
-class ConfigError(ElmoError):
-    """A pretraining config that cannot be used; the message names the section and key."""
-
+from ..validation import must_be, validate
+from .errors import ConfigError
 
 # Each setting is declared once, with its type, default, limits and meaning: the checks, the error
 # messages and the generated configs (presets.py) all come from these declarations. Strict: a value is
 # never coerced (no "64" for 64, no true for 1); numbers must be finite.
 _SETTINGS = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, validate_default=True)
+SPARSE_OPTIMIZERS = ("adagrad", "sgd")
 
 
 class TrainingSettings(BaseModel):
@@ -61,6 +58,19 @@ class TrainingSettings(BaseModel):
     bf16: bool = Field(False, description="bf16 autocast on a GPU (docs/gpu.md).")
     prefetch: int = Field(0, ge=0, le=64, description="Steps whose inputs a background thread builds ahead.")
 
+    @model_validator(mode="after")
+    def _sparse_softmax_fits(self) -> "TrainingSettings":
+        if self.sparse_softmax and self.softmax != "sampled":
+            raise ConfigError(
+                'sparse_softmax = true needs softmax = "sampled": the full softmax touches every row at every step'
+            )
+        if self.sparse_softmax and self.optimizer not in SPARSE_OPTIMIZERS:
+            raise ConfigError(
+                f"sparse_softmax = true works with {' or '.join(SPARSE_OPTIMIZERS)} (torch's "
+                f"{self.optimizer} takes no sparse gradients); change the optimizer or set it to false"
+            )
+        return self
+
 
 class LoggingSettings(BaseModel):
     model_config = _SETTINGS
@@ -73,7 +83,6 @@ class LoggingSettings(BaseModel):
     plot: bool = Field(True, description="Draw perplexity.png (needs matplotlib).")
 
 
-SPARSE_OPTIMIZERS = ("adagrad", "sgd")
 # Keys a resumed run may change: they do not alter what has been computed so far (the stream of epoch e
 # does not depend on the number of epochs).
 RESUMABLE_CHANGES = {
@@ -98,80 +107,60 @@ class PretrainConfig:
     config: Config
 
 
-Settings = TypeVar("Settings", bound=BaseModel)
+class PathsSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    train: List[str] = must_be("the training text: a file, a directory, a glob or a list of them", min_length=1)
+    vocab: Path = must_be("a vocabulary file (build it with `python -m spacy_elmo vocab`)")
+    dev: Optional[Path] = None
+    init: Optional[Path] = None
+
+    @field_validator("train", mode="before")
+    @classmethod
+    def _one_or_more(cls, value: Any) -> Any:
+        if isinstance(value, (str, Path)):
+            value = [value] if str(value) else []
+        return [str(v) if isinstance(v, Path) else v for v in value] if isinstance(value, list) else value
+
+    @field_validator("vocab", "dev", "init", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: Any) -> Any:
+        return None if value == "" else value
 
 
-def _settings(cls: Type[Settings], section: str, raw: Dict[str, Any]) -> Settings:
-    """The section as `cls`, or a ConfigError naming each bad key, what it must be and what it got."""
-    try:
-        return cls.model_validate(raw)
-    except ValidationError as err:
-        problems = []
-        for error in err.errors():
-            key = ".".join(str(part) for part in error["loc"] if not isinstance(part, int)) or "?"
-            if error["type"] == "extra_forbidden":
-                problems.append(f"unknown key {key}; allowed: {', '.join(cls.model_fields)}")
-            else:
-                problems.append(f"{key} = {error['input']!r}: {error['msg'].lower()}")
-        raise ConfigError(f"[{section}] " + f"; [{section}] ".join(problems)) from None
+class _Sections(BaseModel):
+    """The config's sections; `[model]` is options.json's layout, checked by ElmoOptions. A missing
+    `[training]` or `[logging]` is all defaults."""
 
+    model_config = ConfigDict(extra="forbid")
 
-def _optional_path(value: Any, where: str) -> Optional[Path]:
-    if value is None or value == "":
-        return None
-    if not isinstance(value, (str, Path)):
-        raise ConfigError(f"{where} must be a path or null, got {value!r}")
-    return Path(value)
+    paths: PathsSettings
+    model: Dict[str, Any]
+    training: TrainingSettings = TrainingSettings.model_validate({})
+    logging: LoggingSettings = LoggingSettings.model_validate({})
 
 
 def parse_config(config: Config) -> PretrainConfig:
     """Validate an interpolated Config and turn it into typed settings."""
-    unknown = sorted(set(config) - {"paths", "model", "training", "logging"})
-    if unknown:
-        raise ConfigError(f"unknown section(s) {', '.join(unknown)}; allowed: paths, model, training, logging")
-    for name in ("paths", "model"):
-        if name not in config:
-            raise ConfigError(f"the config has no [{name}] section")
-    paths = dict(config["paths"])
-    unknown = sorted(set(paths) - {"train", "dev", "vocab", "init"})
-    if unknown:
-        raise ConfigError(f"unknown key(s) {', '.join(unknown)} in [paths]; allowed: train, dev, vocab, init")
-    train = paths.get("train")
-    if isinstance(train, (str, Path)) and str(train):
-        train = [str(train)]
-    if not isinstance(train, list) or not train or not all(isinstance(t, (str, Path)) for t in train):
-        raise ConfigError(
-            f"[paths] train must name the training text: a file, a directory, a glob or a list of them, got {train!r}"
-        )
-    vocab = _optional_path(paths.get("vocab"), "[paths] vocab")
-    if vocab is None:
-        raise ConfigError("[paths] vocab must name a vocabulary file (build it with `python -m spacy_elmo vocab`)")
-    try:
-        options = ElmoOptions.from_dict(_plain(config["model"]))
-    except OptionsError as err:
-        raise ConfigError(f"[model]: {err}") from None
-    training = _settings(TrainingSettings, "training", dict(config.get("training", {})))
-    logging = _settings(LoggingSettings, "logging", dict(config.get("logging", {})))
-    if training.sparse_softmax and training.softmax != "sampled":
-        raise ConfigError(
-            '[training] sparse_softmax = true needs softmax = "sampled": the full softmax touches '
-            "every row at every step"
-        )
-    if training.sparse_softmax and training.optimizer not in SPARSE_OPTIMIZERS:
-        raise ConfigError(
-            f"[training] sparse_softmax = true works with {' or '.join(SPARSE_OPTIMIZERS)} (torch's "
-            f"{training.optimizer} takes no sparse gradients); change the optimizer or set it to false"
-        )
+    sections = validate(_Sections, _plain(dict(config)), ConfigError, config=True)
+    options = _options(sections.model)
     return PretrainConfig(
-        train=[str(t) for t in train],
-        dev=_optional_path(paths.get("dev"), "[paths] dev"),
-        vocab=vocab,
-        init=_optional_path(paths.get("init"), "[paths] init"),
+        train=sections.paths.train,
+        dev=sections.paths.dev,
+        vocab=sections.paths.vocab,
+        init=sections.paths.init,
         options=options,
-        training=training,
-        logging=logging,
+        training=sections.training,
+        logging=sections.logging,
         config=config,
     )
+
+
+def _options(model: Dict[str, Any]) -> ElmoOptions:
+    try:
+        return ElmoOptions.from_dict(model)
+    except OptionsError as err:
+        raise ConfigError(f"[model]: {err}") from None
 
 
 def _plain(value: Any) -> Any:

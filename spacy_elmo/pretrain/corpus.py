@@ -15,12 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, List, Sequence, Union
 
-from ..errors import InputFileError
 from ..io import text_lines
-
-
-class CorpusError(InputFileError):
-    """Training or evaluation text that cannot be used; the message names the files."""
+from .errors import CorpusError
 
 
 def expand_paths(patterns: Sequence[Union[str, Path]]) -> List[Path]:

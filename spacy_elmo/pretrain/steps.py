@@ -18,16 +18,12 @@ import numpy as np
 import torch
 
 from ..chars import CharacterMapper
-from ..errors import ElmoError
 from ..nn.softmax import LogUniformSampler
 from . import distributed
 from .batching import PAD_TARGET, Batch, TokenRows
 from .config import ConfigError, TrainingSettings
+from .errors import TrainingError
 from .model import TensorBatch
-
-
-class TrainingError(ElmoError):
-    """Training cannot go on (e.g. the loss became NaN); the message says where and what to try."""
 
 
 @dataclass

@@ -14,17 +14,13 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Union
 
 from ..chars import BOS_TOKEN, EOS_TOKEN
-from ..errors import InputFileError
 from ..io import atomic_output, read_text, text_lines
+from .errors import VocabError
 
 UNK_TOKEN = "<UNK>"
 SPECIALS = (BOS_TOKEN, EOS_TOKEN, UNK_TOKEN)
 # A line some of the original's vocabulary files carry; it is not a word.
 MAX_TERM_ID = "!!!MAXTERMID"
-
-
-class VocabError(InputFileError):
-    """A vocabulary file that cannot be used; the message names the file and the fix."""
 
 
 class Vocabulary:

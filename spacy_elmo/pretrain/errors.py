@@ -1,0 +1,23 @@
+"""What can go wrong in pretraining, in one place; every message names the file, section or key and the fix."""
+
+from ..errors import ElmoError, InputFileError
+
+
+class ConfigError(ElmoError):
+    """A pretraining config that cannot be used; the message names the section and key."""
+
+
+class RunDirError(ElmoError):
+    """An output directory that cannot take this run; the message says what to do instead."""
+
+
+class CorpusError(InputFileError):
+    """Training or evaluation text that cannot be used; the message names the files."""
+
+
+class TrainingError(ElmoError):
+    """Training cannot go on (e.g. the loss became NaN); the message says where and what to try."""
+
+
+class VocabError(InputFileError):
+    """A vocabulary file that cannot be used; the message names the file and the fix."""
