@@ -87,3 +87,23 @@ def test_the_graph_sees_relative_and_lazy_imports():
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_every_module_imports(name):
     importlib.import_module(name)
+
+
+def _room(name: str) -> str:
+    """The folder a module lives in, one below the package (a module at the root is a room of its own)."""
+    parts = name.split(".")
+    return ".".join(parts[:2])
+
+
+def test_the_folders_form_floors():
+    """Between folders too, arrows run one way only (no folder needs a folder that needs it back), so the
+    layout reads from the bottom (errors, util, nn) up to the public face (the package root, the CLI)."""
+    graph: Dict[str, Set[str]] = {}
+    for name, path in MODULES.items():
+        if name == "spacy_elmo":
+            continue  # the public face re-exports from every floor
+        graph.setdefault(_room(name), set()).update(
+            _room(target) for target in _imports(name, path) if _room(target) != _room(name) and target != "spacy_elmo"
+        )
+    circle = _cycle(graph)
+    assert not circle, "folders importing each other: " + " -> ".join(circle + circle[:1])
