@@ -49,6 +49,7 @@ def test_an_initialized_elmo_pipeline_pickles(fast_mode):
     expected = _vectors(nlp.pipe(TEXTS))
     copy = pickle.loads(pickle.dumps(nlp))
     _assert_same_vectors(expected, copy.pipe(TEXTS))
+    _assert_same_vectors(expected, [pickle.loads(pickle.dumps(doc)) for doc in nlp.pipe(TEXTS)])  # with hooks
 
 
 def test_a_pipeline_with_a_listening_head_pickles_and_predicts_the_same():

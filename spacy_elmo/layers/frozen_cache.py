@@ -70,6 +70,15 @@ class FrozenLayerCache:
     def __len__(self) -> int:
         return len(self.store)
 
+    def __getstate__(self) -> Dict[str, Any]:
+        """A pickle or copy (a worker of `nlp.pipe(n_process=...)` under `spawn`, `copy.deepcopy`) starts
+        with an empty cache and no pending prefill: the cached layers belong to this process's biLM object
+        (a weak reference, which does not pickle), the docs' source is the caller's closure, and a progress
+        bar belongs to its process. The copy caches again as it trains, without the prefill."""
+        state = dict(self.__dict__)
+        state.update(store=ActivationCache(self.store.max_bytes), _source=None, _pending_docs=None, _miss_bar=None)
+        return state
+
     @property
     def enabled(self) -> bool:
         """False when nothing can be cached: a stateful biLM's output depends on history, and a budget
