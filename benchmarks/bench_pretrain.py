@@ -6,8 +6,7 @@
 Builds a vocabulary from the first `--files` files of DIR, trains `--steps` steps into a temporary
 directory and prints the device and the speed measured after `--warmup` steps (the first steps pay for
 allocations). `--inputs-only` times only the host's part of the steps instead: building `--steps` steps'
-batches the host way (`TensorBatch.from_batches`, char ids built on the host) and the device-table way
-(`HostBatch`), alternating, in process CPU time (which other jobs on the machine do not inflate).
+batches (`HostBatch`) for the CPU, in process CPU time (which other jobs on the machine do not inflate).
 Prints figures only; nothing is asserted.
 """
 
@@ -29,7 +28,6 @@ from spacy_elmo.pretrain import build_vocabulary, count_tokens, load_config, tra
 from spacy_elmo.pretrain.batching import Batch, StreamBatcher, TokenRows
 from spacy_elmo.pretrain.checkpoint import LOG_FILE, MetricsLog
 from spacy_elmo.pretrain.config import PretrainConfig
-from spacy_elmo.pretrain.model import TensorBatch
 from spacy_elmo.pretrain.steps import HostBatch
 from spacy_elmo.pretrain.vocab import Vocabulary
 
@@ -44,9 +42,9 @@ def device_name() -> str:
 def time_step_inputs(
     files: List[Path], vocab: Vocabulary, config: PretrainConfig, steps: int, warmup: int, rounds: int
 ) -> None:
-    """CPU seconds per step of the host's work, before (char ids built on the host) and after (rows of
-    the device table), alternating; each round starts from a fresh char cache and table, and times the
-    `steps` steps after `warmup` untimed ones (early steps meet more new tokens, which both ways encode)."""
+    """CPU seconds per step of the host's work for a CPU step (`HostBatch.from_batches`, then `to`); each
+    round starts from a fresh table and times the `steps` steps after `warmup` untimed ones (early steps
+    meet more new tokens)."""
     t = config.training
     sentences = [line.split() for f in files for line in f.read_text(encoding="utf8").splitlines() if line.split()]
     streams = zip(
@@ -59,31 +57,16 @@ def time_step_inputs(
     cpu = torch.device("cpu")
     tokens = sum(f.n_tokens for f, _ in timed)
     print(f"host work of {len(timed)} steps after {warmup}, batch {t.batch_size} x {t.unroll_steps}", flush=True)
-
-    def host_char_ids(batches: List[Tuple[Batch, Batch]], mapper: CharacterMapper) -> None:
-        for forward, backward in batches:
-            TensorBatch.from_batches(forward, backward, mapper).to(cpu)
-
-    def device_table(batches: List[Tuple[Batch, Batch]], table: TokenRows) -> None:
-        for forward, backward in batches:
-            HostBatch.from_batches(forward, backward, table).to(cpu)
-
     for r in range(rounds):
-        times = {}
-        for name in ("host char ids", "device table") if r % 2 == 0 else ("device table", "host char ids"):
-            mapper = CharacterMapper(n_chars)
-            state, run = (mapper, host_char_ids) if name == "host char ids" else (TokenRows(mapper), device_table)
-            run(pairs[:warmup], state)  # type: ignore[operator]
-            started = time.process_time()
-            run(timed, state)  # type: ignore[operator]
-            times[name] = time.process_time() - started
-        print(
-            f"round {r + 1}: "
-            + ", ".join(
-                f"{name} {1000 * s / len(timed):.2f} ms/step ({tokens / s:,.0f} tokens/s)" for name, s in times.items()
-            ),
-            flush=True,
-        )
+        table = TokenRows(CharacterMapper(n_chars))
+        for forward, backward in pairs[:warmup]:
+            HostBatch.from_batches(forward, backward, table).to(cpu)
+        started = time.process_time()
+        for forward, backward in timed:
+            HostBatch.from_batches(forward, backward, table).to(cpu)
+        seconds = time.process_time() - started
+        rate = f"{1000 * seconds / len(timed):.2f} ms/step ({tokens / seconds:,.0f} tokens/s)"
+        print(f"round {r + 1}: {rate}", flush=True)
 
 
 def main() -> None:
@@ -104,7 +87,7 @@ def main() -> None:
         help="Config override, e.g. training.batch_size=64 (repeatable).",
     )
     parser.add_argument("--inputs-only", action="store_true", help="Time only the host's part of the steps.")
-    parser.add_argument("--rounds", type=int, default=4, help="With --inputs-only: alternating rounds.")
+    parser.add_argument("--rounds", type=int, default=4, help="With --inputs-only: rounds.")
     args = parser.parse_args()
     print(machine(), flush=True)
     print(f"device: {device_name()}", flush=True)

@@ -11,7 +11,7 @@ from typing import Callable, List, Tuple
 import numpy as np
 import torch
 
-from benchmarks.downstream.scripts.machine import cpu_name, machine
+from spacy_elmo.machine import cpu_name, machine
 from spacy_elmo.options import ElmoOptions
 
 __all__ = ["cpu_name", "machine"]

@@ -170,11 +170,7 @@ def _realign(doc: Doc, data: Dict[str, np.ndarray], current: np.ndarray) -> Dict
     return _store(doc, vectors, layers, current)
 
 
-def get_vectors(doc: Doc) -> Optional[np.ndarray]:
-    data = get_doc_data(doc)
-    return None if data is None else data["vectors"]
-
-
 def get_layers(doc: Doc) -> Optional[np.ndarray]:
+    """The layers stored for the doc's current tokens (listeners read them), or None."""
     data = get_doc_data(doc)
     return None if data is None else data.get("layers")

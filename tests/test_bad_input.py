@@ -10,7 +10,7 @@ import pytest
 
 from spacy_elmo import ElmoOptions, load_bilm
 from spacy_elmo.errors import InputFileError
-from spacy_elmo.formats import WeightsError
+from spacy_elmo.formats import WeightsError, save_weights
 from spacy_elmo.options import OptionsError
 
 from .cli import run_cli
@@ -126,9 +126,41 @@ def test_weights_that_are_not_finite_floats_are_refused(tmp_path, make, message)
     assert str(broken) in str(caught.value) and f"'{BIAS}'" in str(caught.value)
 
 
+def _datasets(path):
+    """Every dataset of an HDF5 file: name -> values."""
+    found = {}
+    with h5py.File(path, "r") as f:
+        f.visititems(lambda name, item: found.update({name: item[()]}) if isinstance(item, h5py.Dataset) else None)
+    return found
+
+
+def _write(path, datasets):
+    with h5py.File(path, "w") as f:
+        for name, values in datasets.items():
+            f[name] = values
+    return path
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float16])
-def test_float64_and_float16_weights_load(tmp_path, dtype):
-    load_bilm(OPTIONS, _with_dataset(tmp_path, BIAS, lambda a: a.astype(dtype)))
+def test_float64_and_float16_weights_load_as_their_float32_values(tmp_path, dtype):
+    """Every dataset stored as `dtype` loads as its value in float32, and the biLM gives exactly the outputs
+    of a float32 file holding those values."""
+    original = _datasets(WEIGHTS)
+    # Values float32 cannot hold (float64 digits beyond its precision, float16 roundings of the originals).
+    stored = {name: (values.astype(np.float64) * (1 + 1e-6)).astype(dtype) for name, values in original.items()}
+    as_float32 = {name: values.astype(np.float32) for name, values in stored.items()}
+    assert all(not np.array_equal(as_float32[name], values) for name, values in original.items() if values.any())
+    bilm = load_bilm(OPTIONS, _write(tmp_path / "stored.hdf5", stored))
+    save_weights(bilm, tmp_path / "loaded.hdf5")
+    loaded = _datasets(tmp_path / "loaded.hdf5")
+    assert loaded.keys() == as_float32.keys()
+    for name, values in as_float32.items():
+        assert loaded[name].dtype == np.float32
+        np.testing.assert_array_equal(loaded[name], values, err_msg=name)
+    reference = load_bilm(OPTIONS, _write(tmp_path / "float32.hdf5", as_float32))
+    sentences = [["The", "cat", "sat", "."], ["Weights", "in", "another", "precision"]]
+    for got, expected in zip(bilm.embed(sentences), reference.embed(sentences)):
+        np.testing.assert_array_equal(got, expected)
 
 
 def _options(**changes):

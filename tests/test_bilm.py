@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from spacy_elmo import BiLM, preset
+from spacy_elmo.nn.token_cache import TokenEmbeddingCache
 
 SENTENCE = "The bank raised its rates again .".split()
 OTHERS = [
@@ -107,7 +108,7 @@ def test_token_cache_gives_the_same_numbers_and_is_bounded(fixture_paths):
     from spacy_elmo import load_bilm
 
     bilm = load_bilm(*fixture_paths)
-    bilm.token_cache.capacity = 5
+    bilm.token_cache = TokenEmbeddingCache(capacity=5)
     sentences = [SENTENCE, OTHERS[0]]
     cold = bilm.embed(sentences)
     assert len(bilm.token_cache) == 5

@@ -196,7 +196,7 @@ def test_activation_cache_is_an_lru_bounded_in_bytes():
         cache.put(key, arrays[key])
     assert cache.get("a") is arrays["a"]  # "a" is now the most recent
     cache.put("d", arrays["d"])
-    assert cache.get("b") is None and len(cache) == 3 and cache.n_bytes == 1200
+    assert cache.get("b") is None and len(cache) == 3 and cache.size == 1200
     cache.put("huge", np.zeros(1000, dtype=np.float32))
     assert cache.get("huge") is None
 

@@ -25,11 +25,11 @@ from spacy_elmo.nn.char_encoder import token_lengths
 from spacy_elmo.nn.fast import FastModeUnavailable, make_fast
 from spacy_elmo.nn.softmax import LogUniformSampler
 from spacy_elmo.options import ElmoOptions
-from spacy_elmo.pretrain.batching import StreamBatcher
+from spacy_elmo.pretrain.batching import StreamBatcher, TokenRows
 from spacy_elmo.pretrain.config import TrainingSettings
 from spacy_elmo.pretrain.distributed import Context
-from spacy_elmo.pretrain.model import LanguageModel, TensorBatch
-from spacy_elmo.pretrain.steps import NonFiniteGuard, RunningStats, check_device_settings
+from spacy_elmo.pretrain.model import LanguageModel
+from spacy_elmo.pretrain.steps import HostBatch, NonFiniteGuard, RunningStats, check_device_settings
 from spacy_elmo.pretrain.vocab import Vocabulary
 
 from .pipelines import tiny_tagger_pipeline
@@ -131,7 +131,7 @@ def _pretraining_step(softmax: str) -> DeviceChecker:
     bwd = next(StreamBatcher(iter(SENTENCES[::-1] * 3), vocab, 2, 5, reverse=True))
     checker = DeviceChecker()
     with checker:
-        batch = TensorBatch.from_batches(fwd, bwd, CharacterMapper(50)).to(META)
+        batch = HostBatch.from_batches(fwd, bwd, TokenRows(CharacterMapper(50))).to(META)
         negatives, n_tries = sampler.sample(torch.Generator().manual_seed(0)) if sampler else (None, 0)
         negatives = negatives.to(META) if negatives is not None else None
         states = model.zero_states(2)

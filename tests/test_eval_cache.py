@@ -8,7 +8,7 @@ import torch
 from spacy.training import Example
 
 from spacy_elmo import BiLM
-from spacy_elmo.layers import frozen_cache, get_bilm, set_bilm
+from spacy_elmo.layers import ActivationCache, frozen_cache, get_bilm, set_bilm
 from spacy_elmo.pipeline import Phase
 
 from .pipelines import tiny_tagger_pipeline
@@ -102,7 +102,8 @@ def test_no_prefill_when_the_training_docs_do_not_fit_in_the_cache(monkeypatch):
     nlp, examples = pipeline(frozen=True)
     component = nlp.get_pipe("elmo")
     # Room for the longest doc's layers, not for all three.
-    component.cache.store.max_bytes = max(x.nbytes for x in component.model.predict([eg.predicted for eg in examples]))
+    layers = component.model.predict([eg.predicted for eg in examples])
+    component.cache.store = ActivationCache(max(x.nbytes for x in layers))
     calls = count_bilm_calls(nlp, monkeypatch)
     nlp.update(examples[:1], sgd=nlp.create_optimizer())
     assert calls == [1], "only the batch's own doc is embedded"

@@ -28,10 +28,11 @@ from spacy_elmo.pretrain import (
     unigram_perplexity,
 )
 from spacy_elmo.pretrain import trainer as trainer_module
-from spacy_elmo.pretrain.batching import PAD_TARGET, StreamBatcher
+from spacy_elmo.pretrain.batching import PAD_TARGET, StreamBatcher, TokenRows
 from spacy_elmo.pretrain.checkpoint import CHECKPOINT_FILE, MetricsLog, load_checkpoint
 from spacy_elmo.pretrain.corpus import expand_paths, sentence_stream
-from spacy_elmo.pretrain.model import LanguageModel, TensorBatch, parameters_digest
+from spacy_elmo.pretrain.model import LanguageModel, parameters_digest
+from spacy_elmo.pretrain.steps import HostBatch
 from spacy_elmo.pretrain.vocab import Vocabulary, build_vocabulary
 
 from .cli import run_cli
@@ -116,7 +117,7 @@ def test_char_encoding_per_distinct_token_matches_per_position():
     mapper = CharacterMapper(50)
     fwd = next(StreamBatcher(iter(SENTENCES), vocab, 2, 6))
     bwd = next(StreamBatcher(iter(SENTENCES[::-1]), vocab, 2, 6, reverse=True))
-    batch = TensorBatch.from_batches(fwd, bwd, mapper)
+    batch = HostBatch.from_batches(fwd, bwd, TokenRows(mapper)).to(torch.device("cpu"))
     assert batch.char_ids.shape[0] < sum(fwd.lengths) + sum(bwd.lengths)
     unique = model.bilm.char_encoder(batch.char_ids.unsqueeze(0))[0][batch.index[0]]
     direct = model.bilm.char_encoder(torch.from_numpy(mapper.batch_ids(fwd.tokens, add_boundaries=False)))

@@ -73,7 +73,7 @@ def test_activation_cache_under_threads(fast_switching):
     for keys, got in zip(streams, _in_threads(work, streams)):
         for key, value in zip(keys, got):
             np.testing.assert_array_equal(value, values[key])
-    assert cache.n_bytes == sum(value.nbytes for value in cache._items.values()) <= 100 * 30
+    assert cache.size == sum(value.nbytes for value in cache._table.values()) <= 100 * 30
 
 
 def _texts(n_types, capacity, new=20, old=10):
@@ -93,7 +93,7 @@ def _pipeline(capacity):
     nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v2", "name": "fixture-tiny"}})
     nlp.initialize()
     bilm = get_bilm(nlp.get_pipe("elmo").model)
-    bilm.token_cache.capacity = capacity
+    bilm.token_cache = TokenEmbeddingCache(capacity)
     bilm.char_mapper.cache_size = capacity
     return nlp
 

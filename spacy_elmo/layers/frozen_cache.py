@@ -70,11 +70,20 @@ class FrozenLayerCache:
     def __len__(self) -> int:
         return len(self.store)
 
+    def __getstate__(self) -> Dict[str, Any]:
+        """A pickle or copy (a worker of `nlp.pipe(n_process=...)` under `spawn`, `copy.deepcopy`) starts
+        with an empty cache and no pending prefill: the cached layers belong to this process's biLM object
+        (a weak reference, which does not pickle), the docs' source is the caller's closure, and a progress
+        bar belongs to its process. The copy caches again as it trains, without the prefill."""
+        state = dict(self.__dict__)
+        state.update(store=ActivationCache(self.store.capacity), _source=None, _pending_docs=None, _miss_bar=None)
+        return state
+
     @property
     def enabled(self) -> bool:
         """False when nothing can be cached: a stateful biLM's output depends on history, and a budget
         of 0 bytes turns caching off."""
-        return not self.model.attrs["stateful"] and self.store.max_bytes > 0
+        return not self.model.attrs["stateful"] and self.store.capacity > 0
 
     def clear(self) -> None:
         """Forget every cached layer (call it whenever the biLM's weights change) and any pending prefill."""
@@ -135,10 +144,10 @@ class FrozenLayerCache:
         for doc in get_docs():
             docs.append(doc)
             n_tokens += len(doc)
-            if n_tokens * bytes_per_token > self.store.max_bytes:
+            if n_tokens * bytes_per_token > self.store.capacity:
                 logger.info(
                     "the training docs' layers need more than the cache's %d MB: they are computed as the batches come",
-                    self.store.max_bytes // 2**20,
+                    self.store.capacity // 2**20,
                 )
                 return
         with progress_bar(description, total=n_tokens) as bar:

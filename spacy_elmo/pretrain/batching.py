@@ -147,6 +147,10 @@ class TokenRows:
         self._row[token] = row
         return row
 
+    def char_ids(self, rows: np.ndarray) -> np.ndarray:
+        """The rows' char ids `[len(rows), max_chars]` int64, from the host table."""
+        return self._chars[rows].astype(np.int64)
+
     def lengths(self, rows: np.ndarray) -> np.ndarray:
         """Each row's `token_lengths` (char ids up to and including end-of-word)."""
         return self._lengths[rows]

@@ -11,20 +11,17 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..chars import CharacterMapper
 from ..nn.bilm import BiLM
-from ..nn.char_encoder import token_lengths
 from ..nn.lstm import State, run_directions
 from ..nn.softmax import LogUniformSampler, Softmax
 from ..options import ElmoOptions
-from .batching import PAD_TARGET, Batch
 
 # Per layer: h `[2, batch, P]` and c `[2, batch, cell]`, direction 0 forward, 1 backward.
 States = List[State]
@@ -32,8 +29,8 @@ States = List[State]
 
 @dataclass
 class TensorBatch:
-    """Both directions of one step. Made on the host (`from_batches`), then moved whole to the model's
-    device (`to`); what steers the loop stays on the host, so a step never waits for the device to
+    """Both directions of one step on the model's device, as `HostBatch.to` (steps.py) makes it, the one
+    builder of a step; what steers the loop stays on the host, so a step never waits for the device to
     answer a question about its data.
 
     Device side: the distinct tokens' char ids `char_ids` `[U, max_chars]`; per direction the index of
@@ -52,51 +49,6 @@ class TensorBatch:
     def counts(self) -> Tuple[int, int]:
         """Target tokens per direction, known on the host."""
         return int(self.positions[0].shape[0]), int(self.positions[1].shape[0])
-
-    @classmethod
-    def from_batches(cls, forward: Batch, backward: Batch, mapper: CharacterMapper) -> "TensorBatch":
-        token_positions: Dict[str, int] = {}
-        indices, positions, targets = [], [], []
-        for batch in (forward, backward):
-            index = np.zeros(batch.targets.shape, dtype=np.int64)
-            for i, row in enumerate(batch.tokens):
-                index[i, : len(row)] = [token_positions.setdefault(t, len(token_positions)) for t in row]
-            indices.append(index)
-            flat = batch.targets.reshape(-1)
-            kept = np.flatnonzero(flat != PAD_TARGET)
-            positions.append(torch.from_numpy(kept))
-            targets.append(torch.from_numpy(np.ascontiguousarray(flat[kept])))
-        char_ids = np.stack([mapper.token_ids(t) for t in token_positions])
-        # The distinct tokens shortest first, so that the char-CNN needs no reordering on the device.
-        char_lengths = token_lengths(char_ids)
-        order = np.argsort(char_lengths, kind="stable")
-        rank = np.empty_like(order)
-        rank[order] = np.arange(len(order))
-        return cls(
-            char_ids=torch.from_numpy(char_ids[order]),
-            index=(torch.from_numpy(rank[indices[0]]), torch.from_numpy(rank[indices[1]])),
-            positions=(positions[0], positions[1]),
-            targets=(targets[0], targets[1]),
-            lengths=(np.asarray(forward.lengths, dtype=np.int64), np.asarray(backward.lengths, dtype=np.int64)),
-            char_lengths=char_lengths[order],
-        )
-
-    def pin_memory(self) -> "TensorBatch":
-        """Page-locked host copies, so that `to(cuda, non_blocking=True)` overlaps with compute."""
-        return self._map(lambda t: t.pin_memory())
-
-    def to(self, device: torch.device, non_blocking: bool = False) -> "TensorBatch":
-        return self._map(lambda t: t.to(device, non_blocking=non_blocking))
-
-    def _map(self, fn: Callable[[torch.Tensor], torch.Tensor]) -> "TensorBatch":
-        return TensorBatch(
-            char_ids=fn(self.char_ids),
-            index=(fn(self.index[0]), fn(self.index[1])),
-            positions=(fn(self.positions[0]), fn(self.positions[1])),
-            targets=(fn(self.targets[0]), fn(self.targets[1])),
-            lengths=self.lengths,
-            char_lengths=self.char_lengths,
-        )
 
 
 @dataclass

@@ -20,9 +20,10 @@ import torch
 from tqdm import tqdm
 
 from ..chars import EOS_TOKEN, CharacterMapper
-from .batching import StreamBatcher
+from .batching import StreamBatcher, TokenRows
 from .corpus import CorpusError, corpus_stats, read_sentences
-from .model import LanguageModel, TensorBatch
+from .model import LanguageModel
+from .steps import HostBatch
 from .vocab import Vocabulary
 
 
@@ -58,7 +59,7 @@ def perplexity(
     for p in paths:
         if not p.is_file():
             raise CorpusError(f"evaluation file {p} does not exist")
-    mapper = CharacterMapper(model.options.char_cnn.max_characters_per_token)
+    table = TokenRows(CharacterMapper(model.options.char_cnn.max_characters_per_token))
     forward = StreamBatcher(_sentences(paths), vocab, batch_size, unroll_steps)
     backward = StreamBatcher(_sentences(paths), vocab, batch_size, unroll_steps, reverse=True)
     total = None
@@ -76,7 +77,7 @@ def perplexity(
     try:
         with torch.inference_mode():
             for fwd, bwd in zip(forward, backward):
-                out = model(TensorBatch.from_batches(fwd, bwd, mapper).to(device), states)
+                out = model(HostBatch.from_batches(fwd, bwd, table).to(device), states)
                 states = out.states
                 sums += out.loss_sums.double()
                 counts = [counts[0] + out.counts[0], counts[1] + out.counts[1]]

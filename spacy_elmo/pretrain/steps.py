@@ -28,7 +28,8 @@ from .model import TensorBatch
 
 @dataclass
 class HostBatch:
-    """A step's batch as made on the host: the distinct tokens as rows of a `TokenRows` table (`rows`
+    """A step's batch as made on the host, by the one builder of a step (`from_batches`, for training and
+    evaluation alike): the distinct tokens as rows of a `TokenRows` table (`rows`
     `[U]`, shortest first) instead of their char ids, and the rest of a TensorBatch. `to` gathers the
     char ids from the table's copy on the device and moves the rest, so the host neither builds nor
     sends `[U, max_chars]` char ids. `ready`: a CUDA event the device must reach before using the
@@ -47,13 +48,13 @@ class HostBatch:
 
     @property
     def counts(self) -> Tuple[int, int]:
-        """Target tokens per direction, known on the host (as TensorBatch.counts)."""
+        """Target tokens per direction, known on the host."""
         return int(self.positions[0].shape[0]), int(self.positions[1].shape[0])
 
     @classmethod
     def from_batches(cls, forward: Batch, backward: Batch, table: TokenRows) -> "HostBatch":
-        """The same step as `TensorBatch.from_batches` (distinct tokens in first-seen order, forward rows
-        then backward rows, then stably sorted by length; padding indexes the first token), in NumPy."""
+        """The step of `forward` and `backward`: their distinct tokens in first-seen order (forward rows,
+        then backward rows), stably sorted by char length; padding indexes the first of them."""
         shape = forward.targets.shape
         token_rows = np.full((2, *shape), -1, dtype=np.int64)
         for d, batch in enumerate((forward, backward)):
@@ -101,17 +102,22 @@ class HostBatch:
         )
 
     def to(self, device: torch.device, non_blocking: bool = False) -> TensorBatch:
-        """The TensorBatch on `device`: char ids gathered from the table there (new rows copied first)."""
+        """The TensorBatch on `device`: char ids gathered from the table there (new rows copied first);
+        on the CPU from the host table by NumPy, as torch's threaded gather waits for its threads there
+        (milliseconds per step when other work holds the cores)."""
         device = torch.device(device)
         if self.ready is not None:
             stream = torch.cuda.current_stream(device)
             stream.wait_event(self.ready)
             for tensor in self.side_tensors:  # made on the side stream, used on this one
                 tensor.record_stream(stream)
-        table = self.table.on(device, self.table_size)
-        rows = self.rows.to(device, non_blocking=non_blocking)
+        if device.type == "cpu":
+            char_ids = torch.from_numpy(self.table.char_ids(self.rows.numpy()))
+        else:
+            rows = self.rows.to(device, non_blocking=non_blocking)
+            char_ids = self.table.on(device, self.table_size).index_select(0, rows).long()
         return TensorBatch(
-            char_ids=table.index_select(0, rows).long(),
+            char_ids=char_ids,
             index=(
                 self.index[0].to(device, non_blocking=non_blocking),
                 self.index[1].to(device, non_blocking=non_blocking),

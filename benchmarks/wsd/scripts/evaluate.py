@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
@@ -34,6 +33,7 @@ from wsd import (
 )
 
 from spacy_elmo.cli.demo import SENTENCES as BANK_SENTENCES
+from spacy_elmo.machine import cpu_name
 from spacy_elmo.models import DEFAULT_MODEL, bundled_model_paths, load_bilm
 from spacy_elmo.nn.bilm import BiLM
 
@@ -41,16 +41,6 @@ SENSE_INDEX = ("wordnet-sense-index_3.0-37_all.deb", "usr/share/wordnet/index.se
 NOUN_DATA = ("wordnet-base_3.0-37_all.deb", "usr/share/wordnet/data.noun")
 SEMCOR_FOLDERS = ("brown1", "brown2", "brownv")
 CHUNK = 1024  # sentences embedded at a time: memory stays flat over SemCor's 37,176
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def view_names(n_layers: int) -> List[str]:

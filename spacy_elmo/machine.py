@@ -1,5 +1,7 @@
 """Which machine a figure was measured on: every printout and table names it, since figures differ
-up to 4x between CPUs for the same code."""
+up to 4x between CPUs for the same code. Here, in the package, because the benchmarks and the spaCy
+projects' scripts (run from their project folders, where `benchmarks` cannot be imported) all import
+spacy_elmo."""
 
 from __future__ import annotations
 
