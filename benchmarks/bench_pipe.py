@@ -64,7 +64,7 @@ def measure(directory: Path, what: str, batch_size: int, n_tokens: int, text: Pa
     """Child process: tokens/s and peak memory of one way of embedding the text."""
     from spacy.tokens import Doc
 
-    from spacy_elmo.layers import get_bilm
+    from spacy_elmo.pipeline.layers import get_bilm
 
     nlp = make_nlp(directory)
     bilm = get_bilm(nlp.get_pipe("elmo").model)

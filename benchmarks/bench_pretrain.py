@@ -23,7 +23,7 @@ from typing import List, Tuple
 import torch
 
 from benchmarks.common import machine
-from spacy_elmo.chars import CharacterMapper
+from spacy_elmo.nn.chars import CharacterMapper
 from spacy_elmo.pretrain import build_vocabulary, count_tokens, load_config, train
 from spacy_elmo.pretrain.batching import Batch, StreamBatcher, TokenRows
 from spacy_elmo.pretrain.checkpoint import LOG_FILE, MetricsLog

@@ -11,8 +11,8 @@ from typing import Callable, List, Tuple
 import numpy as np
 import torch
 
-from spacy_elmo.machine import cpu_name, machine
-from spacy_elmo.options import ElmoOptions
+from spacy_elmo.nn.options import ElmoOptions
+from spacy_elmo.util.machine import cpu_name, machine
 
 __all__ = ["cpu_name", "machine"]
 

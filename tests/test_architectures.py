@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from spacy.util import registry
 
-from spacy_elmo import architectures, training_log
+from spacy_elmo.pipeline import architectures, training_log
 
 REGISTERED = [
     ("architectures", "spacy-elmo.BiLM.v1"),

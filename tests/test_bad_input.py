@@ -11,7 +11,7 @@ import pytest
 from spacy_elmo import ElmoOptions, load_bilm
 from spacy_elmo.errors import InputFileError
 from spacy_elmo.formats import WeightsError, save_weights
-from spacy_elmo.options import OptionsError
+from spacy_elmo.nn.options import OptionsError
 
 from .cli import run_cli
 

@@ -7,9 +7,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spacy_elmo.chars import CharacterMapper
 from spacy_elmo.nn.char_encoder import CharEncoder, token_lengths
-from spacy_elmo.options import CharCNNOptions
+from spacy_elmo.nn.chars import CharacterMapper
+from spacy_elmo.nn.options import CharCNNOptions
 
 TOKENS = st.lists(
     st.one_of(

@@ -1,6 +1,6 @@
 import numpy as np
 
-from spacy_elmo.chars import BOS_CHAR, BOW_CHAR, EOS_CHAR, EOW_CHAR, PAD_CHAR, CharacterMapper
+from spacy_elmo.nn.chars import BOS_CHAR, BOW_CHAR, EOS_CHAR, EOW_CHAR, PAD_CHAR, CharacterMapper
 
 # Prediction ids are the original's plus one, so that 0 can mark padding rows.
 BOW, EOW, PAD, BOS, EOS = (c + 1 for c in (BOW_CHAR, EOW_CHAR, PAD_CHAR, BOS_CHAR, EOS_CHAR))

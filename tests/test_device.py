@@ -18,13 +18,13 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from spacy_elmo import BiLM
-from spacy_elmo.chars import CharacterMapper
-from spacy_elmo.layers import thinc_bilm as bilm_layer_module
-from spacy_elmo.layers.thinc_bilm import get_bilm
 from spacy_elmo.nn.char_encoder import token_lengths
+from spacy_elmo.nn.chars import CharacterMapper
 from spacy_elmo.nn.fast import FastModeUnavailable, make_fast
+from spacy_elmo.nn.options import ElmoOptions
 from spacy_elmo.nn.softmax import LogUniformSampler
-from spacy_elmo.options import ElmoOptions
+from spacy_elmo.pipeline.layers import thinc_bilm as bilm_layer_module
+from spacy_elmo.pipeline.layers.thinc_bilm import get_bilm
 from spacy_elmo.pretrain.batching import StreamBatcher, TokenRows
 from spacy_elmo.pretrain.config import TrainingSettings
 from spacy_elmo.pretrain.distributed import Context

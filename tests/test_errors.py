@@ -10,14 +10,14 @@ import pytest
 
 import spacy_elmo
 from spacy_elmo import CharacterMapper
-from spacy_elmo.architectures import (
+from spacy_elmo.errors import ElmoError
+from spacy_elmo.pipeline.architectures import (
     build_bilm_v2,
     build_elmo_listener_v1,
     build_scalar_mix_v1,
     build_sentence_windows_v1,
 )
-from spacy_elmo.errors import ElmoError
-from spacy_elmo.layers import ActivationCache
+from spacy_elmo.pipeline.layers import ActivationCache
 
 PACKAGE = Path(spacy_elmo.__file__).parent
 # Raised for programming errors (a wrong type passed in code, an unreachable branch) or by a Python
@@ -67,7 +67,7 @@ def test_glue_code_checks_raise_elmo_errors(build):
 def test_one_error_class_for_a_full_disk():
     from spacy_elmo.errors import DiskFullError, OutputFileError
     from spacy_elmo.hub import DiskFullError as HubDiskFullError
-    from spacy_elmo.io import OutputFileError as IoOutputFileError
+    from spacy_elmo.util.io import OutputFileError as IoOutputFileError
 
     assert HubDiskFullError is DiskFullError and IoOutputFileError is OutputFileError
     assert issubclass(DiskFullError, OutputFileError)

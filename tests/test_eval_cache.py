@@ -8,8 +8,8 @@ import torch
 from spacy.training import Example
 
 from spacy_elmo import BiLM
-from spacy_elmo.layers import ActivationCache, frozen_cache, get_bilm, set_bilm
-from spacy_elmo.pipeline import Phase
+from spacy_elmo.pipeline.component import Phase
+from spacy_elmo.pipeline.layers import ActivationCache, frozen_cache, get_bilm, set_bilm
 
 from .pipelines import tiny_tagger_pipeline
 

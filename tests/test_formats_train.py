@@ -12,7 +12,7 @@ import spacy
 from spacy.tokens import Doc, DocBin
 
 from spacy_elmo.formats import ManyLangsBiLM
-from spacy_elmo.layers import get_bilm
+from spacy_elmo.pipeline.layers import get_bilm
 
 from .paths import MANYLANGS_DIR
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from spacy_elmo import BiLM, preset
-from spacy_elmo.options import ElmoOptions
+from spacy_elmo.nn.options import ElmoOptions
 
 
 def options(activation: str) -> ElmoOptions:

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from spacy_elmo import io
-from spacy_elmo.io import OutputFileError, atomic_output, atomic_stream, read_text, remove_stale_temps, text_lines
+from spacy_elmo.util import io
+from spacy_elmo.util.io import OutputFileError, atomic_output, atomic_stream, read_text, remove_stale_temps, text_lines
 
 from .full_disk import FullDiskFile
 

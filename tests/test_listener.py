@@ -13,8 +13,8 @@ from spacy.training import Example
 from thinc.api import Adam
 
 from spacy_elmo import BiLM
-from spacy_elmo.layers import ElmoListener, get_bilm
-from spacy_elmo.layers.listener import find_listener_cfg, replace_listener_cfg
+from spacy_elmo.pipeline.layers import ElmoListener, get_bilm
+from spacy_elmo.pipeline.layers.listener import find_listener_cfg, replace_listener_cfg
 
 TRAIN = [
     ("Alice went to the bank .", {"tags": ["NNP", "VBD", "TO", "DT", "NN", "."]}),

@@ -4,7 +4,7 @@ import os
 
 import torch
 
-from spacy_elmo.machine import cpu_name, machine
+from spacy_elmo.util.machine import cpu_name, machine
 
 
 def test_the_machine_line_names_the_cpu_its_cores_and_torch():

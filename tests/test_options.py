@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from spacy_elmo.options import PRESETS, ElmoOptions, OptionsError, preset
+from spacy_elmo.nn.options import PRESETS, ElmoOptions, OptionsError, preset
 
 from .paths import ALLENNLP_DIR, BILM_TF_DIR
 

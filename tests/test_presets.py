@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from spacy_elmo.options import preset
+from spacy_elmo.nn.options import preset
 from spacy_elmo.pretrain import load_config
 from spacy_elmo.pretrain.presets import preset_config, preset_names
 

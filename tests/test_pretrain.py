@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from spacy_elmo import load_bilm
-from spacy_elmo.chars import CharacterMapper
 from spacy_elmo.nn.char_encoder import token_lengths
+from spacy_elmo.nn.chars import CharacterMapper
 from spacy_elmo.pretrain import (
     ConfigError,
     CorpusError,

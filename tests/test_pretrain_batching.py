@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from spacy_elmo.chars import CharacterMapper
 from spacy_elmo.nn.char_encoder import token_lengths
+from spacy_elmo.nn.chars import CharacterMapper
 from spacy_elmo.nn.softmax import LogUniformSampler
 from spacy_elmo.pretrain.batching import PAD_TARGET, StreamBatcher, TokenRows
 from spacy_elmo.pretrain.model import LanguageModel, TensorBatch

@@ -12,9 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from spacy_elmo import io
 from spacy_elmo.formats import WeightsError
-from spacy_elmo.io import OutputFileError
 from spacy_elmo.pretrain import (
     ConfigError,
     CorpusError,
@@ -26,6 +24,8 @@ from spacy_elmo.pretrain import (
 )
 from spacy_elmo.pretrain.checkpoint import CHECKPOINT_FILE, MetricsLog, load_checkpoint
 from spacy_elmo.pretrain.export import SOFTMAX_FILE, WEIGHTS_FILE
+from spacy_elmo.util import io
+from spacy_elmo.util.io import OutputFileError
 
 from .full_disk import FullDiskFile
 from .paths import BILM_TF_DIR

@@ -7,8 +7,8 @@ import spacy
 from thinc.api import Linear, fix_random_seed
 
 from spacy_elmo.errors import ElmoError
-from spacy_elmo.layers.listener import ElmoListener
-from spacy_elmo.layers.projection import projection
+from spacy_elmo.pipeline.layers.listener import ElmoListener
+from spacy_elmo.pipeline.layers.projection import projection
 
 X = np.random.default_rng(0).normal(size=(7, 12)).astype(np.float32)
 DY = np.random.default_rng(1).normal(size=(7, 5)).astype(np.float32)

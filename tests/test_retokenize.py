@@ -8,7 +8,7 @@ from spacy.pipeline.functions import merge_entities, merge_noun_chunks
 from spacy.tokens import Doc, Span
 
 from spacy_elmo import restore_vectors
-from spacy_elmo.doc_data import MisalignedDataError
+from spacy_elmo.pipeline.doc_data import MisalignedDataError
 
 WORDS = ["I", "will", "withdraw", "money", "in", "New", "York", "City", "tomorrow", "."]
 CITY = slice(5, 8)

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from thinc.api import SGD, fix_random_seed, set_dropout_rate
 
-from spacy_elmo.layers import mix_summary, scalar_mix
-from spacy_elmo.layers.scalar_mix import softmax
+from spacy_elmo.pipeline.layers import mix_summary, scalar_mix
+from spacy_elmo.pipeline.layers.scalar_mix import softmax
 
 
 def _docs(rng, lengths=(3, 5), n_layers=3, width=4):

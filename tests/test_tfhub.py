@@ -16,8 +16,8 @@ from spacy_elmo import load_bilm
 from spacy_elmo.errors import ElmoError
 from spacy_elmo.formats import model_layout, model_options
 from spacy_elmo.formats.tfhub import TFHUB, TfHubError, published_mix_of
-from spacy_elmo.layers.scalar_mix import scalar_mix_v2, softmax
 from spacy_elmo.nn.bilm import BiLM
+from spacy_elmo.pipeline.layers.scalar_mix import scalar_mix_v2, softmax
 
 from .paths import FIXTURES
 

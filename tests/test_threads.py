@@ -10,9 +10,9 @@ import pytest
 import spacy
 import torch
 
-from spacy_elmo.layers.cache import ActivationCache
-from spacy_elmo.layers.thinc_bilm import get_bilm
 from spacy_elmo.nn.token_cache import TokenEmbeddingCache
+from spacy_elmo.pipeline.layers.cache import ActivationCache
+from spacy_elmo.pipeline.layers.thinc_bilm import get_bilm
 
 N_THREADS = 4
 

@@ -8,7 +8,7 @@ import spacy
 from spacy.tokens import Doc, DocBin
 
 from spacy_elmo import load_bilm
-from spacy_elmo.layers import get_bilm
+from spacy_elmo.pipeline.layers import get_bilm
 
 from .cli import run_cli
 

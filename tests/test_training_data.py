@@ -5,7 +5,7 @@ import pytest
 import spacy
 from spacy.training import Example
 
-from spacy_elmo.training_data import MissingAnnotationError, check_annotations, training_corpus
+from spacy_elmo.pipeline.training_data import MissingAnnotationError, check_annotations, training_corpus
 
 from .pipelines import TAGGER_ON_ELMO, tiny_tagger_pipeline
 

@@ -7,7 +7,7 @@ import pytest
 from pydantic import AliasPath, BaseModel, ConfigDict, Field
 
 from spacy_elmo.errors import ElmoError
-from spacy_elmo.validation import must_be, validate
+from spacy_elmo.util.validation import must_be, validate
 
 
 class Inner(BaseModel):

@@ -9,8 +9,8 @@ from tqdm import tqdm
 
 from ..embed import ModelReference, check_has_tokens, dump_on_ray, write_layers
 from ..errors import ElmoError
-from ..io import count_lines
 from ..models import DEFAULT_MODEL
+from ..util.io import count_lines
 from .app import app
 
 ENGINES = ("local", "ray")

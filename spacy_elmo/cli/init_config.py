@@ -6,8 +6,8 @@ import typer
 from wasabi import msg
 
 from ..errors import ElmoError
-from ..io import atomic_output
 from ..pretrain.presets import preset_config, preset_names
+from ..util.io import atomic_output
 from .app import app
 
 

@@ -20,8 +20,8 @@ from tqdm import tqdm
 from wasabi import msg
 
 from ..errors import ElmoError
-from ..io import atomic_output, text_lines
 from ..pretrain.corpus import expand_paths
+from ..util.io import atomic_output, text_lines
 from .app import app
 
 TRAIN_DIR = "train"

@@ -15,8 +15,8 @@ from typing import Callable, Iterator, List, Optional, Union
 import h5py
 
 from ..errors import ElmoError
-from ..io import atomic_output, text_lines
 from ..nn.bilm import BiLM
+from ..util.io import atomic_output, text_lines
 
 # Lines read at a time, in batches: a few batches keep memory flat however long the file is.
 BATCHES_PER_BLOCK = 16

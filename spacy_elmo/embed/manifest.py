@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 from ..errors import ElmoError, InputFileError
-from ..io import atomic_output, check_input_file, read_text
+from ..util.io import atomic_output, check_input_file, read_text
 
 MANIFEST_NAME = "manifest.json"
 FORMAT_VERSION = 1

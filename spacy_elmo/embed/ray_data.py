@@ -16,8 +16,8 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
-from ..layers.pooling import PoolingWeights, check_pooling, pooling_weights
 from ..models import DEFAULT_MODEL
+from ..pipeline.layers.pooling import PoolingWeights, check_pooling, pooling_weights
 from .model_ref import ModelReference
 
 

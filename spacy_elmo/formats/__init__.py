@@ -19,7 +19,7 @@ from typing import Any, Dict, Iterator, List, Tuple, Union
 
 from ..errors import InputFileError
 from ..nn.bilm import BiLM
-from ..options import ElmoOptions
+from ..nn.options import ElmoOptions
 from .archive import ArchiveError, is_archive, member_names, unpacked
 from .base import ModelFormat, ModelLayout
 from .bilm_tf import BILM_TF, load_options_and_weights, load_weights, save_weights

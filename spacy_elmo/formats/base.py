@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Protocol
 
 from ..nn.bilm import BiLM
-from ..options import ElmoOptions
+from ..nn.options import ElmoOptions
 
 
 @dataclass(frozen=True)

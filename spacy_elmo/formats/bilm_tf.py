@@ -16,10 +16,10 @@ import h5py
 import numpy as np
 import torch
 
-from ..chars import N_CHARS_TRAIN
-from ..io import open_hdf5
 from ..nn.bilm import BiLM
-from ..options import ElmoOptions
+from ..nn.chars import N_CHARS_TRAIN
+from ..nn.options import ElmoOptions
+from ..util.io import open_hdf5
 from .base import ModelLayout
 from .errors import WeightsError
 

@@ -36,11 +36,11 @@ import torch
 from torch import nn
 
 from ..errors import InputFileError
-from ..io import check_input_file, read_text
 from ..nn.bilm import BiLM
 from ..nn.char_encoder import CharEncoder
 from ..nn.lstm import FORGET_BIAS
-from ..options import CharCNNOptions, ElmoOptions, OptionsError, OptionsFileError
+from ..nn.options import CharCNNOptions, ElmoOptions, OptionsError, OptionsFileError
+from ..util.io import check_input_file, read_text
 from .base import ModelLayout
 from .errors import WeightsError
 from .manylangs_chars import CodePointMapper, ManyLangsVocab, parse_dic

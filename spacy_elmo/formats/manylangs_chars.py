@@ -13,7 +13,7 @@ What its batching code does, reproduced here:
   boundary strings `<S>` / `</S>` map to them; a token that is literally `<bos>` or `<eos>` is
   encoded as the boundary, as in its code.
 
-Ids are shifted as in chars.py: 0 marks batch padding and `<pad>` sits at row PAD_CHAR + 1, which is
+Ids are shifted as in nn/chars.py: 0 marks batch padding and `<pad>` sits at row PAD_CHAR + 1, which is
 what the char-CNN's column cut (nn/char_encoder.py) relies on; the other ids fill the remaining rows in
 order. With a word embedding each row has one more column, the word id + 1.
 """
@@ -25,8 +25,8 @@ from typing import Any, Dict, Optional, Sequence
 
 import numpy as np
 
-from ..chars import BOS_TOKEN, EOS_TOKEN, N_CHARS_PREDICT, PAD_CHAR, CharacterMapper
 from ..errors import InputFileError
+from ..nn.chars import BOS_TOKEN, EOS_TOKEN, N_CHARS_PREDICT, PAD_CHAR, CharacterMapper
 
 PAD_ROW = PAD_CHAR + 1
 CHAR_SPECIALS = ("<bow>", "<eow>", "<oov>", "<pad>", "<bos>", "<eos>")

@@ -32,7 +32,7 @@ import torch
 
 from ..errors import InputFileError
 from ..nn.bilm import BiLM
-from ..options import CharCNNOptions, ElmoOptions, LSTMOptions
+from ..nn.options import CharCNNOptions, ElmoOptions, LSTMOptions
 from .base import ModelLayout
 from .bilm_tf import _check_finite, _entries
 from .errors import WeightsError

@@ -15,7 +15,7 @@ from urllib.parse import unquote, urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..formats import format_names
-from ..validation import validate
+from ..util.validation import validate
 from .cache import name_problem
 from .errors import CatalogueError, UnknownModelError
 
@@ -24,7 +24,7 @@ CATALOGUE_PATH = Path(__file__).with_name("catalogue.json")
 
 class _Strict(BaseModel):
     """Unknown keys are refused. Validators raise CatalogueError, a ValueError, which pydantic collects;
-    `load_catalogue` reports the first few with the file's name (validation.py)."""
+    `load_catalogue` reports the first few with the file's name (util/validation.py)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

@@ -19,7 +19,7 @@ from urllib.request import Request, urlopen
 
 from tqdm import tqdm
 
-from ..io import atomic_output
+from ..util.io import atomic_output
 from .errors import DiskFullError, DownloadError, DownloadInterrupted, NetworkError, RemoteFileError
 
 CHUNK_BYTES = 1 << 20

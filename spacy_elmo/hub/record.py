@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, List, Set
 
-from ..io import atomic_output
+from ..util.io import atomic_output
 from .cache import RECORD_NAME
 from .catalogue import ModelEntry
 

@@ -24,7 +24,7 @@ from ..formats import is_model_path, load_model, load_options_and_weights, model
 from ..hub import downloaded_model_dir, is_catalogue_name
 from ..hub.errors import ModelNotDownloadedError
 from ..nn.bilm import BiLM
-from ..options import ElmoOptions
+from ..nn.options import ElmoOptions
 from .bundled import DEFAULT_MODEL, bundled_models
 
 PathLike = Union[str, Path]

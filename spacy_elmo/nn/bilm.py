@@ -19,11 +19,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..chars import BOS_TOKEN, EOS_TOKEN, CharacterMapper
 from ..errors import ElmoError
-from ..options import ElmoOptions
 from .char_encoder import CharEncoder, token_lengths
+from .chars import BOS_TOKEN, EOS_TOKEN, CharacterMapper
 from .lstm import BiLSTMStack, State, run_directions
+from .options import ElmoOptions
 from .token_cache import TokenEmbeddingCache
 
 WARMUP_TEXT = Path(__file__).resolve().parent.parent / "data" / "warmup.txt"

@@ -14,9 +14,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..chars import N_CHARS_PREDICT, PAD_CHAR
-from ..options import CharCNNOptions
+from .chars import N_CHARS_PREDICT, PAD_CHAR
 from .kernels import PackedWeights, linear
+from .options import CharCNNOptions
 
 
 def token_lengths(char_ids: np.ndarray) -> np.ndarray:

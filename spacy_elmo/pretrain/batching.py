@@ -16,8 +16,8 @@ from typing import Dict, Iterable, Iterator, List, Optional
 import numpy as np
 import torch
 
-from ..chars import BOS_TOKEN, EOS_TOKEN, CharacterMapper
 from ..nn.char_encoder import token_lengths
+from ..nn.chars import BOS_TOKEN, EOS_TOKEN, CharacterMapper
 from .vocab import Vocabulary
 
 PAD_TARGET = -1

@@ -17,7 +17,7 @@ import torch
 from confection import Config
 from filelock import FileLock, Timeout
 
-from ..io import atomic_output, atomic_stream, remove_stale_temps
+from ..util.io import atomic_output, atomic_stream, remove_stale_temps
 from .config import RESUMABLE_CHANGES, config_differences
 from .errors import RunDirError
 

@@ -15,8 +15,8 @@ from typing import Any, Dict, List, Literal, Optional, Sequence, Union
 from confection import Config, ConfigValidationError
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..options import ElmoOptions, OptionsError
-from ..validation import must_be, validate
+from ..nn.options import ElmoOptions, OptionsError
+from ..util.validation import must_be, validate
 from .errors import ConfigError
 
 # Each setting is declared once, with its type, default, limits and meaning: the checks, the error

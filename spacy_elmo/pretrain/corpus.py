@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, List, Sequence, Union
 
-from ..io import text_lines
+from ..util.io import text_lines
 from .errors import CorpusError
 
 

@@ -19,10 +19,10 @@ import h5py
 import numpy as np
 import torch
 
-from ..chars import N_CHARS_PREDICT
 from ..formats import WeightsError, load_weights, save_weights
-from ..io import atomic_output, open_hdf5
-from ..options import ElmoOptions
+from ..nn.chars import N_CHARS_PREDICT
+from ..nn.options import ElmoOptions
+from ..util.io import atomic_output, open_hdf5
 from .model import LanguageModel
 from .vocab import Vocabulary
 

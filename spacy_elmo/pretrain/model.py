@@ -20,8 +20,8 @@ from torch import nn
 
 from ..nn.bilm import BiLM
 from ..nn.lstm import State, run_directions
+from ..nn.options import ElmoOptions
 from ..nn.softmax import LogUniformSampler, Softmax
-from ..options import ElmoOptions
 
 # Per layer: h `[2, batch, P]` and c `[2, batch, cell]`, direction 0 forward, 1 backward.
 States = List[State]

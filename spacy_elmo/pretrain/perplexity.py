@@ -19,7 +19,7 @@ from typing import Iterator, List, Optional, Sequence, Union
 import torch
 from tqdm import tqdm
 
-from ..chars import EOS_TOKEN, CharacterMapper
+from ..nn.chars import EOS_TOKEN, CharacterMapper
 from .batching import StreamBatcher, TokenRows
 from .corpus import CorpusError, corpus_stats, read_sentences
 from .model import LanguageModel

@@ -6,7 +6,7 @@ import logging
 from pathlib import Path
 from typing import Union
 
-from ..io import atomic_output
+from ..util.io import atomic_output
 from .checkpoint import MetricsLog
 
 logger = logging.getLogger(__name__)

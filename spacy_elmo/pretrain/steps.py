@@ -17,7 +17,7 @@ from typing import Any, Callable, ContextManager, Iterable, Iterator, Optional, 
 import numpy as np
 import torch
 
-from ..chars import CharacterMapper
+from ..nn.chars import CharacterMapper
 from ..nn.softmax import LogUniformSampler
 from . import distributed
 from .batching import PAD_TARGET, Batch, TokenRows

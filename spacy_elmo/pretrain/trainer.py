@@ -23,10 +23,10 @@ import torch
 from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
-from ..chars import CharacterMapper
 from ..formats import load_weights
+from ..nn.chars import CharacterMapper
+from ..nn.options import ElmoOptions
 from ..nn.softmax import LogUniformSampler
-from ..options import ElmoOptions
 from . import distributed
 from .batching import Batch, StreamBatcher
 from .checkpoint import (

@@ -13,8 +13,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Union
 
-from ..chars import BOS_TOKEN, EOS_TOKEN
-from ..io import atomic_output, read_text, text_lines
+from ..nn.chars import BOS_TOKEN, EOS_TOKEN
+from ..util.io import atomic_output, read_text, text_lines
 from .errors import VocabError
 
 UNK_TOKEN = "<UNK>"

@@ -18,7 +18,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Dict, List, Tuple
 
-from spacy_elmo.machine import cpu_name
+from spacy_elmo.util.machine import cpu_name
 
 METRIC = {"pos": ("tag_acc", "PTB tag accuracy"), "ner": ("ents_f", "entity F1")}
 SIZES = ["500", "2000", "all"]

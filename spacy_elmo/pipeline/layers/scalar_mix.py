@@ -18,7 +18,7 @@ import numpy as np
 from thinc.api import Model
 from thinc.types import Floats2d, Floats3d
 
-from ..errors import ElmoError
+from ...errors import ElmoError
 
 InT = List[Floats3d]
 OutT = List[Floats2d]
@@ -78,8 +78,8 @@ def scalar_mix_v2(
 
 
 def _published(reference: str) -> Tuple[List[float], float]:
-    from ..formats.tfhub import published_mix_of  # formats loads torch models: only when a mix starts from one
-    from ..models import resolve_model
+    from ...formats.tfhub import published_mix_of  # formats loads torch models: only when a mix starts from one
+    from ...models import resolve_model
 
     mix = published_mix_of(resolve_model(reference))
     return mix.weights, mix.gamma

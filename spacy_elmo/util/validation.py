@@ -15,7 +15,7 @@ from typing import Any, Iterator, List, Optional, Sequence, Type, TypeVar, Union
 from pydantic import AliasPath, Field, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
-from .errors import ElmoError
+from ..errors import ElmoError
 
 T = TypeVar("T")
 MAX_PROBLEMS = 5

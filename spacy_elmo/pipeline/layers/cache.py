@@ -9,7 +9,7 @@ from typing import Any, Hashable
 
 import numpy as np
 
-from ..nn.lru import LRU
+from ...nn.lru import LRU
 
 
 def _nbytes(value: Any) -> int:

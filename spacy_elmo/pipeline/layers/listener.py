@@ -19,8 +19,8 @@ from spacy.tokens import Doc
 from thinc.api import Model, chain, concatenate, with_array
 from thinc.types import Floats2d, Floats3d
 
+from ...errors import ElmoError
 from ..doc_data import get_layers
-from ..errors import ElmoError
 from .projection import projection
 
 LISTENER_ARCHITECTURE = "spacy-elmo.ElmoListener.v1"

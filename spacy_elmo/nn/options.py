@@ -16,9 +16,9 @@ from pydantic import AliasPath, ConfigDict, Field, field_validator, model_valida
 from pydantic.dataclasses import dataclass
 from typing_extensions import Annotated
 
-from .errors import OptionsError, OptionsFileError
-from .io import read_text
-from .validation import must_be, validate
+from ..errors import OptionsError, OptionsFileError
+from ..util.io import read_text
+from ..util.validation import must_be, validate
 
 # Upper bounds, checked before anything is allocated: a typo or a crafted file (also inside a saved
 # pipeline) must fail with the key's name, not allocate gigabytes or fail in the allocator. Far above

@@ -36,10 +36,10 @@ from spacy.vocab import Vocab
 from thinc.api import Model, Optimizer
 from thinc.types import Floats3d
 
+from ..errors import ElmoError
+from ..util.io import atomic_output
 from .doc_data import ensure_extension, set_doc_data
-from .errors import ElmoError
 from .hooks import install_hooks
-from .io import atomic_output
 from .layers import ElmoListener, load_source, mix_summary, set_frozen
 from .layers.frozen_cache import FrozenLayerCache
 from .layers.listener import replace_listener_cfg

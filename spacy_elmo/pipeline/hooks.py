@@ -15,8 +15,8 @@ from typing import Dict, Iterable, Union, cast
 import numpy as np
 from spacy.tokens import Doc, Span, Token
 
+from ..errors import ElmoError
 from .doc_data import ensure_extension, get_doc_data, rows_match, stored_data
-from .errors import ElmoError
 
 Obj = Union[Doc, Span, Token]
 

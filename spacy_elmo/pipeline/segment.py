@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, List, Optional, Protocol, Sequence, runtime_ch
 
 import numpy as np
 
-from .errors import ElmoError
+from ..errors import ElmoError
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc

@@ -16,7 +16,7 @@ from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from .errors import ElmoError
+from ..errors import ElmoError
 
 # The built-in factories a listening head may have -> (what it learns, whether a gold doc has any).
 LEARNS_FROM: Dict[str, Tuple[str, Callable[[Doc], bool]]] = {

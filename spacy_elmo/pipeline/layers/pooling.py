@@ -14,7 +14,7 @@ import numpy as np
 from thinc.api import Model
 from thinc.types import Floats2d, Floats3d
 
-from ..errors import ElmoError
+from ...errors import ElmoError
 
 PoolingWeights = Union[str, Sequence[float]]
 SHORTHANDS = ("mean", "top")

@@ -14,7 +14,7 @@ from typing import Dict, List, Sequence
 
 import numpy as np
 
-from .errors import ElmoError
+from ..errors import ElmoError
 
 BOS_CHAR = 256
 EOS_CHAR = 257

@@ -37,12 +37,12 @@ from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v3, get_torch_default_de
 from thinc.types import Floats3d
 from torch import nn
 
-from ..errors import ElmoError
-from ..formats import ManyLangsBiLM, describe, rebuild
-from ..models.sources import ModelReference, load_reference, model_reference, reference_options
-from ..nn.bilm import BiLM
-from ..nn.fast import FAST_MODES, FastModeError, FastModeUnavailable, make_fast
-from ..options import ElmoOptions
+from ...errors import ElmoError
+from ...formats import ManyLangsBiLM, describe, rebuild
+from ...models.sources import ModelReference, load_reference, model_reference, reference_options
+from ...nn.bilm import BiLM
+from ...nn.fast import FAST_MODES, FastModeError, FastModeUnavailable, make_fast
+from ...nn.options import ElmoOptions
 from ..segment import Segment, Segmenter, check_segments, sentence_windows
 
 InT = List[Doc]

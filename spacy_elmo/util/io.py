@@ -14,7 +14,7 @@ from typing import Any, BinaryIO, Iterator, Optional, Type, Union
 
 import h5py
 
-from .errors import DiskFullError, ElmoError, InputFileError, OutputFileError
+from ..errors import DiskFullError, ElmoError, InputFileError, OutputFileError
 
 # A write that failed with less free space than this left on the device is reported as a full disk:
 # torch and h5py do not always pass the ENOSPC of the failed write on (torch says "unexpected pos").

@@ -32,7 +32,7 @@ import numpy as np
 from spacy.attrs import IDX, LENGTH
 from spacy.tokens import Doc
 
-from .errors import ElmoError
+from ..errors import ElmoError
 
 EXTENSION = "elmo"
 
