@@ -58,18 +58,23 @@ def dump_command(
     """Write one dataset per input line, key = the line index, shape [L+1, n_tokens, 2P] (float32)."""
     reference = ModelReference.from_cli(model, options, weights)
     if engine == "ray":
-        _dump_on_ray(
-            input_path,
-            output_path,
-            reference,
-            address,
-            workers,
-            gpus_per_worker,
-            batch_size,
-            stateful,
-            progress,
-            overwrite,
-        )
+        if output_path.exists() and not output_path.is_dir():
+            raise ElmoError(f"{output_path} is a file; with --engine ray give the folder to write the shards to")
+        with tqdm(unit="shard", desc="dump", disable=not progress, delay=1) as bar:
+            manifest = dump_on_ray(
+                input_path,
+                output_path,
+                reference,
+                address=address,
+                workers=workers,
+                gpus_per_worker=gpus_per_worker,
+                batch_size=batch_size,
+                stateful=stateful,
+                overwrite=overwrite,
+                on_shard=lambda shard: bar.update(),
+            )
+        sentences = sum(shard.sentences or 0 for shard in manifest.shards)
+        typer.echo(f"wrote {len(manifest.shards)} shards, {sentences} sentences, to {output_path} (manifest.json)")
         return
     if engine != "local":
         raise ElmoError(f"--engine {engine!r} is not one of {', '.join(ENGINES)}")
@@ -85,34 +90,3 @@ def dump_command(
     with tqdm(total=n_lines, unit="sent", desc="dump", disable=not progress) as bar:
         written = write_layers(bilm, input_path, output_path, batch_size, stateful, on_block=bar.update)
     typer.echo(f"wrote {written.sentences} sentences to {output_path}")
-
-
-def _dump_on_ray(
-    pattern: Path,
-    out_dir: Path,
-    reference: ModelReference,
-    address: Optional[str],
-    workers: Optional[int],
-    gpus_per_worker: float,
-    batch_size: int,
-    stateful: bool,
-    progress: bool,
-    overwrite: bool,
-) -> None:
-    if out_dir.exists() and not out_dir.is_dir():
-        raise ElmoError(f"{out_dir} is a file; with --engine ray give the folder to write the shards to")
-    with tqdm(unit="shard", desc="dump", disable=not progress, delay=1) as bar:
-        manifest = dump_on_ray(
-            pattern,
-            out_dir,
-            reference,
-            address,
-            workers,
-            gpus_per_worker,
-            batch_size,
-            stateful,
-            overwrite,
-            on_shard=lambda shard: bar.update(),
-        )
-    sentences = sum(shard.sentences or 0 for shard in manifest.shards)
-    typer.echo(f"wrote {len(manifest.shards)} shards, {sentences} sentences, to {out_dir} (manifest.json)")

@@ -14,6 +14,7 @@ import logging
 import os
 import socket
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Union
 
@@ -113,7 +114,8 @@ def dump_on_ray(
     manifest.write(out_dir)
     todo = [shard for shard in shards if shard.status != DONE]
     if todo:
-        _run(todo, manifest, out_dir, reference, address, workers, gpus_per_worker, batch_size, stateful, on_shard)
+        cluster = _Cluster(address, workers, gpus_per_worker)
+        _run(todo, manifest, out_dir, _Job(reference, batch_size, stateful), cluster, on_shard)
     failed = [shard for shard in shards if shard.status == FAILED]
     if failed:
         reasons = "; ".join(f"{shard.input}: {shard.error}" for shard in failed)
@@ -124,29 +126,43 @@ def dump_on_ray(
     return manifest
 
 
+@dataclass(frozen=True)
+class _Cluster:
+    """Where the workers run: `address` (None: a local cluster), how many, and their GPUs each."""
+
+    address: Optional[str]
+    workers: Optional[int]
+    gpus_per_worker: float
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What each worker does with a shard: the model, and how `write_layers` batches it."""
+
+    reference: ModelReference
+    batch_size: int
+    stateful: bool
+
+
 def _run(
     todo: List[Shard],
     manifest: Manifest,
     out_dir: Path,
-    reference: ModelReference,
-    address: Optional[str],
-    workers: Optional[int],
-    gpus_per_worker: float,
-    batch_size: int,
-    stateful: bool,
+    job: _Job,
+    cluster: _Cluster,
     on_shard: Optional[Callable[[Shard], None]],
 ) -> None:
     ray = import_ray()
-    started = _connect(ray, address, workers)
+    started = _connect(ray, cluster.address, cluster.workers)
     try:
         gpus = ray.cluster_resources().get("GPU", 0)
-        if gpus_per_worker > gpus:
+        if cluster.gpus_per_worker > gpus:
             raise ElmoError(
-                f"--gpus-per-worker {gpus_per_worker:g} but the Ray cluster has {gpus:g} GPUs; "
+                f"--gpus-per-worker {cluster.gpus_per_worker:g} but the Ray cluster has {gpus:g} GPUs; "
                 "leave it out to run on CPUs, or join a cluster with GPUs (--address)"
             )
-        n_workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        actors = _start_workers(ray, min(n_workers, len(todo)), reference, gpus_per_worker, batch_size, stateful)
+        n_workers = cluster.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        actors = _start_workers(ray, min(n_workers, len(todo)), job, cluster.gpus_per_worker)
         queue = list(todo)
         running: Dict[Any, Any] = {}
 
@@ -186,9 +202,7 @@ def _record(ray: Any, ref: Any, shard: Shard, out_dir: Path) -> None:
     shard.output_size = (out_dir / shard.output).stat().st_size
 
 
-def _start_workers(
-    ray: Any, n: int, reference: ModelReference, gpus_per_worker: float, batch_size: int, stateful: bool
-) -> List[Any]:
+def _start_workers(ray: Any, n: int, job: _Job, gpus_per_worker: float) -> List[Any]:
     options: Dict[str, Any] = {
         "num_cpus": 1,
         "num_gpus": gpus_per_worker,
@@ -203,7 +217,8 @@ def _start_workers(
     run = uuid.uuid4().hex[:8]
     worker = ray.remote(ShardWriter)
     return [
-        worker.options(name=f"{run}-{i}", **options).remote(reference, batch_size, stateful, device) for i in range(n)
+        worker.options(name=f"{run}-{i}", **options).remote(job.reference, job.batch_size, job.stateful, device)
+        for i in range(n)
     ]
 
 
