@@ -92,23 +92,30 @@ class _Scopes:
         self.lock = threading.Lock()
         self.open: Dict[bool, int] = {True: 0, False: 0}
         self.saved: Optional[_Saved] = None
+        self.applied: Optional[bool] = None  # the mode set now; nested calls in the same mode set nothing
+
+    def _set(self, saved: _Saved) -> None:
+        tf32 = self.open[False] == 0
+        if tf32 != self.applied:
+            _apply(saved, tf32)
+            self.applied = tf32
 
     def enter(self, tf32: bool) -> None:
         with self.lock:
             if self.saved is None:
                 self.saved = _save()
             self.open[tf32] += 1
-            _apply(self.saved, tf32=self.open[False] == 0)
+            self._set(self.saved)
 
     def leave(self, tf32: bool) -> None:
         with self.lock:
             assert self.saved is not None
             self.open[tf32] -= 1
             if self.open[True] + self.open[False] == 0:
-                saved, self.saved = self.saved, None
+                saved, self.saved, self.applied = self.saved, None, None
                 _restore(saved)
             else:
-                _apply(self.saved, tf32=self.open[False] == 0)
+                self._set(self.saved)
 
 
 _SCOPES = _Scopes()
