@@ -1,7 +1,10 @@
 """GPU speed: inference tokens/s of the original size at batch 1, 32 and 128 (random weights, real
 sentences) and pretraining tokens/s of the `small` preset, fp32 and with TF32 + bf16 + prefetching.
+Each figure comes with the fraction of the device's peak (fp32 and TF32, from nominal FLOPs per token)
+and how busy the GPU was.
 
     python -m benchmarks.bench_gpu $SPACY_ELMO_DATA/pretrain/gutenberg/train   # one-sentence-per-line .txt files
+    python -m benchmarks.bench_gpu DIR --device cpu --tiny   # the same code at the tiny size: seconds, CI
 
 About two minutes on an H100. Prints figures; asserts nothing (the GPU's correctness: tests/test_gpu.py).
 """
@@ -9,48 +12,150 @@ About two minutes on an H100. Prints figures; asserts nothing (the GPU's correct
 from __future__ import annotations
 
 import argparse
+import shutil
+import subprocess
 import tempfile
+import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import torch
 
-from benchmarks.common import DEFAULT_TEXT, load_sentences, machine
+from benchmarks.common import DEFAULT_TEXT, flops_per_token, load_sentences, machine
 from spacy_elmo import BiLM, preset
+from spacy_elmo.nn.options import ElmoOptions
+from spacy_elmo.pretrain import PretrainConfig, Vocabulary, build_vocabulary, count_tokens, load_config
+from spacy_elmo.pretrain.checkpoint import LOG_FILE, MetricsLog
+from spacy_elmo.pretrain.distributed import Context
+from spacy_elmo.pretrain.trainer import Trainer
 
 REPO = Path(__file__).resolve().parent.parent
-Result = Tuple[str, str]
+# Dense peak FLOP/s (fp32 on the CUDA cores, TF32 on the tensor cores) by a part of the device's name.
+PEAKS: Dict[str, Tuple[float, float]] = {
+    "H100 80GB HBM3": (67e12, 495e12),
+    "H100 SXM": (67e12, 495e12),
+    "H200": (67e12, 495e12),
+}
 
 
-def sentences(n: int) -> List[List[str]]:
-    lines = load_sentences(DEFAULT_TEXT, 10**9)
-    return [lines[i % len(lines)] for i in range(n)]
+@dataclass
+class Size:
+    """How much to measure: the full figures, or the tiny run that checks the code in seconds."""
+
+    options: str
+    pretrain_config: str
+    batch_sizes: Tuple[int, ...]
+    min_sentences: int
+    steps: int
+    log_every: int
 
 
-def inference_speed(options_name: str = "original") -> List[Result]:
+FULL = Size("original", "pretrain_small.cfg", (1, 32, 128), 64, 60, 10)
+TINY = Size("tiny", "pretrain_tiny.cfg", (1, 4), 8, 4, 2)
+
+
+def peaks(device: torch.device) -> Optional[Tuple[float, float]]:
+    """(fp32, TF32) peak FLOP/s of the device, None where the table does not know it (any CPU)."""
+    if device.type != "cuda":
+        return None
+    name = torch.cuda.get_device_name(device)
+    return next((peak for key, peak in PEAKS.items() if key in name), None)
+
+
+def pretraining_flops_per_token(options: ElmoOptions, n_classes: int) -> float:
+    """Nominal FLOPs of one step per forward target: the biLM's (char CNN counted once, as a step
+    encodes each distinct token once; both directions' LSTMs) and both directions' softmax over
+    `n_classes` rows (negatives or the vocabulary), forward and backward (backward about twice the
+    forward)."""
+    return 3.0 * (flops_per_token(options) + 2 * 2.0 * options.projection_dim * n_classes)
+
+
+class BusyMeter:
+    """The GPU's mean utilisation (%) while the block runs, sampled every 0.1 s from NVML through
+    torch.cuda.utilization, else nvidia-smi; None where neither answers (a CPU, no driver tools)."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+        self.samples: List[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _read(self) -> Optional[float]:
+        try:
+            return float(torch.cuda.utilization(self.device))
+        except Exception:  # no pynvml or no NVML: torch raises several kinds; nvidia-smi may still answer
+            pass
+        if shutil.which("nvidia-smi") is None:
+            return None
+        index = self.device.index if self.device.index is not None else torch.cuda.current_device()
+        query = ["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits", f"--id={index}"]
+        result = subprocess.run(query, capture_output=True, text=True)
+        return float(result.stdout.strip()) if result.returncode == 0 and result.stdout.strip() else None
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.1):
+            value = self._read()
+            if value is None:
+                return
+            self.samples.append(value)
+
+    def __enter__(self) -> "BusyMeter":
+        if self.device.type == "cuda":
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def figure(self) -> str:
+        return f"{sum(self.samples) / len(self.samples):.0f}%" if self.samples else "n/a"
+
+
+def line(name: str, device: torch.device, tokens_per_s: float, flops: float, busy: BusyMeter) -> str:
+    """One figure: tokens/s, the fraction of the fp32 and the TF32 peak, and how busy the GPU was."""
+    peak = peaks(device)
+    rate = tokens_per_s * flops
+    fractions = "n/a" if peak is None else f"{rate / peak[0]:.1%} / {rate / peak[1]:.1%}"
+    return f"{name:<48} {tokens_per_s:>12,.0f} tokens/s   peak fp32/TF32 {fractions:<15}   busy {busy.figure()}"
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def inference_speed(device: torch.device, size: Size) -> List[str]:
     torch.manual_seed(0)
-    bilm = BiLM(preset(options_name)).to("cuda").eval()
-    text = sentences(512)
+    options = preset(size.options)
+    bilm = BiLM(options).to(device).eval()
+    n_sentences = max(max(b * 4, size.min_sentences) for b in size.batch_sizes)
+    text = load_sentences(DEFAULT_TEXT, n_sentences * 40)
+    text = [text[i % len(text)] for i in range(n_sentences)]
     results = []
-    for batch_size in (1, 32, 128):
-        subset = text[: max(batch_size * 4, 64)]
+    for batch_size in size.batch_sizes:
+        subset = text[: max(batch_size * 4, size.min_sentences)]
         bilm.embed(subset[:batch_size], batch_size=batch_size)  # warm-up
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        bilm.embed(subset, batch_size=batch_size)
-        torch.cuda.synchronize()
-        seconds = time.perf_counter() - start
-        n_tokens = sum(len(s) for s in subset)
-        results.append((f"inference {options_name}, batch {batch_size}", f"{n_tokens / seconds:,.0f} tokens/s"))
+        synchronize(device)
+        with BusyMeter(device) as busy:
+            start = time.perf_counter()
+            bilm.embed(subset, batch_size=batch_size)
+            synchronize(device)
+            seconds = time.perf_counter() - start
+        speed = sum(len(s) for s in subset) / seconds
+        results.append(
+            line(f"inference {size.options}, batch {batch_size}", device, speed, flops_per_token(options), busy)
+        )
     return results
 
 
-def pretraining_speed(data: Path) -> List[Result]:
-    from spacy_elmo.pretrain import build_vocabulary, count_tokens, load_config, train
-    from spacy_elmo.pretrain.checkpoint import LOG_FILE, MetricsLog
-
+def pretraining_speed(data: Path, device: torch.device, size: Size) -> List[str]:
     files = sorted(p for p in data.iterdir() if p.suffix == ".txt")[:2]
+    if not files:
+        raise SystemExit(f"{data} holds no .txt files (one whitespace-tokenized sentence per line)")
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         vocab_path = Path(tmp) / "vocab.txt"
@@ -63,28 +168,50 @@ def pretraining_speed(data: Path) -> List[Result]:
             overrides = {
                 "paths.train": [str(f) for f in files],
                 "paths.vocab": str(vocab_path),
-                "training.max_steps": 60,
-                "logging.log_every": 10,
+                "paths.dev": None,  # the presets name corpus/dev.txt
+                "training.max_steps": size.steps,
+                "logging.log_every": size.log_every,
                 "logging.checkpoint_every": 1000,
                 "logging.plot": False,
                 **extra,
             }
-            config = load_config(REPO / "configs" / "pretrain_small.cfg", overrides)
-            train(config, out, show_progress=False)
+            config = load_config(REPO / "configs" / size.pretrain_config, overrides)
+            with BusyMeter(device) as busy:
+                Trainer(config, out, Context(device=device), show_progress=False).run()
             speeds = [r["tokens_per_s"] for r in MetricsLog(out / LOG_FILE).records() if r.get("event") == "train"]
-            results.append((f"pretraining small preset, {label}", f"{speeds[-1]:,.0f} tokens/s"))
+            flops = pretraining_flops_per_token(config.options, softmax_rows(config))
+            results.append(line(f"pretraining {size.pretrain_config}, {label}", device, speeds[-1], flops, busy))
     return results
+
+
+def softmax_rows(config: PretrainConfig) -> int:
+    """The rows each target's logits are taken over: the negatives, or the whole vocabulary."""
+    t = config.training
+    if t.softmax == "sampled":
+        return t.n_negative_samples
+    return len(Vocabulary.from_file(config.vocab))
+
+
+def device_name(device: torch.device) -> str:
+    if device.type == "cuda":
+        return f"GPU: {torch.cuda.get_device_name(device)}, CUDA {torch.version.cuda}"
+    return "GPU: none (measured on the CPU)"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("data", type=Path, help="Directory of one-sentence-per-line .txt files.")
+    parser.add_argument("--device", default="cuda", help="Where to run: cuda (default), cuda:N or cpu.")
+    parser.add_argument("--tiny", action="store_true", help="The tiny model and a few steps: checks the code runs.")
     args = parser.parse_args()
-    if not torch.cuda.is_available():
-        raise SystemExit("no CUDA GPU: nothing to measure")
-    print(machine(), torch.cuda.get_device_name(0), flush=True)
-    for name, figure in inference_speed() + pretraining_speed(args.data):
-        print(f"{name:<45} {figure}")
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("no CUDA GPU: nothing to measure (--device cpu --tiny runs the same code on the CPU)")
+    size = TINY if args.tiny else FULL
+    print(machine(), flush=True)
+    print(device_name(device), flush=True)
+    for figure in inference_speed(device, size) + pretraining_speed(args.data, device, size):
+        print(figure, flush=True)
 
 
 if __name__ == "__main__":

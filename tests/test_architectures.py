@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 from spacy.util import registry
 
-from spacy_elmo.pipeline import architectures, training_log
+from spacy_elmo.pipeline import architectures
+from spacy_elmo.pipeline.layers.scalar_mix import build_scalar_mix_v2
+from spacy_elmo.pipeline.layers.thinc_bilm import build_bilm_v2
 
 REGISTERED = [
     ("architectures", "spacy-elmo.BiLM.v1"),
@@ -17,6 +19,7 @@ REGISTERED = [
     ("architectures", "spacy-elmo.ElmoListener.v1"),
     ("architectures", "spacy-elmo.ElmoTok2Vec.v1"),
     ("layers", "spacy-elmo.ScalarMix.v1"),
+    ("layers", "spacy-elmo.ScalarMix.v2"),
     ("layers", "spacy-elmo.Pooling.v1"),
     ("misc", "spacy-elmo.sentence_windows.v1"),
     ("loggers", "spacy-elmo.MixLogger.v1"),
@@ -30,7 +33,7 @@ def test_each_name_has_its_own_versioned_function(table, name):
     _, base, version = name.split(".")
     assert func.__name__.endswith(f"_{version}")
     assert func.__name__.replace("_", "") == f"build{base}{version}".replace("_", "").lower()
-    assert func.__module__ in (architectures.__name__, training_log.__name__)
+    assert func.__module__.startswith("spacy_elmo.pipeline.")
 
 
 @pytest.mark.parametrize("table,name", REGISTERED)
@@ -58,10 +61,16 @@ def test_entry_points_name_the_registered_functions():
 
 def test_bilm_v1_builds_what_v2_builds_with_its_segmentation():
     old = architectures.build_bilm_v1(name="fixture-tiny", max_batch_tokens=100, max_length=64, overlap=8)
-    new = architectures.build_bilm_v2(
+    new = build_bilm_v2(
         name="fixture-tiny",
         max_batch_tokens=100,
         segmentation=architectures.build_sentence_windows_v1(max_length=64, overlap=8),
     )
     assert old.attrs == new.attrs
     assert old._func.keywords["segmenter"] == new._func.keywords["segmenter"]
+
+
+def test_scalar_mix_v1_builds_what_v2_builds_without_a_module():
+    old = architectures.build_scalar_mix_v1(weights=[0.1, 0.2, 0.3], gamma=2.0, dropout=0.1)
+    new = build_scalar_mix_v2(weights=[0.1, 0.2, 0.3], gamma=2.0, dropout=0.1)
+    assert old.attrs == new.attrs and old.attrs["start_from"] is None

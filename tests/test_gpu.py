@@ -1,6 +1,9 @@
-"""The GPU paths give the CPU's results: the biLM (bundled and original size; stateless, warm, stateful)
-and the `elmo` component under `spacy.require_gpu()` with a fine-tuned biLM. Skipped without CUDA (and
-the component test without CuPy); on a GPU machine `pytest tests/test_gpu.py`. GPU speed:
+"""A copy of the biLM on a device gives the CPU's results: the biLM (bundled, and original size on a
+GPU; stateless, warm, stateful) and the `elmo` component (under `spacy.require_gpu()` on a GPU) with a
+fine-tuned biLM. Each check is one function run for every device: on the CPU in CI (a copy on the CPU,
+and the tiny size instead of the original), so that the code cannot rot unseen, and on a CUDA GPU
+where there is one (`pytest tests/test_gpu.py`). No precision flag is set here: under torch's defaults
+(cuDNN TF32 on) the biLM must still compute in fp32 (nn/precision.py). GPU speed:
 `python -m benchmarks.bench_gpu`."""
 
 from typing import List
@@ -14,8 +17,16 @@ from spacy_elmo.models import bundled_model_paths
 
 from .paths import WARMUP_TEXT
 
-pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 TOLERANCE = 1e-4
+NEEDS_CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+# (model, device): the original size only where a GPU makes it quick.
+MODELS_ON_DEVICES = [
+    ("bundled", "cpu"),
+    ("tiny", "cpu"),
+    pytest.param("bundled", "cuda", marks=NEEDS_CUDA),
+    pytest.param("original", "cuda", marks=NEEDS_CUDA),
+]
+DEVICES = ["cpu", pytest.param("cuda", marks=NEEDS_CUDA)]
 
 
 def sentences(n: int) -> List[List[str]]:
@@ -24,37 +35,38 @@ def sentences(n: int) -> List[List[str]]:
 
 
 def cpu_bilm(name: str) -> BiLM:
-    if name == "original":
-        torch.manual_seed(0)
-        return BiLM(preset("original")).eval()
-    return load_bilm(*bundled_model_paths())
+    if name == "bundled":
+        return load_bilm(*bundled_model_paths())
+    torch.manual_seed(0)
+    return BiLM(preset(name)).eval()
 
 
 @pytest.mark.parametrize("mode", ["stateless", "warm", "stateful"])
-@pytest.mark.parametrize("name", ["bundled", "original"])
-def test_bilm_on_the_gpu_matches_the_cpu(name, mode):
-    torch.backends.cuda.matmul.allow_tf32 = False
+@pytest.mark.parametrize("name, device", MODELS_ON_DEVICES)
+def test_bilm_on_a_device_matches_the_cpu(name, device, mode):
     cpu = cpu_bilm(name)
-    gpu = BiLM(cpu.options)
-    gpu.load_state_dict(cpu.state_dict())
-    gpu.to("cuda").eval()
+    other = BiLM(cpu.options)
+    other.load_state_dict(cpu.state_dict())
+    other.to(device).eval()
     if mode == "warm":
         cpu.set_warm_start()
-        gpu.set_warm_start()
+        other.set_warm_start()
     stateful = mode == "stateful"
     batch = sentences(24)
     for _ in range(2 if stateful else 1):  # the second stateful call starts from the carried states
         for x, y in zip(
-            cpu.embed(batch, stateful=stateful, batch_size=8), gpu.embed(batch, stateful=stateful, batch_size=8)
+            cpu.embed(batch, stateful=stateful, batch_size=8), other.embed(batch, stateful=stateful, batch_size=8)
         ):
             np.testing.assert_allclose(y, x, atol=TOLERANCE, rtol=0)
 
 
-def test_component_under_require_gpu_matches_the_cpu_and_fine_tunes():
-    pytest.importorskip("cupy", reason="spaCy's GPU ops need CuPy")
+@pytest.mark.parametrize("device", DEVICES)
+def test_component_on_a_device_matches_the_cpu_and_fine_tunes(device):
     import spacy
     from spacy.training import Example
 
+    if device == "cuda":
+        pytest.importorskip("cupy", reason="spaCy's GPU ops need CuPy")
     texts = [" ".join(s) for s in sentences(16)]
 
     def build() -> "spacy.language.Language":
@@ -79,14 +91,15 @@ def test_component_under_require_gpu_matches_the_cpu_and_fine_tunes():
 
     cpu_nlp, _ = build()
     expected = vectors(cpu_nlp)
-    spacy.require_gpu()
+    if device == "cuda":
+        spacy.require_gpu()
     try:
-        gpu_nlp, examples = build()
-        np.testing.assert_allclose(vectors(gpu_nlp), expected, atol=TOLERANCE, rtol=0)
-        optimizer = gpu_nlp.create_optimizer()
+        nlp, examples = build()
+        np.testing.assert_allclose(vectors(nlp), expected, atol=TOLERANCE, rtol=0)
+        optimizer = nlp.create_optimizer()
         losses: dict = {}
         for _ in range(3):
-            gpu_nlp.update(examples, sgd=optimizer, losses=losses)
+            nlp.update(examples, sgd=optimizer, losses=losses)
         assert np.isfinite(losses["tagger"])
     finally:
         spacy.require_cpu()

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from thinc.api import SGD, fix_random_seed, set_dropout_rate
 
-from spacy_elmo.pipeline.layers import mix_summary, scalar_mix
+from spacy_elmo.pipeline.layers import build_scalar_mix_v2, mix_summary
 from spacy_elmo.pipeline.layers.scalar_mix import softmax
 
 
@@ -15,7 +15,7 @@ def _docs(rng, lengths=(3, 5), n_layers=3, width=4):
 def test_mix_is_gamma_times_softmax_weighted_sum():
     rng = np.random.default_rng(0)
     Xs = _docs(rng)
-    model = scalar_mix(weights=[1.0, 0.0, -1.0], gamma=2.0)
+    model = build_scalar_mix_v2(weights=[1.0, 0.0, -1.0], gamma=2.0)
     model.initialize(X=Xs)
     Ys = model.predict(Xs)
     s = softmax(np.array([1.0, 0.0, -1.0]))
@@ -29,13 +29,13 @@ def test_mix_is_gamma_times_softmax_weighted_sum():
 def test_default_weights_give_the_mean_of_layers():
     rng = np.random.default_rng(1)
     Xs = _docs(rng)
-    model = scalar_mix()
+    model = build_scalar_mix_v2()
     Ys = model.predict(Xs)
     np.testing.assert_allclose(Ys[1], Xs[1].mean(axis=0), rtol=1e-5, atol=1e-6)
 
 
 def test_wrong_number_of_initial_weights_names_both_counts():
-    model = scalar_mix(weights=[0.0, 1.0])
+    model = build_scalar_mix_v2(weights=[0.0, 1.0])
     with pytest.raises(ValueError, match="2 initial weights but the biLM gives 3 layers"):
         model.initialize(X=_docs(np.random.default_rng(2)))
 
@@ -54,7 +54,7 @@ def test_gradients_match_finite_differences(layer_norm):
     Xs = [x.astype(np.float64) for x in _docs(rng)]
     Xs[0][:, 1] = 0.0  # a whitespace row: not a real position for the layer norm
     target = [rng.normal(size=x.shape[1:]) for x in Xs]
-    model = scalar_mix(weights=[0.3, -0.2, 0.1], gamma=1.5, layer_norm=layer_norm)
+    model = build_scalar_mix_v2(weights=[0.3, -0.2, 0.1], gamma=1.5, layer_norm=layer_norm)
     model.initialize(X=Xs)
     _, dXs = _loss_and_grads(model, Xs, target)
     dw = np.array(model.get_grad("w"))
@@ -96,7 +96,7 @@ def test_layer_norm_uses_real_rows_and_keeps_whitespace_rows_zero():
     rng = np.random.default_rng(4)
     Xs = _docs(rng, lengths=(4,))
     Xs[0][:, 2] = 0.0
-    model = scalar_mix(layer_norm=True)
+    model = build_scalar_mix_v2(layer_norm=True)
     Y = model.predict(Xs)[0]
     real = Xs[0][:, [0, 1, 3]]
     normed = (real - real.mean(axis=(1, 2), keepdims=True)) / np.sqrt(real.var(axis=(1, 2), keepdims=True) + 1e-12)
@@ -107,7 +107,7 @@ def test_layer_norm_uses_real_rows_and_keeps_whitespace_rows_zero():
 def test_fixed_mix_does_not_learn_but_passes_gradients():
     rng = np.random.default_rng(5)
     Xs = _docs(rng)
-    model = scalar_mix(weights=[0.0, 0.0, 5.0], trainable=False)
+    model = build_scalar_mix_v2(weights=[0.0, 0.0, 5.0], trainable=False)
     model.initialize(X=Xs)
     Ys, backprop = model.begin_update(Xs)
     dXs = backprop([np.ones_like(Y) for Y in Ys])
@@ -120,7 +120,10 @@ def test_fixed_mix_does_not_learn_but_passes_gradients():
 def test_l2_on_raw_weights_adds_its_gradient():
     rng = np.random.default_rng(6)
     Xs = _docs(rng)
-    plain, penalised = scalar_mix(weights=[1.0, 2.0, 3.0]), scalar_mix(weights=[1.0, 2.0, 3.0], l2=0.5)
+    plain, penalised = (
+        build_scalar_mix_v2(weights=[1.0, 2.0, 3.0]),
+        build_scalar_mix_v2(weights=[1.0, 2.0, 3.0], l2=0.5),
+    )
     for model in (plain, penalised):
         model.initialize(X=Xs)
         Ys, backprop = model.begin_update(Xs)
@@ -131,7 +134,7 @@ def test_l2_on_raw_weights_adds_its_gradient():
 def test_own_dropout_survives_spacys_global_dropout_and_is_off_at_prediction():
     rng = np.random.default_rng(7)
     Xs = _docs(rng, lengths=(50,))
-    model = scalar_mix(dropout=0.5)
+    model = build_scalar_mix_v2(dropout=0.5)
     model.initialize(X=Xs)
     set_dropout_rate(model, 0.0)
     Ys, _ = model.begin_update(Xs)
@@ -142,7 +145,7 @@ def test_own_dropout_survives_spacys_global_dropout_and_is_off_at_prediction():
 def test_dropout_keeps_the_expectation_and_backprop_uses_the_same_mask():
     rng = np.random.default_rng(8)
     Xs = _docs(rng, lengths=(2000,))
-    model = scalar_mix(dropout=0.25)
+    model = build_scalar_mix_v2(dropout=0.25)
     model.initialize(X=Xs)
     fix_random_seed(0)  # the mask comes from the global generator, as spaCy seeds it
     Ys, backprop = model.begin_update(Xs)

@@ -17,7 +17,7 @@ from spacy_elmo.errors import ElmoError
 from spacy_elmo.formats import model_layout, model_options
 from spacy_elmo.formats.tfhub import TFHUB, TfHubError, published_mix_of
 from spacy_elmo.nn.bilm import BiLM
-from spacy_elmo.pipeline.layers.scalar_mix import scalar_mix_v2, softmax
+from spacy_elmo.pipeline.layers.scalar_mix import build_scalar_mix_v2, softmax
 
 from .paths import FIXTURES
 
@@ -106,18 +106,18 @@ def test_a_serialized_mix_does_not_read_the_module_again(tmp_path):
     """A head's mix is saved with the head's model: loading it needs the module no more."""
     module = shutil.copytree(ROOT / "dp-1shard", tmp_path / "module")
     layers = load_bilm(module).embed(SENTENCES)
-    mix = scalar_mix_v2(start_from=str(module))
+    mix = build_scalar_mix_v2(start_from=str(module))
     mix.initialize(X=layers)
     expected = mix.predict(layers)
     shutil.rmtree(module)
-    loaded = scalar_mix_v2(start_from=str(module)).from_bytes(mix.to_bytes())
+    loaded = build_scalar_mix_v2(start_from=str(module)).from_bytes(mix.to_bytes())
     for got, want in zip(loaded.predict(layers), expected):
         np.testing.assert_array_equal(got, want)
 
 
 def test_start_from_is_exclusive_with_weights_and_needs_a_module(tmp_path):
     with pytest.raises(ElmoError, match="either `weights` or `start_from`"):
-        scalar_mix_v2(weights=[0.0, 0.0, 0.0], start_from=str(ROOT / MODULES[0]))
+        build_scalar_mix_v2(weights=[0.0, 0.0, 0.0], start_from=str(ROOT / MODULES[0]))
     with pytest.raises(TfHubError, match="not a TF-Hub module directory"):
         published_mix_of(tmp_path)
 

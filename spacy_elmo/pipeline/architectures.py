@@ -1,8 +1,8 @@
 """Registry entries (`spacy-elmo.*`), one versioned function per registered name, as thinc and
-spacy-curated-transformers do: a change to an internal builder (layers/, segment.py) cannot silently
-change what an existing name builds, because each version passes its arguments to the builder by keyword
-and an older version calls the newer one. The builders hold the logic; these functions hold the
-contract (names, defaults, docs)."""
+spacy-curated-transformers do. The newest version of a layer is registered where it is built
+(`BiLM.v2` in layers/thinc_bilm.py, `ScalarMix.v2` in layers/scalar_mix.py); here are the older versions,
+each calling the newer one by keyword, so an existing name keeps building what it built, and the entries
+that combine layers (listener, standalone tok2vec, pooling, segmentation)."""
 
 from __future__ import annotations
 
@@ -14,54 +14,11 @@ from spacy.util import registry
 from thinc.api import Model
 from thinc.types import Floats2d, Floats3d
 
-from .layers import ElmoListener, bilm_layer, build_elmo_tok2vec, scalar_mix, set_frozen
+from .layers import ElmoListener, build_elmo_tok2vec, set_frozen
 from .layers.pooling import PoolingWeights, pooling_layer
-from .layers.scalar_mix import scalar_mix_v2
+from .layers.scalar_mix import build_scalar_mix_v2
+from .layers.thinc_bilm import build_bilm_v2
 from .segment import Segmenter, sentence_windows
-
-
-@registry.architectures("spacy-elmo.BiLM.v2")
-def build_bilm_v2(
-    options: Optional[Union[str, Path]] = None,
-    weights: Optional[Union[str, Path]] = None,
-    name: Optional[str] = None,
-    stateful: bool = False,
-    max_batch_tokens: int = 4096,
-    segmentation: Optional[Segmenter] = None,
-    warm_start: bool = False,
-    fast_mode: Optional[str] = None,
-    path: Optional[Union[str, Path]] = None,
-) -> Model[List[Doc], List[Floats3d]]:
-    """The biLM's layers per doc, `[L+1, n_tokens, 2P]`. The source is `path`, else `name`, else
-    `options` + `weights` (default: the bundled model); it is read at initialization or first use, never
-    when the config is built.
-
-    options (Optional[Union[str, Path]]): an options.json, with `weights`.
-    weights (Optional[Union[str, Path]]): a weights.hdf5, with `options`.
-    name (Optional[str]): a bundled model, or a catalogue model once `python -m spacy_elmo download NAME`
-        has fetched it.
-    path (Optional[Union[str, Path]]): a model directory or zip (bilm-tf/AllenNLP, NLPL or ELMoForManyLangs).
-    stateful (bool): carry the LSTM states from batch to batch, as the original (batches keep the docs'
-        order).
-    max_batch_tokens (int): at most this many padded tokens per batch.
-    segmentation (Optional[Segmenter]): cuts docs into the pieces the biLM reads (a registered `@misc`
-        function's result); null: `spacy-elmo.sentence_windows.v1` with its defaults.
-    warm_start (bool): every piece starts from a fixed warm LSTM state instead of zeros.
-    fast_mode (Optional[str]): null (exact) or "int8", a fast inexact copy for prediction and frozen
-        training; where it cannot run, the exact biLM runs, with a warning.
-    RETURNS (Model[List[Doc], List[Floats3d]]): the biLM layer; its owner sets whether it trains.
-    """
-    return bilm_layer(
-        options=options,
-        weights=weights,
-        name=name,
-        stateful=stateful,
-        max_batch_tokens=max_batch_tokens,
-        segmentation=segmentation,
-        warm_start=warm_start,
-        fast_mode=fast_mode,
-        path=path,
-    )
 
 
 @registry.architectures("spacy-elmo.BiLM.v1")
@@ -138,39 +95,8 @@ def build_scalar_mix_v1(
     trainable (bool): whether `weights` and `gamma` learn.
     RETURNS (Model[List[Floats3d], List[Floats2d]]): each doc's layers -> one vector per token.
     """
-    return scalar_mix(weights=weights, gamma=gamma, layer_norm=layer_norm, dropout=dropout, l2=l2, trainable=trainable)
-
-
-@registry.layers("spacy-elmo.ScalarMix.v2")
-def build_scalar_mix_v2(
-    weights: Optional[Sequence[float]] = None,
-    gamma: float = 1.0,
-    layer_norm: bool = False,
-    dropout: float = 0.0,
-    l2: float = 0.0,
-    trainable: bool = True,
-    start_from: Optional[str] = None,
-) -> Model[List[Floats3d], List[Floats2d]]:
-    """`ScalarMix.v1`, able to start from a TF-Hub module's trained mix.
-
-    weights (Optional[Sequence[float]]): as in `ScalarMix.v1`; not with `start_from`.
-    gamma (float): as in `ScalarMix.v1`.
-    layer_norm (bool): as in `ScalarMix.v1`.
-    dropout (float): as in `ScalarMix.v1`.
-    l2 (float): as in `ScalarMix.v1`.
-    trainable (bool): as in `ScalarMix.v1`.
-    start_from (Optional[str]): a TF-Hub module (directory, archive or catalogue name) whose trained layer
-        weights and gamma are the initial values, read once when the mix is first set up.
-    RETURNS (Model[List[Floats3d], List[Floats2d]]): each doc's layers -> one vector per token.
-    """
-    return scalar_mix_v2(
-        weights=weights,
-        gamma=gamma,
-        layer_norm=layer_norm,
-        dropout=dropout,
-        l2=l2,
-        trainable=trainable,
-        start_from=start_from,
+    return build_scalar_mix_v2(
+        weights=weights, gamma=gamma, layer_norm=layer_norm, dropout=dropout, l2=l2, trainable=trainable
     )
 
 
@@ -222,9 +148,3 @@ def build_elmo_tok2vec_v1(
     """
     set_frozen(bilm, frozen)
     return build_elmo_tok2vec(source=bilm, mix=mix, extra_features=extra_features, width=width)
-
-
-# The names before the functions were versioned, for code that imported them.
-BiLM_v1, BiLM_v2, sentence_windows_v1 = build_bilm_v1, build_bilm_v2, build_sentence_windows_v1
-ScalarMix_v1, Pooling_v1 = build_scalar_mix_v1, build_pooling_v1
-ElmoListener_v1, ElmoTok2Vec_v1 = build_elmo_listener_v1, build_elmo_tok2vec_v1

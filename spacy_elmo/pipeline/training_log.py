@@ -39,10 +39,6 @@ def build_mix_logger_v1(progress_bar: Optional[str] = None) -> Callable:
     return console_and_mixes(progress_bar=progress_bar)
 
 
-# The name before the function was versioned.
-mix_logger = build_mix_logger_v1
-
-
 def console_and_mixes(progress_bar: Optional[str] = None) -> Callable:
     """The console logger's setup, wrapped so that each evaluation also prints the mixes."""
     console = registry.loggers.get("spacy.ConsoleLogger.v3")(progress_bar=progress_bar)

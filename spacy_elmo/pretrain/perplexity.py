@@ -20,6 +20,7 @@ import torch
 from tqdm import tqdm
 
 from ..nn.chars import EOS_TOKEN, CharacterMapper
+from ..nn.precision import fp32_scope
 from .batching import StreamBatcher, TokenRows
 from .corpus import CorpusError, corpus_stats, read_sentences
 from .model import LanguageModel
@@ -75,7 +76,7 @@ def perplexity(
     was_training = model.training
     model.eval()
     try:
-        with torch.inference_mode():
+        with torch.inference_mode(), fp32_scope():
             for fwd, bwd in zip(forward, backward):
                 out = model(HostBatch.from_batches(fwd, bwd, table).to(device), states)
                 states = out.states

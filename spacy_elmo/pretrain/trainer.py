@@ -26,6 +26,7 @@ from tqdm import tqdm
 from ..formats import load_weights
 from ..nn.chars import CharacterMapper
 from ..nn.options import ElmoOptions
+from ..nn.precision import fp32_scope
 from ..nn.softmax import LogUniformSampler
 from . import distributed
 from .batching import Batch, StreamBatcher
@@ -60,7 +61,6 @@ from .steps import (
     StepInputs,
     TrainingError,
     average_sparse_gradients,
-    check_device_settings,
     clip_gradients,
     precision,
     step_inputs,
@@ -295,7 +295,6 @@ class Trainer:
             processes), the last held-out perplexity and every process's parameter digest.
         """
         vocab, paths, stats = self._validate()
-        check_device_settings(self.settings, self.context.device)
         check_run_dir(self.output_dir, self.config.config, self.resume)
         with run_lock(self.output_dir, enabled=self.context.is_main):
             return self._train(vocab, paths, stats)
@@ -348,7 +347,9 @@ class Trainer:
                 if n_ready < ctx.world_size:
                     break
                 assert item is not None
-                out, norm = self._step(net, model, optimizer, sampler, item, position, guard)
+                # Forward, backward and update in full fp32 unless tf32, whatever the process-wide flags.
+                with fp32_scope(t.tf32):
+                    out, norm = self._step(net, model, optimizer, sampler, item, position, guard)
                 position = Position(position.step + 1, position.tokens + step_tokens, out.states)
                 progress.add(out, norm)
                 step = position.step

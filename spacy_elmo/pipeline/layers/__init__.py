@@ -2,18 +2,18 @@
 
 from .cache import ActivationCache
 from .listener import ElmoListener, build_elmo_tok2vec
-from .scalar_mix import mix_summary, scalar_mix
-from .thinc_bilm import bilm_layer, get_bilm, load_source, set_bilm, set_frozen
+from .scalar_mix import build_scalar_mix_v2, mix_summary
+from .thinc_bilm import build_bilm_v2, get_bilm, load_source, set_bilm, set_frozen
 
 __all__ = [
     "ActivationCache",
     "ElmoListener",
-    "bilm_layer",
+    "build_bilm_v2",
     "build_elmo_tok2vec",
     "get_bilm",
     "load_source",
     "mix_summary",
-    "scalar_mix",
+    "build_scalar_mix_v2",
     "set_bilm",
     "set_frozen",
 ]

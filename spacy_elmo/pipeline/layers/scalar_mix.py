@@ -6,7 +6,7 @@ the original does, so with it a doc's output depends on its batch; rows that are
 (whitespace tokens the biLM skipped) are not real positions and stay zero. The L2 penalty on the raw
 weights `w` enters as its gradient `2 * l2 * w`, like weight decay on these parameters only.
 The dropout is the mix's own (attr `mix_dropout`), so spaCy's global `training.dropout` leaves it alone.
-`scalar_mix_v2` can start from a TF-Hub module's trained mix (`start_from`), read when the mix is
+`ScalarMix.v2` can start from a TF-Hub module's trained mix (`start_from`), read when the mix is
 initialized, so a saved pipeline, which carries the mix's parameters, never reads the module again.
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
+from spacy.util import registry
 from thinc.api import Model
 from thinc.types import Floats2d, Floats3d
 
@@ -26,20 +27,38 @@ OutT = List[Floats2d]
 LAYER_NORM_EPS = 1e-12
 
 
-def scalar_mix(
+@registry.layers("spacy-elmo.ScalarMix.v2")
+def build_scalar_mix_v2(
     weights: Optional[Sequence[float]] = None,
     gamma: float = 1.0,
     layer_norm: bool = False,
     dropout: float = 0.0,
     l2: float = 0.0,
     trainable: bool = True,
+    start_from: Optional[str] = None,
 ) -> Model[InT, OutT]:
-    """`weights` are pre-softmax values (all zero, i.e. the plain mean, when None); their number must
-    match the biLM's L+1 layers, checked on the first batch."""
+    """The paper's task-specific mix: gamma * sum_j softmax(w)_j * layer_j.
+
+    weights (Optional[Sequence[float]]): pre-softmax values, one per biLM layer (token layer first),
+        checked on the first batch; null: all zero, the plain mean. Not with `start_from`.
+    gamma (float): the initial scale.
+    layer_norm (bool): normalise each layer (one mean and variance per layer over the batch) before mixing.
+    dropout (float): in [0, 1), the mix's own dropout on its output in training (not `training.dropout`).
+    l2 (float): >= 0, an L2 penalty on the raw weights (the paper's lambda).
+    trainable (bool): whether `weights` and `gamma` learn.
+    start_from (Optional[str]): a TF-Hub module (directory, archive or catalogue name) whose trained layer
+        weights and gamma are the initial values, read once when the mix is first set up.
+    RETURNS (Model[List[Floats3d], List[Floats2d]]): each doc's layers -> one vector per token.
+    """
     if not 0.0 <= dropout < 1.0:
         raise ElmoError(f"dropout must be in [0, 1), got {dropout}")
     if l2 < 0:
         raise ElmoError(f"l2 must not be negative, got {l2}")
+    if start_from is not None and weights is not None:
+        raise ElmoError(
+            f"ScalarMix: give either `weights` or `start_from` ({start_from}), not both: the module's trained "
+            "weights are the initial weights"
+        )
     return Model(
         "elmo-scalar-mix",
         _forward,
@@ -52,29 +71,9 @@ def scalar_mix(
             "l2": l2,
             "trainable": trainable,
             "mix_dropout": dropout,
+            "start_from": start_from,
         },
     )
-
-
-def scalar_mix_v2(
-    weights: Optional[Sequence[float]] = None,
-    gamma: float = 1.0,
-    layer_norm: bool = False,
-    dropout: float = 0.0,
-    l2: float = 0.0,
-    trainable: bool = True,
-    start_from: Optional[str] = None,
-) -> Model[InT, OutT]:
-    """`scalar_mix`, plus `start_from`: a TF-Hub module (its directory, or a catalogue name) whose trained
-    layer weights and gamma are the mix's initial values, in place of `weights` and `gamma`."""
-    if start_from is not None and weights is not None:
-        raise ElmoError(
-            f"ScalarMix: give either `weights` or `start_from` ({start_from}), not both: the module's trained "
-            "weights are the initial weights"
-        )
-    model = scalar_mix(weights, gamma, layer_norm, dropout, l2, trainable)
-    model.attrs["start_from"] = start_from
-    return model
 
 
 def _published(reference: str) -> Tuple[List[float], float]:

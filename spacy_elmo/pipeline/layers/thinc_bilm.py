@@ -33,6 +33,7 @@ import numpy as np
 import srsly
 import torch
 from spacy.tokens import Doc
+from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v3, get_torch_default_device, torch2xp, xp2torch
 from thinc.types import Floats3d
 from torch import nn
@@ -43,6 +44,7 @@ from ...models.sources import ModelReference, load_reference, model_reference, r
 from ...nn.bilm import BiLM
 from ...nn.fast import FAST_MODES, FastModeError, FastModeUnavailable, make_fast
 from ...nn.options import ElmoOptions
+from ...nn.precision import fp32_scope
 from ..segment import Segment, Segmenter, check_segments, sentence_windows
 
 InT = List[Doc]
@@ -125,7 +127,8 @@ def declared_layers(model: Model) -> Optional[int]:
     return None if options is None else options.n_output_layers
 
 
-def bilm_layer(
+@registry.architectures("spacy-elmo.BiLM.v2")
+def build_bilm_v2(
     options: Optional[PathLike] = None,
     weights: Optional[PathLike] = None,
     name: Optional[str] = None,
@@ -135,23 +138,30 @@ def bilm_layer(
     warm_start: bool = False,
     fast_mode: Optional[str] = None,
     path: Optional[PathLike] = None,
+    tf32: bool = False,
 ) -> Model[InT, OutT]:
-    """`spacy-elmo.BiLM.v2`: the biLM's layers per doc, `[L+1, n_tokens, 2P]`.
+    """The biLM's layers per doc, `[L+1, n_tokens, 2P]`. The source is `path`, else `name`, else
+    `options` + `weights` (default: the bundled model); it is read at initialization or first use, never
+    when the config is built. Whether the biLM trains is its owner's setting (the `elmo` component's
+    `frozen`, or ElmoTok2Vec's), written through `set_frozen`.
 
-    The source is a model directory or zip archive at `path` (bilm-tf/AllenNLP, NLPL or
-    ELMoForManyLangs, told apart by their files), a model by `name` (a bundled model, or a published
-    one from the catalogue once `python -m spacy_elmo download NAME` has fetched it; default: the bundled
-    default), or `options` + `weights` paths, read at initialization or first use, never when the
-    config is built (see the module docstring). `stateful`: the original's carried states (batches
-    keep the docs' order).
-    `segmentation`: a registered function (`@misc`) that cuts docs into the pieces the biLM reads;
-    null means `spacy-elmo.sentence_windows.v1` with its defaults (per sentence, windows of 256 tokens
-    overlapping by 32). A batch holds at most `max_batch_tokens` padded tokens.
-    `warm_start`: every piece starts from a fixed warm LSTM state instead of zeros
-    (BiLM.set_warm_start). `fast_mode`: null (exact) or "int8", a fast inexact copy of the biLM for
-    prediction and frozen training (nn/fast.py); where it cannot run (int8 on a GPU) the exact biLM
-    runs, with a warning. Whether the biLM trains is its owner's setting (the
-    `elmo` component's `frozen`, or ElmoTok2Vec's), written through `set_frozen`."""
+    options (Optional[Union[str, Path]]): an options.json, with `weights`.
+    weights (Optional[Union[str, Path]]): a weights.hdf5, with `options`.
+    name (Optional[str]): a bundled model, or a catalogue model once `python -m spacy_elmo download NAME`
+        has fetched it.
+    stateful (bool): carry the LSTM states from batch to batch, as the original (batches keep the docs'
+        order).
+    max_batch_tokens (int): at most this many padded tokens per batch.
+    segmentation (Optional[Segmenter]): cuts docs into the pieces the biLM reads (a registered `@misc`
+        function's result); null: `spacy-elmo.sentence_windows.v1` with its defaults.
+    warm_start (bool): every piece starts from a fixed warm LSTM state instead of zeros.
+    fast_mode (Optional[str]): null (exact) or "int8", a fast inexact copy for prediction and frozen
+        training; where it cannot run, the exact biLM runs, with a warning.
+    path (Optional[Union[str, Path]]): a model directory or archive of any format (formats.FORMATS).
+    tf32 (bool): TF32 products on a GPU (faster, about 1e-3 from the exact vectors); by default the biLM
+        computes in full fp32 whatever torch's global flags (nn/precision.py).
+    RETURNS (Model[List[Doc], List[Floats3d]]): the biLM layer.
+    """
     model_reference(options, weights, name, path)  # refuses a bad reference when the config is built
     if fast_mode is not None and fast_mode not in FAST_MODES:
         raise FastModeError(f"unknown fast_mode {fast_mode!r}; choose one of {', '.join(FAST_MODES)} or null")
@@ -185,6 +195,7 @@ def bilm_layer(
             "frozen": True,
             "warm_start": warm_start,
             "fast_mode": fast_mode,
+            "tf32": tf32,
         },
     )
 
@@ -195,7 +206,7 @@ def _holder(model: Model) -> BiLMHolder:
 
 
 def get_bilm(model: Model) -> Optional[BiLM]:
-    """The torch BiLM inside a layer built by `bilm_layer`, or None before it is loaded."""
+    """The torch BiLM inside a layer built by `build_bilm_v2`, or None before it is loaded."""
     return _holder(model).bilm
 
 
@@ -303,6 +314,7 @@ def doc_segments(segmenter: Segmenter, doc: Doc, keep: np.ndarray) -> List[Segme
 
 def _forward(model: Model, docs: InT, is_train: bool, *, segmenter: Segmenter) -> Tuple[OutT, Callable]:
     bilm = ensure_loaded(model)
+    bilm.tf32 = model.attrs["tf32"]
     wrapper = model.layers[0]
     stateful = model.attrs["stateful"]
     ops = model.ops
@@ -342,7 +354,8 @@ def _forward(model: Model, docs: InT, is_train: bool, *, segmenter: Segmenter) -
                 d_layers[:, row, seg.keep_start - seg.start : seg.keep_end - seg.start] = d_outputs[d][
                     :, rows_of[d][seg.keep_start : seg.keep_end]
                 ]
-            batch_backprop(d_layers)
+            with fp32_scope(bilm.tf32):  # the biLM's gradients as exact as its forward
+                batch_backprop(d_layers)
         return []
 
     return outputs, backprop
