@@ -32,6 +32,7 @@ from spacy_elmo.pretrain.batching import PAD_TARGET, StreamBatcher, TokenRows
 from spacy_elmo.pretrain.checkpoint import CHECKPOINT_FILE, MetricsLog, load_checkpoint
 from spacy_elmo.pretrain.corpus import expand_paths, sentence_stream
 from spacy_elmo.pretrain.model import LanguageModel, parameters_digest
+from spacy_elmo.pretrain.start import initialize_from
 from spacy_elmo.pretrain.steps import HostBatch
 from spacy_elmo.pretrain.vocab import Vocabulary, build_vocabulary
 
@@ -217,7 +218,7 @@ def test_continue_from_a_run_and_from_published_weights(trained, tmp_path):
     out, _ = trained
     config = tiny_config(**{"paths.init": str(out), "training.max_steps": 1})
     model = LanguageModel(config.options, 32)
-    trainer_module.initialize_from(model, Vocabulary.from_file(VOCAB), out)
+    initialize_from(model, Vocabulary.from_file(VOCAB), out)
     exported, _ = load_language_model(out)
     assert parameters_digest(model) == parameters_digest(exported)
     train(config, tmp_path / "continued", show_progress=False)

@@ -62,7 +62,7 @@ def test_non_finite_values_in_a_config_file_are_refused(tmp_path):
 
 def test_non_finite_parameters_stop_the_run_before_a_checkpoint():
     from spacy_elmo.pretrain.model import LanguageModel
-    from spacy_elmo.pretrain.trainer import TrainingError, check_finite_parameters
+    from spacy_elmo.pretrain.steps import TrainingError, check_finite_parameters
 
     model = LanguageModel(tiny().options, 10)
     check_finite_parameters(model, 3)

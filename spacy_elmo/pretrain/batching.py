@@ -11,13 +11,17 @@ roles of `<S>` and `</S>` swapped. Rows only run short at the very end of the st
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Iterable, Iterator, List, Optional
+from pathlib import Path
+from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 import numpy as np
 import torch
 
 from ..nn.char_encoder import token_lengths
 from ..nn.chars import BOS_TOKEN, EOS_TOKEN, CharacterMapper
+from .config import TrainingSettings
+from .corpus import sentence_stream
+from .distributed import Context
 from .vocab import Vocabulary
 
 PAD_TARGET = -1
@@ -171,3 +175,26 @@ class TokenRows:
             table[done:size] = torch.from_numpy(self._chars[done:size]).to(device)
             self._on_device[device] = size
         return table
+
+
+def paired_batches(
+    paths: List[Path], vocab: Vocabulary, settings: TrainingSettings, context: Context, skip: int = 0
+) -> Iterator[Tuple[Batch, Batch]]:
+    """Both directions' batches from this rank's streams (separately shuffled, as the original's), the
+    first `skip` ones (already trained on by the run being resumed) replayed without computing anything."""
+    t = settings
+    streams = [
+        StreamBatcher(
+            sentence_stream(paths, t.n_epochs, t.seed, name, t.shuffle_buffer, context.rank, context.world_size),
+            vocab,
+            t.batch_size,
+            t.unroll_steps,
+            reverse=reverse,
+        )
+        for name, reverse in (("forward", False), ("backward", True))
+    ]
+    pairs = zip(*streams)
+    for _ in range(skip):
+        if next(pairs, None) is None:
+            break
+    return pairs

@@ -11,6 +11,7 @@ two steps (a kill between the two writes) is refused by `load_language_model` an
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import replace
 from pathlib import Path
 from typing import Optional, Tuple, Union
@@ -25,6 +26,8 @@ from ..nn.options import ElmoOptions
 from ..util.io import atomic_output, open_hdf5
 from .model import LanguageModel
 from .vocab import Vocabulary
+
+logger = logging.getLogger(__name__)
 
 OPTIONS_FILE = "options.json"
 WEIGHTS_FILE = "weights.hdf5"
@@ -131,3 +134,17 @@ def load_language_model(model_dir: Union[str, Path]) -> Tuple[LanguageModel, Voc
     load_softmax(model, model_dir / SOFTMAX_FILE, vocab, vocab)
     model.eval()
     return model, vocab
+
+
+def repair_export(model: LanguageModel, vocab: Vocabulary, output_dir: Path, options: ElmoOptions, step: int) -> None:
+    """Export the checkpoint's model again when a kill came between writing the checkpoint and its
+    export (or within the export): the exported files must be the checkpoint's, whatever the step."""
+    exported = exported_step(output_dir)
+    if exported != step:
+        logger.info(
+            "re-exporting the model of step %d (the export in %s was %s)",
+            step,
+            output_dir,
+            f"from step {exported}" if exported is not None else "missing or incomplete",
+        )
+        export_model(model, vocab, output_dir, options, step=step)

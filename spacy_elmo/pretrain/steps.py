@@ -337,3 +337,17 @@ class RunningStats:
             backward=perplexity_of(backward),
             grad_norm=norm / context.world_size,
         )
+
+
+def check_finite_parameters(model: torch.nn.Module, step: int) -> None:
+    """Stop before a parameter that is NaN or infinite reaches a checkpoint or the exported model."""
+    named = list(model.named_parameters())
+    if bool(torch.stack([torch.isfinite(p).all() for _, p in named]).all()):  # one wait for a GPU
+        return
+    bad = [name for name, p in named if not bool(torch.isfinite(p).all())]
+    if bad:
+        raise TrainingError(
+            f"at step {step} the parameters {', '.join(bad[:3])}{' ...' if len(bad) > 3 else ''} are not "
+            "finite (NaN or infinite); the last checkpoint is kept. Lower [training] learning_rate or "
+            "clip_norm and resume"
+        )

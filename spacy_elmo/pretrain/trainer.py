@@ -11,25 +11,19 @@ checkpoint, so a resumed run continues exactly where the checkpointed one was.
 from __future__ import annotations
 
 import logging
-import math
-import signal
-import threading
-import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 import torch
 from torch.nn.parallel import DistributedDataParallel
-from tqdm import tqdm
 
-from ..formats import load_weights
 from ..nn.chars import CharacterMapper
 from ..nn.options import ElmoOptions
 from ..nn.precision import fp32_scope
 from ..nn.softmax import LogUniformSampler
 from . import distributed
-from .batching import Batch, StreamBatcher
+from .batching import paired_batches
 from .checkpoint import (
     CHECKPOINT_FILE,
     LOG_FILE,
@@ -40,27 +34,24 @@ from .checkpoint import (
     save_checkpoint,
     write_config,
 )
-from .config import ConfigError, PretrainConfig, TrainingSettings
-from .corpus import CorpusStats, check_dev_file, corpus_stats, expand_paths, sentence_stream
+from .config import ConfigError, PretrainConfig
+from .corpus import CorpusStats, check_dev_file, corpus_stats, expand_paths
 from .export import (
-    OPTIONS_FILE,
-    SOFTMAX_FILE,
-    VOCAB_FILE,
-    WEIGHTS_FILE,
     export_model,
-    exported_step,
-    load_softmax,
+    repair_export,
 )
 from .model import LanguageModel, LMOutput, States, parameters_digest
 from .perplexity import Perplexity, perplexity
 from .plot import plot_curves
 from .prefetch import Prefetcher
+from .progress import Position, ProgressReport, StopRequest, TrainResult, estimated_steps
+from .start import build_optimizer, initialize_from
 from .steps import (
     NonFiniteGuard,
-    RunningStats,
     StepInputs,
     TrainingError,
     average_sparse_gradients,
+    check_finite_parameters,
     clip_gradients,
     precision,
     step_inputs,
@@ -69,161 +60,6 @@ from .vocab import Vocabulary
 
 logger = logging.getLogger(__name__)
 PLOT_FILE = "perplexity.png"
-
-
-@dataclass
-class TrainResult:
-    step: int
-    tokens: int
-    heldout: Optional[Perplexity]
-    digests: List[str]  # every rank's parameter digest at the end
-
-
-def build_optimizer(settings: TrainingSettings, params: Any) -> torch.optim.Optimizer:
-    if settings.optimizer == "adagrad":
-        return torch.optim.Adagrad(
-            params, lr=settings.learning_rate, initial_accumulator_value=settings.initial_accumulator
-        )
-    if settings.optimizer == "adam":
-        return torch.optim.Adam(params, lr=settings.learning_rate)
-    return torch.optim.SGD(params, lr=settings.learning_rate)
-
-
-def architecture_differences(a: ElmoOptions, b: ElmoOptions) -> List[str]:
-    """Architecture keys on which two options disagree (261 and 262 characters are the same model)."""
-
-    def flat(options: ElmoOptions) -> Dict[str, Any]:
-        data = options.to_dict()
-        data["char_cnn"]["n_characters"] = None
-        return {f"{s}.{k}": v for s in ("lstm", "char_cnn") for k, v in data[s].items()}
-
-    fa, fb = flat(a), flat(b)
-    return [
-        f"{k} ({fa.get(k)!r} there, {fb.get(k)!r} here)" for k in sorted(set(fa) | set(fb)) if fa.get(k) != fb.get(k)
-    ]
-
-
-def initialize_from(model: LanguageModel, vocab: Vocabulary, source: Path) -> None:
-    """Start from existing weights: a pretraining output directory (biLM and, for the words both
-    vocabularies share, the softmax) or a published weights .hdf5 (biLM only)."""
-    if source.is_dir():
-        options_path = source / OPTIONS_FILE
-        if not options_path.is_file():
-            raise ConfigError(f"[paths] init: {source} has no {OPTIONS_FILE}")
-        differences = architecture_differences(ElmoOptions.from_file(options_path), model.options)
-        if differences:
-            raise ConfigError(
-                f"[paths] init: the model in {source} differs from [model] in "
-                f"{'; '.join(differences)}; make [model] match it"
-            )
-        load_weights(model.bilm, source / WEIGHTS_FILE)
-        if (source / SOFTMAX_FILE).is_file() and (source / VOCAB_FILE).is_file():
-            copied = load_softmax(model, source / SOFTMAX_FILE, vocab, Vocabulary.from_file(source / VOCAB_FILE))
-            logger.info("softmax: %d of %d words taken from %s", copied, len(vocab), source)
-    elif source.is_file():
-        load_weights(model.bilm, source)
-    else:
-        raise ConfigError(
-            f"[paths] init: {source} does not exist; give a pretraining output directory or a weights .hdf5 file"
-        )
-
-
-class StopRequest:
-    """SIGINT or SIGTERM (Ctrl-C, a scheduler's time limit) ends a single-process run after the current
-    step, with a checkpoint and the exported model, instead of losing everything since the last
-    checkpoint. With several processes a signal reaches one rank only and the others would wait for
-    it forever, so there the default handlers stay (resume from the last checkpoint)."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.requested = False
-        self.signal = ""
-        self._previous: Dict[int, Any] = {}
-        if enabled and threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                self._previous[sig] = signal.signal(sig, self._handle)
-
-    def _handle(self, signum: int, frame: Any) -> None:
-        self.requested = True
-        self.signal = signal.Signals(signum).name
-
-    def restore(self) -> None:
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
-        self._previous = {}
-
-
-@dataclass(frozen=True)
-class Position:
-    """Where a run stands: optimisation steps and forward targets so far, and the LSTM states carried
-    into the next batch."""
-
-    step: int
-    tokens: int
-    states: States
-
-
-class ProgressReport:
-    """The "train" lines of log.jsonl (a TrainRecord, the speed, the time) and the progress bar."""
-
-    def __init__(self, trainer: "Trainer", stats: CorpusStats, position: Position, total: int) -> None:
-        self.trainer = trainer
-        self.running = RunningStats(trainer.context.device)
-        self.per_epoch = stats.n_tokens + stats.n_sentences  # forward targets in one pass over the corpus
-        self.started, self.start_tokens = time.perf_counter(), position.tokens
-        self.bar = tqdm(
-            total=total,
-            initial=position.step,
-            unit="step",
-            disable=not trainer.show_progress,
-            desc="pretrain",
-            dynamic_ncols=True,
-        )
-
-    def add(self, out: LMOutput, norm: torch.Tensor) -> None:
-        self.running.add(out.loss_sums, out.counts, norm)
-        self.bar.update(1)
-
-    def report(self, position: Position) -> None:
-        record = self.running.collect(self.trainer.context)
-        elapsed = time.perf_counter() - self.started
-        speed = (position.tokens - self.start_tokens) / elapsed if elapsed > 0 else 0.0
-        epoch = position.tokens / self.per_epoch
-        self.bar.set_postfix_str(f"epoch {epoch:.2f} tok/s {speed:,.0f} ppl {record.perplexity:,.1f}", refresh=False)
-        if self.trainer.context.is_main:
-            self.trainer.log.append(
-                {
-                    "event": "train",
-                    "step": position.step,
-                    "tokens": position.tokens,
-                    **asdict(record),
-                    "tokens_per_s": speed,
-                    "elapsed": elapsed,
-                }
-            )
-
-    def close(self) -> None:
-        self.bar.close()
-
-
-def estimated_steps(stats: CorpusStats, config: PretrainConfig, world_size: int) -> int:
-    """Steps to see the corpus `n_epochs` times: each sentence of n tokens gives n + 1 targets."""
-    t = config.training
-    per_epoch = stats.n_tokens + stats.n_sentences
-    return math.ceil(t.n_epochs * per_epoch / (world_size * t.batch_size * t.unroll_steps))
-
-
-def check_finite_parameters(model: LanguageModel, step: int) -> None:
-    """Stop before a parameter that is NaN or infinite reaches a checkpoint or the exported model."""
-    named = list(model.named_parameters())
-    if bool(torch.stack([torch.isfinite(p).all() for _, p in named]).all()):  # one wait for a GPU
-        return
-    bad = [name for name, p in named if not bool(torch.isfinite(p).all())]
-    if bad:
-        raise TrainingError(
-            f"at step {step} the parameters {', '.join(bad[:3])}{' ...' if len(bad) > 3 else ''} are not "
-            "finite (NaN or infinite); the last checkpoint is kept. Lower [training] learning_rate or "
-            "clip_norm and resume"
-        )
 
 
 class Trainer:
@@ -304,7 +140,7 @@ class Trainer:
         model, optimizer, sampler, position = self._start(vocab)
         export_options = self._export_options(vocab, stats)
         if ctx.is_main and self.resume and position.step > 0:
-            self._repair_export(model, vocab, export_options, position.step)
+            repair_export(model, vocab, self.output_dir, export_options, position.step)
         for_epochs = estimated_steps(stats, self.config, ctx.world_size)
         total = min(for_epochs, t.max_steps) if t.max_steps else for_epochs
         length = f"{total} steps ({t.n_epochs} epochs)"
@@ -319,7 +155,7 @@ class Trainer:
             ctx.world_size,
         )
         mapper = CharacterMapper(self.config.options.char_cnn.max_characters_per_token)
-        batches = self._batches(paths, vocab, position.step)
+        batches = paired_batches(paths, vocab, self.settings, self.context, skip=position.step)
         pin = ctx.device.type == "cuda"
         inputs: Iterator[StepInputs] = step_inputs(
             batches, mapper, sampler, self._sampler_seed, position.step, pin=pin, device=ctx.device
@@ -329,7 +165,7 @@ class Trainer:
         net = self._data_parallel(model) if ctx.distributed else model
         heldout: Optional[Perplexity] = None
         guard = NonFiniteGuard(ctx.device)
-        progress = ProgressReport(self, stats, position, total)
+        progress = ProgressReport(self.context, self.log, self.show_progress, stats, position, total)
         model.train()
         stop = StopRequest(enabled=not ctx.distributed)
         try:
@@ -464,26 +300,6 @@ class Trainer:
         so that prefetching and resuming draw exactly what an uninterrupted run draws."""
         return (self.settings.seed * 1_000_003 + self.context.rank) * 1_000_000_007 + step
 
-    def _batches(self, paths: List[Path], vocab: Vocabulary, skip: int) -> Iterator[Tuple[Batch, Batch]]:
-        """Both directions' batches from this rank's streams, the first `skip` ones (already trained on
-        by the run being resumed) replayed without computing anything."""
-        t, ctx = self.settings, self.context
-        streams = [
-            StreamBatcher(
-                sentence_stream(paths, t.n_epochs, t.seed, name, t.shuffle_buffer, ctx.rank, ctx.world_size),
-                vocab,
-                t.batch_size,
-                t.unroll_steps,
-                reverse=reverse,
-            )
-            for name, reverse in (("forward", False), ("backward", True))
-        ]
-        pairs = zip(*streams)
-        for _ in range(skip):
-            if next(pairs, None) is None:
-                break
-        return pairs
-
     def _restore(self, payload: Dict[str, Any], model: LanguageModel, optimizer: torch.optim.Optimizer) -> Position:
         ctx = self.context
         if payload["world_size"] != ctx.world_size:
@@ -539,19 +355,6 @@ class Trainer:
             export_model(model, vocab, self.output_dir, options, step=step)
             self.log.append({"event": "checkpoint", "step": step, "tokens": tokens})
         distributed.barrier(self.context)
-
-    def _repair_export(self, model: LanguageModel, vocab: Vocabulary, options: ElmoOptions, step: int) -> None:
-        """Export the checkpoint's model again when a kill came between writing the checkpoint and its
-        export (or within the export): the exported files must be the checkpoint's, whatever the step."""
-        exported = exported_step(self.output_dir)
-        if exported != step:
-            logger.info(
-                "re-exporting the model of step %d (the export in %s was %s)",
-                step,
-                self.output_dir,
-                f"from step {exported}" if exported is not None else "missing or incomplete",
-            )
-            export_model(model, vocab, self.output_dir, options, step=step)
 
     def _evaluate(self, model: LanguageModel, vocab: Vocabulary, step: int, tokens: int) -> Optional[Perplexity]:
         """Held-out perplexity on rank 0 (the others wait at the next collective)."""
