@@ -40,10 +40,11 @@ from ..errors import ElmoError
 from ..util.io import atomic_output
 from .doc_data import ensure_extension, set_doc_data
 from .hooks import install_hooks
-from .layers import ElmoListener, load_source, mix_summary, set_frozen
+from .layers import ElmoListener, load_source, set_frozen
 from .layers.frozen_cache import FrozenLayerCache
 from .layers.listener import replace_listener_cfg
 from .layers.pooling import check_pooling, pooling_layer, pooling_weights
+from .layers.scalar_mix import mixes_in
 from .layers.thinc_bilm import declared_layers, ensure_loaded
 from .training_data import check_annotations, training_corpus
 
@@ -53,7 +54,6 @@ Pooling = Union[str, List[float], Model]
 # No source given: the default bundled model (spaCy merges these keys into a user's model config, so
 # naming a model here would clash with user-given options paths).
 DEFAULT_MODEL_CONFIG = {"@architectures": "spacy-elmo.BiLM.v2"}
-MIX_NODE = "elmo-scalar-mix"
 
 
 @Language.factory(
@@ -111,11 +111,6 @@ def make_elmo(
         set_tensor=set_tensor,
         cache_mb=cache_mb,
     )
-
-
-def mixes_in(model: Model) -> List[Dict[str, object]]:
-    """The normalised weights and gamma of every ScalarMix inside `model`."""
-    return [mix_summary(node) for node in model.walk() if node.name == MIX_NODE]
 
 
 class Phase(enum.Enum):

@@ -12,7 +12,7 @@ from typing import IO, Any, Callable, Dict, Optional, Tuple
 from spacy.language import Language
 from spacy.util import registry
 
-from .component import mixes_in
+from .layers.scalar_mix import mixes_in
 
 
 def format_mixes(nlp: Language) -> str:

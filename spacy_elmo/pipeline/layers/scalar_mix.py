@@ -25,6 +25,7 @@ InT = List[Floats3d]
 OutT = List[Floats2d]
 
 LAYER_NORM_EPS = 1e-12
+MIX_NODE = "elmo-scalar-mix"  # the layer's name, by which reports find every mix inside a model
 
 
 @registry.layers("spacy-elmo.ScalarMix.v2")
@@ -60,7 +61,7 @@ def build_scalar_mix_v2(
             "weights are the initial weights"
         )
     return Model(
-        "elmo-scalar-mix",
+        MIX_NODE,
         _forward,
         init=_init,
         params={"w": None, "gamma": None},
@@ -118,6 +119,11 @@ def mix_summary(model: Model) -> Dict[str, object]:
         "weights": [float(v) for v in softmax(model.ops.to_numpy(model.get_param("w")))],
         "gamma": float(model.ops.to_numpy(model.get_param("gamma"))[0]),
     }
+
+
+def mixes_in(model: Model) -> List[Dict[str, object]]:
+    """The normalised weights and gamma of every ScalarMix inside `model`."""
+    return [mix_summary(node) for node in model.walk() if node.name == MIX_NODE]
 
 
 def _dropout_mask(xp: Any, shape: Tuple[int, ...], rate: float) -> Any:
