@@ -10,7 +10,7 @@ from spacy.tokens import Doc, DocBin
 from spacy_elmo import restore_vectors
 from spacy_elmo.formats import WeightsError
 from spacy_elmo.pipeline.layers import ActivationCache
-from spacy_elmo.pipeline.layers.thinc_bilm import plan_batches
+from spacy_elmo.pipeline.layers.batch_plan import plan_batches
 
 MONEY = "She went to the bank to withdraw money ."
 RIVER = "They sat on the bank of the river ."

@@ -6,7 +6,7 @@ import builtins
 import pytest
 import spacy
 
-from spacy_elmo.pipeline.layers.thinc_bilm import BiLMHolder, UntrustedPickleError
+from spacy_elmo.pipeline.layers.bilm_holder import BiLMHolder, UntrustedPickleError
 
 ELMO = {"model": {"@architectures": "spacy-elmo.BiLM.v2", "name": "fixture-tiny"}}
 

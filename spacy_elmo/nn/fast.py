@@ -40,7 +40,7 @@ class FastModeError(ElmoError):
 
 class FastModeUnavailable(FastModeError):
     """The mode cannot run fast on the biLM's device (int8 off the CPU); the exact model is the faster
-    one there. A pipeline falls back to it (thinc_bilm.fast_copy)."""
+    one there. A pipeline falls back to it (pipeline/layers/process_state.py)."""
 
 
 def unavailable_reason(mode: str, device: torch.device) -> Optional[str]:

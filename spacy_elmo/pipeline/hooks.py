@@ -17,6 +17,7 @@ from spacy.tokens import Doc, Span, Token
 
 from ..errors import ElmoError
 from .doc_data import ensure_extension, get_doc_data, rows_match, stored_data
+from .layers.batch_plan import read_by_bilm
 
 Obj = Union[Doc, Span, Token]
 
@@ -43,7 +44,7 @@ def _token_vector(token: Token) -> np.ndarray:
 
 def _mean(doc: Doc, start: int, end: int) -> np.ndarray:
     vectors = _rows(doc, start, end)
-    real = [i for i in range(start, end) if not doc[i].is_space]
+    real = [i for i in range(start, end) if read_by_bilm(doc[i])]
     if not real:
         return np.zeros(vectors.shape[1], dtype=np.float32)
     return vectors[real].mean(axis=0)
@@ -63,7 +64,7 @@ def _norm(obj: Obj) -> float:
 
 def _has_vector(obj: Obj) -> bool:
     tokens = [obj] if isinstance(obj, Token) else obj
-    return any(not token.is_space for token in tokens)
+    return any(read_by_bilm(token) for token in tokens)
 
 
 def _similarity(obj: Obj, other: Obj) -> float:

@@ -7,114 +7,38 @@ carries options, parameters and what else its format needs (formats.describe) in
 bytes, so `spacy.load` needs none of those paths any more, also when the layer sits inside another
 model (after `replace_listeners`).
 
-Whitespace tokens (`token.is_space`) never reach the biLM, which saw none in training; their rows are
-zeros. The layer's segmenter (segment.py; by default per sentence, and windows for anything longer
-than 256 tokens) cuts each doc into pieces, so memory stays bounded however long the doc. Stateless
-batches of these pieces are sorted by length and cut by a padded-token budget (padding only costs);
-stateful batches keep the docs' order, because the carried states follow batch rows.
-
-A process forked after torch ran a parallel op (`nlp.pipe(n_process=2)` on Linux) deadlocks in its
-first parallel op; so once a biLM is loaded, forked children run torch single-threaded, which is also
-what several worker processes sharing the cores want.
+The layer's segmenter (segment.py; by default per sentence, and windows for anything longer than 256
+tokens) cuts each doc into pieces, so memory stays bounded however long the doc; which tokens the biLM
+reads and how pieces are batched: batch_plan.py. Stateless batches are sorted by length and cut by a
+padded-token budget; stateful batches keep the docs' order, because the carried states follow batch
+rows. The torch module and its bytes: bilm_holder.py; what layers share in a process: process_state.py.
 """
 
 from __future__ import annotations
 
-import io
-import os
-import pickle
-import warnings
-import weakref
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union, cast
 
-import numpy as np
-import srsly
 import torch
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v3, get_torch_default_device, torch2xp, xp2torch
+from thinc.api import Model, PyTorchWrapper_v3, get_torch_default_device, torch2xp
 from thinc.types import Floats3d
-from torch import nn
 
 from ...errors import ElmoError
-from ...formats import ManyLangsBiLM, describe, rebuild
 from ...models.sources import ModelReference, load_reference, model_reference, reference_options
 from ...nn.bilm import BiLM
-from ...nn.fast import FAST_MODES, FastModeError, FastModeUnavailable, make_fast
-from ...nn.options import ElmoOptions
+from ...nn.fast import FAST_MODES, FastModeError
 from ...nn.precision import fp32_scope
-from ..segment import Segment, Segmenter, check_segments, sentence_windows
+from ..segment import Segmenter, sentence_windows
+from .batch_plan import doc_segments, kept_tokens, plan_batches
+from .bilm_holder import BiLMHolder, convert_inputs, convert_outputs, deserialize_holder, serialize_holder
+from .process_state import PROCESS
 
 InT = List[Doc]
 OutT = List[Floats3d]
 PathLike = Union[str, Path]
-
-
-class BiLMHolder(nn.Module):
-    """A slot for the BiLM, so the thinc model's structure is fixed before any weights are loaded."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.bilm: Optional[BiLM] = None
-
-    def forward(self, sentences: List[List[str]], stateful: bool) -> torch.Tensor:
-        """Token strings -> layers `[L+1, batch, n, 2P]` (boundaries added and removed inside)."""
-        assert self.bilm is not None
-        return self.bilm.forward_sentences(sentences, stateful=stateful).layers
-
-
-def _serialize_holder(holder: BiLMHolder) -> bytes:
-    state = io.BytesIO()
-    torch.save(holder.state_dict(), state)
-    options = holder.bilm.options.to_dict() if holder.bilm is not None else None
-    # A format's own parts (ELMoForManyLangs' vocabularies) travel beside the options (formats.describe).
-    extra = describe(holder.bilm) if holder.bilm is not None else {}
-    return srsly.msgpack_dumps({"options": options, "state": state.getvalue(), **extra})
-
-
-class UntrustedPickleError(ElmoError):
-    """Saved biLM bytes that hold more than tensors: unpickling them could run code, so they are refused."""
-
-
-def _load_state(data: bytes, device: torch.device) -> Any:
-    """The saved state dict, unpickled with `weights_only=True` whatever torch's default (older torch, or
-    TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1): a pipeline from elsewhere must not be able to run code on load."""
-    try:
-        return torch.load(io.BytesIO(data), map_location=device, weights_only=True)
-    except pickle.UnpicklingError as err:
-        raise UntrustedPickleError(
-            "the saved elmo biLM holds pickled objects that are not tensors, so loading it could run code, "
-            f"and it is refused ({str(err).splitlines()[0]}). spacy-elmo saves only tensors: this pipeline was "
-            "not saved by spacy-elmo or was altered; load only pipelines from a source you trust"
-        ) from None
-
-
-def _deserialize_holder(_: BiLMHolder, data: bytes, device: torch.device) -> BiLMHolder:
-    """A new holder from `data` (thinc passes the current one, which is replaced whole)."""
-    msg = srsly.msgpack_loads(data)
-    holder = BiLMHolder()
-    if msg["options"] is not None:
-        holder.bilm = rebuild(ElmoOptions.from_dict(msg["options"]), msg)
-        holder.load_state_dict(_load_state(msg["state"], device))
-        holder.bilm.eval()
-    return holder.to(device)
-
-
-def _convert_inputs(model: Model, X: Tuple[List[List[str]], bool], is_train: bool) -> Tuple[ArgsKwargs, Callable]:
-    sentences, stateful = X
-    return ArgsKwargs(args=(sentences,), kwargs={"stateful": stateful}), lambda d: None
-
-
-def _convert_outputs(model: Model, inputs_outputs: Any, is_train: bool) -> Tuple[Any, Callable]:
-    """Torch -> the ops' arrays without a host round trip: a CUDA tensor becomes a CuPy array (dlpack)."""
-    _, layers = inputs_outputs
-
-    def backprop(d_layers: Any) -> ArgsKwargs:
-        return ArgsKwargs(args=(layers,), kwargs={"grad_tensors": xp2torch(d_layers, device=layers.device)})
-
-    return torch2xp(layers, ops=model.ops), backprop
 
 
 def declared_layers(model: Model) -> Optional[int]:
@@ -174,10 +98,10 @@ def build_bilm_v2(
         raise ElmoError(f"segmentation must be a segmenter (a registered function's result), got {segmenter!r}")
     wrapper = PyTorchWrapper_v3(
         BiLMHolder(),
-        convert_inputs=_convert_inputs,
-        convert_outputs=_convert_outputs,
-        serialize_model=_serialize_holder,
-        deserialize_model=_deserialize_holder,
+        convert_inputs=convert_inputs,
+        convert_outputs=convert_outputs,
+        serialize_model=serialize_holder,
+        deserialize_model=deserialize_holder,
     )
     return Model(
         "elmo-bilm",
@@ -215,15 +139,6 @@ def set_frozen(model: Model, frozen: bool) -> None:
     model.attrs["frozen"] = frozen
 
 
-_FORK_GUARD: List[bool] = []
-
-
-def _single_threaded_after_fork() -> None:
-    if not _FORK_GUARD:
-        os.register_at_fork(after_in_child=lambda: torch.set_num_threads(1))
-        _FORK_GUARD.append(True)
-
-
 def set_bilm(model: Model, bilm: BiLM) -> None:
     """Put `bilm` in the layer, on the device of the layer's ops (a GPU after spacy.require_gpu())."""
     _holder(model).bilm = bilm.eval().to(get_torch_default_device())
@@ -245,33 +160,10 @@ def load_source(model: Model, options: Optional[PathLike] = None, weights: Optio
     set_bilm(model, load_reference(_reference(model).overridden(options, weights), model.attrs["warm_start"]))
 
 
-# The fast copy of each loaded biLM, made on first use (None where the mode cannot run fast on the
-# biLM's device); a new biLM (set_bilm) gets a new copy.
-_FAST_COPIES: "weakref.WeakKeyDictionary[BiLM, Tuple[str, Optional[BiLM]]]" = weakref.WeakKeyDictionary()
-
-
-def fast_copy(bilm: BiLM, mode: str) -> Optional[BiLM]:
-    """The `mode` copy of `bilm`, or None where the mode cannot run on its device (int8 on a GPU): the
-    layer then runs the exact biLM, which is the faster one there, and says so once in a warning, so
-    that one config serves every machine."""
-    cached = _FAST_COPIES.get(bilm)
-    if cached is not None and cached[0] == mode:
-        return cached[1]
-    try:
-        if isinstance(bilm, ManyLangsBiLM):
-            raise FastModeUnavailable(f"the {mode!r} fast mode does not run ELMoForManyLangs models")
-        copy: Optional[BiLM] = make_fast(bilm, mode)
-    except FastModeUnavailable as error:
-        warnings.warn(f"fast_mode {mode!r} is not used: {error}. Running the exact biLM instead.", stacklevel=2)
-        copy = None
-    _FAST_COPIES[bilm] = (mode, copy)
-    return copy
-
-
 def ensure_loaded(model: Model) -> BiLM:
     """The layer's biLM, loaded from its recorded source first if it is not yet (first use, initialize,
     and before the layer's owner serializes it, so that the saved bytes carry the weights)."""
-    _single_threaded_after_fork()
+    PROCESS.single_threaded_after_fork()
     if get_bilm(model) is None:
         load_source(model)
     bilm = get_bilm(model)
@@ -285,40 +177,13 @@ def _init(model: Model, X: Optional[InT] = None, Y: Any = None) -> None:
     ensure_loaded(model)
 
 
-def plan_batches(
-    lengths: Sequence[int], max_batch_tokens: int, stateful: bool, batch_size: int = 64
-) -> List[List[int]]:
-    """Doc indices per sub-batch. Stateless: longest first, each batch's padded size
-    (rows x longest row) within the budget. Stateful: consecutive docs, so rows keep their states."""
-    order = list(range(len(lengths)))
-    if stateful:
-        return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
-    order.sort(key=lambda i: lengths[i], reverse=True)
-    batches: List[List[int]] = []
-    for i in order:
-        if lengths[i] == 0:
-            continue
-        if batches and lengths[batches[-1][0]] * (len(batches[-1]) + 1) <= max_batch_tokens:
-            batches[-1].append(i)
-        else:
-            batches.append([i])
-    return batches
-
-
-def doc_segments(segmenter: Segmenter, doc: Doc, keep: np.ndarray) -> List[Segment]:
-    """The pieces the biLM sees of `doc`, in the index space of its kept (non-space) tokens."""
-    segments = segmenter(doc, keep) if len(keep) else []
-    check_segments(segments, len(keep), segmenter)
-    return segments
-
-
 def _forward(model: Model, docs: InT, is_train: bool, *, segmenter: Segmenter) -> Tuple[OutT, Callable]:
     bilm = ensure_loaded(model)
     bilm.tf32 = model.attrs["tf32"]
     wrapper = model.layers[0]
     stateful = model.attrs["stateful"]
     ops = model.ops
-    keep = [np.array([i for i, token in enumerate(doc) if not token.is_space], dtype=np.int64) for doc in docs]
+    keep = [kept_tokens(doc) for doc in docs]
     words = [[doc[int(i)].text for i in rows] for doc, rows in zip(docs, keep)]
     # One unit per piece: (doc index, segment).
     units = [(d, seg) for d, (doc, rows) in enumerate(zip(docs, keep)) for seg in doc_segments(segmenter, doc, rows)]
@@ -326,7 +191,7 @@ def _forward(model: Model, docs: InT, is_train: bool, *, segmenter: Segmenter) -
     outputs = [ops.alloc3f(bilm.n_layers, len(doc), bilm.output_dim) for doc in docs]
     rows_of = [ops.asarray1i(cast(Sequence[int], rows)) for rows in keep]
     trainable = is_train and not model.attrs["frozen"]
-    fast = None if trainable or model.attrs["fast_mode"] is None else fast_copy(bilm, model.attrs["fast_mode"])
+    fast = None if trainable or model.attrs["fast_mode"] is None else PROCESS.fast_copy(bilm, model.attrs["fast_mode"])
     callbacks = []
     lengths = [seg.end - seg.start for _, seg in units]
     for batch in plan_batches(lengths, model.attrs["max_batch_tokens"], stateful):

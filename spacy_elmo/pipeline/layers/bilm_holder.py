@@ -1,0 +1,85 @@
+"""The torch side of the biLM layer: the module thinc's PyTorchWrapper holds (a slot for the BiLM, so
+the model's structure is fixed before any weights are loaded), how it is saved and restored (options,
+parameters and what else its format needs, formats.describe, in the shim's bytes; parameters unpickled
+with `weights_only=True`), and the conversions between thinc's arrays and torch's tensors."""
+
+from __future__ import annotations
+
+import io
+import pickle
+from typing import Any, Callable, List, Optional, Tuple
+
+import srsly
+import torch
+from thinc.api import ArgsKwargs, Model, torch2xp, xp2torch
+from torch import nn
+
+from ...errors import ElmoError
+from ...formats import describe, rebuild
+from ...nn.bilm import BiLM
+from ...nn.options import ElmoOptions
+
+
+class BiLMHolder(nn.Module):
+    """A slot for the BiLM, so the thinc model's structure is fixed before any weights are loaded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bilm: Optional[BiLM] = None
+
+    def forward(self, sentences: List[List[str]], stateful: bool) -> torch.Tensor:
+        """Token strings -> layers `[L+1, batch, n, 2P]` (boundaries added and removed inside)."""
+        assert self.bilm is not None
+        return self.bilm.forward_sentences(sentences, stateful=stateful).layers
+
+
+def serialize_holder(holder: BiLMHolder) -> bytes:
+    state = io.BytesIO()
+    torch.save(holder.state_dict(), state)
+    options = holder.bilm.options.to_dict() if holder.bilm is not None else None
+    # A format's own parts (ELMoForManyLangs' vocabularies) travel beside the options (formats.describe).
+    extra = describe(holder.bilm) if holder.bilm is not None else {}
+    return srsly.msgpack_dumps({"options": options, "state": state.getvalue(), **extra})
+
+
+class UntrustedPickleError(ElmoError):
+    """Saved biLM bytes that hold more than tensors: unpickling them could run code, so they are refused."""
+
+
+def _load_state(data: bytes, device: torch.device) -> Any:
+    """The saved state dict, unpickled with `weights_only=True` whatever torch's default (older torch, or
+    TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1): a pipeline from elsewhere must not be able to run code on load."""
+    try:
+        return torch.load(io.BytesIO(data), map_location=device, weights_only=True)
+    except pickle.UnpicklingError as err:
+        raise UntrustedPickleError(
+            "the saved elmo biLM holds pickled objects that are not tensors, so loading it could run code, "
+            f"and it is refused ({str(err).splitlines()[0]}). spacy-elmo saves only tensors: this pipeline was "
+            "not saved by spacy-elmo or was altered; load only pipelines from a source you trust"
+        ) from None
+
+
+def deserialize_holder(_: BiLMHolder, data: bytes, device: torch.device) -> BiLMHolder:
+    """A new holder from `data` (thinc passes the current one, which is replaced whole)."""
+    msg = srsly.msgpack_loads(data)
+    holder = BiLMHolder()
+    if msg["options"] is not None:
+        holder.bilm = rebuild(ElmoOptions.from_dict(msg["options"]), msg)
+        holder.load_state_dict(_load_state(msg["state"], device))
+        holder.bilm.eval()
+    return holder.to(device)
+
+
+def convert_inputs(model: Model, X: Tuple[List[List[str]], bool], is_train: bool) -> Tuple[ArgsKwargs, Callable]:
+    sentences, stateful = X
+    return ArgsKwargs(args=(sentences,), kwargs={"stateful": stateful}), lambda d: None
+
+
+def convert_outputs(model: Model, inputs_outputs: Any, is_train: bool) -> Tuple[Any, Callable]:
+    """Torch -> the ops' arrays without a host round trip: a CUDA tensor becomes a CuPy array (dlpack)."""
+    _, layers = inputs_outputs
+
+    def backprop(d_layers: Any) -> ArgsKwargs:
+        return ArgsKwargs(args=(layers,), kwargs={"grad_tensors": xp2torch(d_layers, device=layers.device)})
+
+    return torch2xp(layers, ops=model.ops), backprop

@@ -1,0 +1,62 @@
+"""What the biLM layers of one process share, in one object whose lifetime is the process's.
+
+- Fast copies (`fast_copy`): the int8 copy of each loaded biLM, made on first use and kept as long as
+  that biLM lives (weak keys), so a new biLM (`set_bilm`) gets a new copy; None where the mode cannot
+  run on the biLM's device, which the layer then says once in a warning.
+- The fork guard (`single_threaded_after_fork`): a process forked after torch ran a parallel op
+  (`nlp.pipe(n_process=2)` on Linux) deadlocks in its first parallel op, so once a biLM is loaded,
+  forked children run torch single-threaded (registered once per process), which is also what several
+  worker processes sharing the cores want.
+
+Nothing here is pickled with a pipeline: a pickled or spawned copy starts with a fresh state.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+import weakref
+from typing import Optional, Tuple
+
+import torch
+
+from ...formats import ManyLangsBiLM
+from ...nn.bilm import BiLM
+from ...nn.fast import FastModeUnavailable, make_fast
+
+
+class ProcessState:
+    """The process's fast copies and fork guard (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._fast: "weakref.WeakKeyDictionary[BiLM, Tuple[str, Optional[BiLM]]]" = weakref.WeakKeyDictionary()
+        self._fork_hook_registered = False
+
+    def fast_copy(self, bilm: BiLM, mode: str) -> Optional[BiLM]:
+        """The `mode` copy of `bilm`, or None where the mode cannot run on its device (int8 on a GPU):
+        the layer then runs the exact biLM, which is the faster one there, so one config serves every
+        machine."""
+        cached = self._fast.get(bilm)
+        if cached is not None and cached[0] == mode:
+            return cached[1]
+        try:
+            if isinstance(bilm, ManyLangsBiLM):
+                raise FastModeUnavailable(f"the {mode!r} fast mode does not run ELMoForManyLangs models")
+            copy: Optional[BiLM] = make_fast(bilm, mode)
+        except FastModeUnavailable as error:
+            warnings.warn(f"fast_mode {mode!r} is not used: {error}. Running the exact biLM instead.", stacklevel=3)
+            copy = None
+        self._fast[bilm] = (mode, copy)
+        return copy
+
+    def single_threaded_after_fork(self) -> None:
+        if not self._fork_hook_registered:
+            os.register_at_fork(after_in_child=_one_thread)
+            self._fork_hook_registered = True
+
+
+def _one_thread() -> None:
+    torch.set_num_threads(1)
+
+
+PROCESS = ProcessState()
