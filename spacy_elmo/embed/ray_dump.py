@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Union
 from .. import __version__
 from ..errors import ElmoError
 from ..nn.kernels import KERNEL_VARIABLE
+from .errors import RayMissingError
 from .hdf5 import LayersWritten, check_has_tokens, write_layers
 from .manifest import DONE, FAILED, Manifest, Shard, expand_inputs, file_sha256, is_complete, read_manifest, shard_names
 from .model_ref import ModelReference
@@ -31,10 +32,6 @@ MAX_RESTARTS = 3
 NAMESPACE = "spacy-elmo-dump"
 # Seconds to wait for a cluster address to answer before saying there is none there.
 PROBE_SECONDS = 5.0
-
-
-class RayMissingError(ElmoError):
-    """`--engine ray` without Ray installed."""
 
 
 def import_ray() -> Any:

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO, Callable, Iterator, List, Optional, Union
 
-from ..errors import DiskFullError, InputFileError
+from ..errors import DiskFullError
+from .errors import ArchiveError, UnsafeMemberError
 
 MAX_TOTAL_BYTES = 16 << 30  # the largest published ELMo model unpacks to under 1 GB
 MAX_MEMBERS = 10_000
@@ -34,15 +35,6 @@ _MAGIC = (b"PK\x03\x04", b"PK\x05\x06", b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00")
 _DAMAGED = (zipfile.BadZipFile, tarfile.TarError, zlib.error, lzma.LZMAError, EOFError, OSError, ValueError)
 
 PathLike = Union[str, Path]
-
-
-class ArchiveError(InputFileError):
-    """A model archive that is damaged, not a zip or tar archive, too large, or holds a member that
-    could escape the folder it is unpacked into."""
-
-
-class UnsafeMemberError(ArchiveError):
-    """An archive member that would land outside its folder or is not a plain file or folder."""
 
 
 @dataclass(frozen=True)

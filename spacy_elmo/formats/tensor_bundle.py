@@ -26,7 +26,7 @@ from typing import Dict, Iterator, List, Tuple, Union
 
 import numpy as np
 
-from ..errors import InputFileError
+from .errors import TensorBundleError
 
 TABLE_MAGIC = 0xDB4775248B80FB57
 FOOTER_SIZE = 48
@@ -44,11 +44,6 @@ DTYPES: Dict[int, np.dtype] = {
     10: np.dtype("?"),
     19: np.dtype("<f2"),
 }
-
-
-class TensorBundleError(InputFileError):
-    """A tensor-bundle checkpoint that is missing a file, damaged, or holds what this reader cannot read;
-    the message names the file."""
 
 
 @dataclass(frozen=True)

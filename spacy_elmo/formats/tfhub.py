@@ -30,12 +30,11 @@ from typing import Any, Dict, List, Literal, Mapping, Optional, Tuple, Union
 import numpy as np
 import torch
 
-from ..errors import InputFileError
 from ..nn.bilm import BiLM
 from ..nn.options import CharCNNOptions, ElmoOptions, LSTMOptions
 from .base import ModelLayout
 from .bilm_tf import _check_finite, _entries
-from .errors import WeightsError
+from .errors import TfHubError, WeightsError
 from .tensor_bundle import TensorBundle
 
 MODULE_FILES = ("tfhub_module.pb", "saved_model.pb", "variables/variables.index")
@@ -53,10 +52,6 @@ _MIX_NAMES = (
 _STATE = re.compile(r"^bilm/Variable(_\d+)?$")
 _LSTM_NAMES = (("/LSTMCell/W_0", "/rnn/lstm_cell/kernel"), ("/LSTMCell/B", "/rnn/lstm_cell/bias"))
 _PROJECTION = ("/LSTMCell/W_P_0", "/rnn/lstm_cell/projection/kernel")
-
-
-class TfHubError(InputFileError):
-    """A TF-Hub module that does not hold an ELMo biLM this package can run; the message names it."""
 
 
 @dataclass(frozen=True)

@@ -27,20 +27,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..errors import ElmoError
 from .bilm import BiLM
+from .errors import FastModeError, FastModeUnavailable
 from .lstm import BOTH, N_DIRECTIONS, BiLSTMLayer, BiLSTMStack, State, with_forget_bias
 
 FAST_MODES = ("int8",)
-
-
-class FastModeError(ElmoError):
-    """A fast mode asked for something only the exact model does (training, stateful, unknown mode)."""
-
-
-class FastModeUnavailable(FastModeError):
-    """The mode cannot run fast on the biLM's device (int8 off the CPU); the exact model is the faster
-    one there. A pipeline falls back to it (pipeline/layers/process_state.py)."""
 
 
 def unavailable_reason(mode: str, device: torch.device) -> Optional[str]:

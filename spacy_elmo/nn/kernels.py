@@ -27,7 +27,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
 
-from ..errors import ElmoError
+from .errors import KernelChoiceError
 
 KERNEL_VARIABLE = "SPACY_ELMO_CPU_KERNEL"
 MKL, ONEDNN = "mkl", "onednn"
@@ -41,10 +41,6 @@ ROUND_SECONDS = 0.002
 # (product kind, rows bucket, inner size, outer size, threads)
 ShapeKey = Tuple[str, int, int, int, int]
 _choices: Dict[ShapeKey, str] = {}
-
-
-class KernelChoiceError(ElmoError):
-    """`SPACY_ELMO_CPU_KERNEL` names no kernel."""
 
 
 def onednn_available() -> bool:

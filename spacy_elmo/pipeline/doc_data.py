@@ -32,13 +32,9 @@ import numpy as np
 from spacy.attrs import IDX, LENGTH
 from spacy.tokens import Doc
 
-from ..errors import ElmoError
+from .errors import MisalignedDataError
 
 EXTENSION = "elmo"
-
-
-class MisalignedDataError(ElmoError):
-    """A doc's tokens no longer line up with the tokens its ELMo data was computed for."""
 
 
 def _key(start_char: int) -> Tuple[str, str, int, None]:

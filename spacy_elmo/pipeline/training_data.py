@@ -16,7 +16,7 @@ from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from ..errors import ElmoError
+from .errors import MissingAnnotationError
 
 # The built-in factories a listening head may have -> (what it learns, whether a gold doc has any).
 LEARNS_FROM: Dict[str, Tuple[str, Callable[[Doc], bool]]] = {
@@ -35,10 +35,6 @@ MAKE_CORPORA = (
     "UD English-EWT and Universal NER: python -m spacy project assets benchmarks/downstream, then "
     "python -m spacy project run <command> benchmarks/downstream (its project.yml lists the commands)."
 )
-
-
-class MissingAnnotationError(ElmoError):
-    """A component to be trained on `elmo` has none of its annotation in the training corpus."""
 
 
 def training_corpus(nlp: Optional[Language]) -> str:

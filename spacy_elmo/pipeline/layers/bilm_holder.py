@@ -14,10 +14,10 @@ import torch
 from thinc.api import ArgsKwargs, Model, torch2xp, xp2torch
 from torch import nn
 
-from ...errors import ElmoError
 from ...formats import describe, rebuild
 from ...nn.bilm import BiLM
 from ...nn.options import ElmoOptions
+from ..errors import UntrustedPickleError
 
 
 class BiLMHolder(nn.Module):
@@ -40,10 +40,6 @@ def serialize_holder(holder: BiLMHolder) -> bytes:
     # A format's own parts (ELMoForManyLangs' vocabularies) travel beside the options (formats.describe).
     extra = describe(holder.bilm) if holder.bilm is not None else {}
     return srsly.msgpack_dumps({"options": options, "state": state.getvalue(), **extra})
-
-
-class UntrustedPickleError(ElmoError):
-    """Saved biLM bytes that hold more than tensors: unpickling them could run code, so they are refused."""
 
 
 def _load_state(data: bytes, device: torch.device) -> Any:

@@ -1,0 +1,18 @@
+"""The errors of the torch biLM: fast modes and CPU kernels."""
+
+from __future__ import annotations
+
+from ..errors import ElmoError
+
+
+class FastModeError(ElmoError):
+    """A fast mode asked for something only the exact model does (training, stateful, unknown mode)."""
+
+
+class FastModeUnavailable(FastModeError):
+    """The mode cannot run fast on the biLM's device (int8 off the CPU); the exact model is the faster
+    one there. A pipeline falls back to it (pipeline/layers/process_state.py)."""
+
+
+class KernelChoiceError(ElmoError):
+    """`SPACY_ELMO_CPU_KERNEL` names no kernel."""
