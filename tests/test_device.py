@@ -23,6 +23,7 @@ from spacy_elmo.nn.chars import CharacterMapper
 from spacy_elmo.nn.fast import FastModeUnavailable, make_fast
 from spacy_elmo.nn.options import ElmoOptions
 from spacy_elmo.nn.softmax import LogUniformSampler
+from spacy_elmo.pipeline.layers import bilm_holder
 from spacy_elmo.pipeline.layers import thinc_bilm as bilm_layer_module
 from spacy_elmo.pipeline.layers.thinc_bilm import get_bilm
 from spacy_elmo.pretrain.batching import StreamBatcher, TokenRows
@@ -167,8 +168,9 @@ def meta_component_io(monkeypatch):
         return torch.zeros(array.shape, device=device)
 
     def patch() -> None:
-        monkeypatch.setattr(bilm_layer_module, "torch2xp", torch2xp)
-        monkeypatch.setattr(bilm_layer_module, "xp2torch", xp2torch)
+        monkeypatch.setattr(bilm_layer_module, "torch2xp", torch2xp)  # the fast path's conversion
+        monkeypatch.setattr(bilm_holder, "torch2xp", torch2xp)  # the wrapper's conversions
+        monkeypatch.setattr(bilm_holder, "xp2torch", xp2torch)
 
     return patch
 
