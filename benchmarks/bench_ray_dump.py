@@ -20,8 +20,8 @@ from typing import List
 import torch
 
 from benchmarks.common import DEFAULT_TEXT, load_sentences, machine
-from spacy_elmo.embed import ModelReference, dump_on_ray, write_layers
-from spacy_elmo.models import DEFAULT_MODEL
+from spacy_elmo.embed import dump_on_ray, write_layers
+from spacy_elmo.models import DEFAULT_MODEL, command_line_reference, load_reference
 
 
 def write_corpus(folder: Path, sentences: List[List[str]], n_files: int) -> List[Path]:
@@ -49,10 +49,10 @@ def main() -> None:
     print(machine() + f", ray {ray.__version__}, model {args.model}, kernel {os.environ['SPACY_ELMO_CPU_KERNEL']}")
     sentences = load_sentences(args.text, args.tokens)
     n_tokens = sum(map(len, sentences))
-    reference = ModelReference(args.model)
+    reference = command_line_reference(args.model)
     with tempfile.TemporaryDirectory() as tmp:
         inputs = write_corpus(Path(tmp), sentences, args.files)
-        bilm = reference.load()
+        bilm = load_reference(reference)
         start = time.perf_counter()
         for path in inputs:
             write_layers(bilm, path, Path(tmp) / "plain" / f"{path.stem}.hdf5", args.batch_size)

@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 from spacy_elmo import load_bilm
-from spacy_elmo.embed import ModelReference, dump_on_ray, write_layers
+from spacy_elmo.embed import dump_on_ray, write_layers
 from spacy_elmo.embed.manifest import DONE, expand_inputs, read_manifest, shard_names
 from spacy_elmo.errors import ElmoError
+from spacy_elmo.models import command_line_reference
 
 from .cli import assert_clear_error, run_cli
 
@@ -63,7 +64,7 @@ def cluster():
 def test_bad_inputs_are_clear_errors_before_any_worker_starts(tmp_path):
     corpus = tmp_path / "corpus"
     write_corpus(corpus, n_files=1, n_lines=3)
-    reference = ModelReference(MODEL)
+    reference = command_line_reference(MODEL)
     with pytest.raises(ElmoError, match="no input file matches"):
         dump_on_ray(str(tmp_path / "none" / "*.txt"), tmp_path / "out", reference)
     with pytest.raises(ElmoError, match="does not exist"):
@@ -78,7 +79,7 @@ def test_bad_inputs_are_clear_errors_before_any_worker_starts(tmp_path):
     with pytest.raises(ElmoError, match="would both be written to part0.hdf5"):
         shard_names(expand_inputs(str(corpus / "part0.*")))
     with pytest.raises(ElmoError, match="no-such-model"):
-        dump_on_ray(corpus / "part0.txt", tmp_path / "out", ModelReference("no-such-model"))
+        dump_on_ray(corpus / "part0.txt", tmp_path / "out", command_line_reference("no-such-model"))
     assert not (tmp_path / "out").exists()
 
 
@@ -117,7 +118,7 @@ def test_the_cli_on_a_local_cluster_writes_what_dump_writes_per_file(tmp_path, m
     write_layers(load_bilm(MODEL), inputs[1], tmp_path / "single.hdf5", batch_size=8)  # what `dump` runs
     assert (tmp_path / "single.hdf5").read_bytes() == (out / "part1.hdf5").read_bytes()  # byte for byte
     manifest = read_manifest(out)
-    assert manifest.settings == {"model": {"model": MODEL}, "stateful": False}
+    assert manifest.settings == {"model": {"name": MODEL}, "stateful": False}
     assert [(s.input, s.size, s.sentences) for s in manifest.shards] == [
         (str(p), p.stat().st_size, 100) for p in inputs
     ]
@@ -127,13 +128,15 @@ def test_the_cli_on_a_local_cluster_writes_what_dump_writes_per_file(tmp_path, m
 def test_two_workers_match_the_single_dump_and_a_rerun_redoes_only_a_missing_shard(cluster, tmp_path):
     inputs = write_corpus(tmp_path / "corpus", n_files=4, n_lines=80)
     out = tmp_path / "out"
-    first = dump_on_ray(str(tmp_path / "corpus" / "*.txt"), out, ModelReference(MODEL), workers=2, batch_size=8)
+    first = dump_on_ray(str(tmp_path / "corpus" / "*.txt"), out, command_line_reference(MODEL), workers=2, batch_size=8)
     assert [s.status for s in first.shards] == [DONE] * 4
     assert_same_as_single_dump(inputs, out, tmp_path)
     mtimes = {p.name: p.stat().st_mtime_ns for p in out.glob("*.hdf5")}
     (out / "part2.hdf5").unlink()
     redone = []
-    dump_on_ray(str(tmp_path / "corpus" / "*.txt"), out, ModelReference(MODEL), workers=2, on_shard=redone.append)
+    dump_on_ray(
+        str(tmp_path / "corpus" / "*.txt"), out, command_line_reference(MODEL), workers=2, on_shard=redone.append
+    )
     assert [s.output for s in redone] == ["part2.hdf5"]
     assert {p.name: p.stat().st_mtime_ns for p in out.glob("*.hdf5") if p.name != "part2.hdf5"} == {
         name: t for name, t in mtimes.items() if name != "part2.hdf5"
@@ -154,7 +157,7 @@ def test_a_worker_killed_mid_shard_is_retried_and_leaves_no_partial_file(cluster
 
     def run():
         try:
-            dump_on_ray(str(tmp_path / "corpus" / "*.txt"), out, ModelReference(MODEL), workers=2, batch_size=2)
+            dump_on_ray(str(tmp_path / "corpus" / "*.txt"), out, command_line_reference(MODEL), workers=2, batch_size=2)
         except Exception as err:  # reported by the main thread
             errors.append(err)
 

@@ -7,9 +7,9 @@ from typing import Optional
 import typer
 from tqdm import tqdm
 
-from ..embed import ModelReference, check_has_tokens, dump_on_ray, write_layers
+from ..embed import check_has_tokens, dump_on_ray, write_layers
 from ..errors import ElmoError
-from ..models import DEFAULT_MODEL
+from ..models import DEFAULT_MODEL, command_line_reference, load_reference
 from ..util.io import count_lines
 from .app import app
 
@@ -56,7 +56,7 @@ def dump_command(
     ),
 ) -> None:
     """Write one dataset per input line, key = the line index, shape [L+1, n_tokens, 2P] (float32)."""
-    reference = ModelReference.from_cli(model, options, weights)
+    reference = command_line_reference(model, options, weights)
     if engine == "ray":
         if output_path.exists() and not output_path.is_dir():
             raise ElmoError(f"{output_path} is a file; with --engine ray give the folder to write the shards to")
@@ -86,7 +86,7 @@ def dump_command(
         raise ElmoError(f"{output_path} exists; pass --overwrite to replace it, or choose another output file")
     check_has_tokens(input_path)
     n_lines = count_lines(input_path)
-    bilm = reference.load()
+    bilm = load_reference(reference)
     with tqdm(total=n_lines, unit="sent", desc="dump", disable=not progress) as bar:
         written = write_layers(bilm, input_path, output_path, batch_size, stateful, on_block=bar.update)
     typer.echo(f"wrote {written.sentences} sentences to {output_path}")

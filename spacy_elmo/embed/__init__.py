@@ -4,7 +4,6 @@ Ray is optional: only `ray_dump` imports it, when it runs."""
 
 from .hdf5 import LayersWritten, check_has_tokens, write_layers
 from .manifest import Manifest, Shard
-from .model_ref import ModelReference
 from .ray_data import ElmoEmbedder
 from .ray_dump import dump_on_ray
 
@@ -12,7 +11,6 @@ __all__ = [
     "ElmoEmbedder",
     "LayersWritten",
     "Manifest",
-    "ModelReference",
     "Shard",
     "check_has_tokens",
     "dump_on_ray",

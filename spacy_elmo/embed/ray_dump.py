@@ -20,11 +20,11 @@ from typing import Any, Callable, Dict, List, Optional, Union
 
 from .. import __version__
 from ..errors import ElmoError
+from ..models import ModelReference, load_reference
 from ..nn.kernels import KERNEL_VARIABLE
 from .errors import RayMissingError
 from .hdf5 import LayersWritten, check_has_tokens, write_layers
 from .manifest import DONE, FAILED, Manifest, Shard, expand_inputs, file_sha256, is_complete, read_manifest, shard_names
-from .model_ref import ModelReference
 
 # Restarts of a dead worker, and retries of the file it held, before that file is reported as failed.
 MAX_RESTARTS = 3
@@ -50,7 +50,7 @@ class ShardWriter:
     """A worker: the biLM, loaded once, and the files it is given turned into shards."""
 
     def __init__(self, reference: ModelReference, batch_size: int, stateful: bool, device: Optional[str]) -> None:
-        self.bilm = reference.load()
+        self.bilm = load_reference(reference)
         if device is not None:
             self.bilm.to(device)
         self.batch_size = batch_size
@@ -90,7 +90,6 @@ def dump_on_ray(
     for path in paths:
         check_has_tokens(path)
     names = shard_names(paths)
-    reference.check()
     address = address or os.environ.get("RAY_ADDRESS") or None
     if address is not None:
         _probe(address)

@@ -5,6 +5,7 @@ reference is and loads it (sources.py), for `load_bilm`, BiLM.v2, the `elmo` com
 from .bundled import DEFAULT_MODEL, MODELS_DIR, bundled_model_paths, bundled_models
 from .sources import (
     ModelReference,
+    command_line_reference,
     is_model_name,
     load_bilm,
     load_reference,
@@ -20,6 +21,7 @@ __all__ = [
     "ModelReference",
     "bundled_model_paths",
     "bundled_models",
+    "command_line_reference",
     "is_model_name",
     "load_bilm",
     "load_reference",

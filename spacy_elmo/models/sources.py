@@ -15,9 +15,9 @@ weights are loaded or, cheaply, the options (`reference_options`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Optional, Union
+from typing import Dict, Optional, Union
 
 from ..errors import ElmoError
 from ..formats import is_model_path, load_model, load_options_and_weights, model_options
@@ -67,6 +67,10 @@ class ModelReference:
     weights: Optional[str] = None
     name: Optional[str] = None
 
+    def describe(self) -> Dict[str, str]:
+        """The reference as given, for records such as a dump's manifest."""
+        return {key: value for key, value in asdict(self).items() if value is not None}
+
     def overridden(self, options: Optional[PathLike], weights: Optional[PathLike]) -> "ModelReference":
         """The reference with `options` (+ `weights`) given at initialize, which win over the config."""
         if options is None:
@@ -99,6 +103,18 @@ def model_reference(
     if options is not None:
         reference = replace(reference, options=str(options), weights=None if weights is None else str(weights))
     return reference
+
+
+def command_line_reference(
+    model: str, options: Optional[PathLike] = None, weights: Optional[PathLike] = None
+) -> ModelReference:
+    """What a command names (`dump --model`, or `--options` with `--weights`): the pair, else `model` as an
+    existing path, else as a model name (an unknown one fails here, before any work starts)."""
+    if (options is None) != (weights is None):
+        raise ElmoError("give both --options and --weights, or neither (and a model name or directory)")
+    if options is not None:
+        return model_reference(options=options, weights=weights)
+    return model_reference(path=model) if Path(model).exists() else model_reference(name=model)
 
 
 def reference_options(reference: ModelReference) -> Optional[ElmoOptions]:
