@@ -10,7 +10,6 @@ recorded.
 from __future__ import annotations
 
 import glob
-import hashlib
 import json
 import os
 from dataclasses import asdict, dataclass, field
@@ -98,18 +97,6 @@ def shard_names(inputs: Sequence[Path]) -> List[str]:
             raise ElmoError(f"input files {names[name]} and {path} would both be written to {name}; rename one of them")
         names[name] = path
     return list(names)
-
-
-def file_sha256(path: Union[str, Path]) -> str:
-    """The file's sha256, read in blocks."""
-    digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                digest.update(block)
-    except OSError as err:
-        raise InputFileError(f"input file {path} cannot be read: {err.strerror}") from None
-    return digest.hexdigest()
 
 
 def is_complete(shard: Shard, previous: Optional[Manifest], settings: Dict[str, Any], folder: Path) -> bool:

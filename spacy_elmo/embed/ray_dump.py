@@ -22,9 +22,10 @@ from .. import __version__
 from ..errors import ElmoError
 from ..models import ModelReference, load_reference
 from ..nn.kernels import KERNEL_VARIABLE
+from ..util.io import file_sha256
 from .errors import RayMissingError
 from .hdf5 import LayersWritten, check_has_tokens, write_layers
-from .manifest import DONE, FAILED, Manifest, Shard, expand_inputs, file_sha256, is_complete, read_manifest, shard_names
+from .manifest import DONE, FAILED, Manifest, Shard, expand_inputs, is_complete, read_manifest, shard_names
 
 # Restarts of a dead worker, and retries of the file it held, before that file is reported as failed.
 MAX_RESTARTS = 3
@@ -101,7 +102,7 @@ def dump_on_ray(
     previous = None if overwrite else read_manifest(out_dir)
     shards = []
     for path, name in zip(paths, names):
-        shard = Shard(str(path.resolve()), name, path.stat().st_size, file_sha256(path))
+        shard = Shard(str(path.resolve()), name, path.stat().st_size, file_sha256(path, "input file"))
         if is_complete(shard, previous, settings, out_dir):
             assert previous is not None
             shard = next(old for old in previous.shards if old.output == name)

@@ -17,12 +17,13 @@ from typing import Dict, List, Optional, Union
 
 from filelock import FileLock
 
+from ..util.io import file_sha256
 from .cache import RECORD_NAME, cache_dir, is_downloaded, lock_path, mirror_base, model_dir, staging_dir
 from .catalogue import Catalogue, ModelEntry, ModelFile, load_catalogue
 from .content import file_problem, model_problem
 from .errors import ChecksumError, DownloadError
 from .fetch import fetch, mirrored_url
-from .record import is_complete, recorded_sha256s, sha256_of, write_record
+from .record import is_complete, recorded_sha256s, write_record
 from .swap import install, leftovers, recover, temp_dir
 from .unpack import unpack_archive
 
@@ -84,7 +85,7 @@ def _fetch_verified(
     hint = _hint(entry, file, dest)
     if not dest.exists():
         fetch(url, dest, expected_size=file.size, retries=retries, hint=hint, progress=progress)
-    size, sha256 = dest.stat().st_size, sha256_of(dest)
+    size, sha256 = dest.stat().st_size, file_sha256(dest, "downloaded file")
     problem = None
     if file.size is not None and size != file.size:
         problem = f"{size} bytes where the catalogue says {file.size}"
@@ -179,7 +180,7 @@ def _remove_installed_copies(entry: ModelEntry, staging: Path, final: Path) -> N
     recorded = recorded_sha256s(final)
     for file in entry.files:
         copy = staging / file.file_name
-        if copy.is_file() and sha256_of(copy) in recorded:
+        if copy.is_file() and file_sha256(copy, "downloaded file") in recorded:
             copy.unlink()
     try:
         staging.rmdir()

@@ -4,29 +4,20 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, List, Set
 
-from ..util.io import atomic_output
+from ..util.io import atomic_output, file_sha256
 from .cache import RECORD_NAME
 from .catalogue import ModelEntry
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def installed_files(directory: Path) -> Dict[str, str]:
     """Relative path -> sha256 of every file in the model `directory` but the record."""
     return {
-        p.relative_to(directory).as_posix(): sha256_of(p)
+        p.relative_to(directory).as_posix(): file_sha256(p, "model file")
         for p in sorted(directory.rglob("*"))
         if p.is_file() and p.name != RECORD_NAME
     }

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import glob
+import hashlib
 import os
 import shutil
 import tempfile
@@ -177,6 +178,18 @@ def count_lines(path: Union[str, Path]) -> int:
     """Number of lines, counted on raw bytes (fast; used for progress bars)."""
     with open(path, "rb") as f:
         return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+
+
+def file_sha256(path: Union[str, Path], what: str = "file") -> str:
+    """The sha256 of the file at `path`, read in blocks of 1 MiB (models and corpora do not fit in memory)."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    except OSError as err:
+        raise InputFileError(f"{what} {path} cannot be read: {err.strerror}") from None
+    return digest.hexdigest()
 
 
 def check_input_file(path: Union[str, Path], what: str, error: Type[InputFileError] = InputFileError) -> Path:
