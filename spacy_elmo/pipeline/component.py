@@ -44,6 +44,7 @@ from .layers import ElmoListener, load_source, set_frozen
 from .layers.frozen_cache import FrozenLayerCache
 from .layers.listener import replace_listener_cfg
 from .layers.pooling import check_pooling, pooling_layer, pooling_weights
+from .layers.read_rows import apply_to_read_rows
 from .layers.scalar_mix import mixes_in
 from .layers.thinc_bilm import declared_layers, ensure_loaded
 from .training_data import check_annotations, training_corpus
@@ -256,7 +257,7 @@ class ElmoComponent(TrainablePipe):
         docs (Sequence[Doc]): the docs.
         layers (List[Floats3d]): their layers, from `predict`.
         """
-        pooled = self.pooling.predict(list(layers))
+        pooled = apply_to_read_rows(self.pooling, list(docs), list(layers))
         for doc, doc_layers, doc_vectors in zip(docs, layers, pooled):
             # The Doc keeps host arrays (they serialize and outlive the batch); on a GPU this is the
             # one copy to the host.

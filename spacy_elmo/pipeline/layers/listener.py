@@ -22,6 +22,7 @@ from thinc.types import Floats2d, Floats3d
 from ...errors import ElmoError
 from ..doc_data import get_layers
 from .projection import projection
+from .read_rows import mix_read_rows
 
 LISTENER_ARCHITECTURE = "spacy-elmo.ElmoListener.v1"
 # What `replace_listeners` puts in the listener's place (registered in architectures.py).
@@ -146,9 +147,10 @@ def build_elmo_tok2vec(
     extra_features: Optional[Model[List[Doc], List[Floats2d]]] = None,
     width: Optional[int] = None,
 ) -> Model[List[Doc], List[Floats2d]]:
-    """`source` (a listener or a biLM layer) -> mix -> optionally `[features; ELMo]` -> optionally a
-    projection to `width`. Listener and standalone versions share this so their structures match."""
-    model: Model = chain(source, mix)
+    """`source` (a listener or a biLM layer) -> mix (of the read tokens' rows) -> optionally
+    `[features; ELMo]` -> optionally a projection to `width`. Listener and standalone versions share this
+    so their structures match."""
+    model: Model = mix_read_rows(source, mix)
     if extra_features is not None:
         model = concatenate(model, extra_features)
     if width is not None:

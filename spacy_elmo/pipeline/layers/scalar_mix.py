@@ -1,9 +1,10 @@
 """The paper's task-specific layer mix (Eq. 1): `ELMo_k = gamma * sum_j softmax(w)_j * h_kj`.
 
 `List[Floats3d] -> List[Floats2d]`: each doc's `[L+1, n, D]` becomes `[n, D]`. The optional layer norm
-uses one mean and one variance per layer over all real positions and features of the whole batch, as
-the original does, so with it a doc's output depends on its batch; rows that are zero in every layer
-(whitespace tokens the biLM skipped) are not real positions and stay zero. The L2 penalty on the raw
+uses one mean and one variance per layer over all positions and features of the whole batch, as the
+original does over its unpadded positions, so with it a doc's output depends on its batch. Every row it
+is given counts as a token: the tok2vec gives it the rows of the tokens the biLM read and puts zeros
+back for whitespace tokens (`read_rows.py`). The L2 penalty on the raw
 weights `w` enters as its gradient `2 * l2 * w`, like weight decay on these parameters only.
 The dropout is the mix's own (attr `mix_dropout`), so spaCy's global `training.dropout` leaves it alone.
 `ScalarMix.v2` can start from a TF-Hub module's trained mix (`start_from`), read when the mix is
@@ -31,24 +32,25 @@ MIX_NODE = "elmo-scalar-mix"  # the layer's name, by which reports find every mi
 @registry.layers("spacy-elmo.ScalarMix.v2")
 def build_scalar_mix_v2(
     weights: Optional[Sequence[float]] = None,
+    start_from: Optional[str] = None,
     gamma: float = 1.0,
     layer_norm: bool = False,
     dropout: float = 0.0,
     l2: float = 0.0,
     trainable: bool = True,
-    start_from: Optional[str] = None,
 ) -> Model[InT, OutT]:
     """The paper's task-specific mix: gamma * sum_j softmax(w)_j * layer_j.
 
     weights (Optional[Sequence[float]]): pre-softmax values, one per biLM layer (token layer first),
         checked on the first batch; null: all zero, the plain mean. Not with `start_from`.
+    start_from (Optional[str]): a TF-Hub module (directory, archive or catalogue name) whose trained layer
+        weights and gamma are the initial values (`gamma` is then unused), read once when the mix is first
+        set up.
     gamma (float): the initial scale.
     layer_norm (bool): normalise each layer (one mean and variance per layer over the batch) before mixing.
     dropout (float): in [0, 1), the mix's own dropout on its output in training (not `training.dropout`).
     l2 (float): >= 0, an L2 penalty on the raw weights (the paper's lambda).
     trainable (bool): whether `weights` and `gamma` learn.
-    start_from (Optional[str]): a TF-Hub module (directory, archive or catalogue name) whose trained layer
-        weights and gamma are the initial values, read once when the mix is first set up.
     RETURNS (Model[List[Floats3d], List[Floats2d]]): each doc's layers -> one vector per token.
     """
     if not 0.0 <= dropout < 1.0:
@@ -134,14 +136,13 @@ def _dropout_mask(xp: Any, shape: Tuple[int, ...], rate: float) -> Any:
     return (draws >= round(rate * (1 << 16))).astype(np.float32) * np.float32(1.0 / (1.0 - rate))
 
 
-def _normalise(X: Any, real: Any, xp: Any) -> Tuple[Any, Any]:
-    """Per-layer normalisation of X `[L+1, N, D]` over the real rows; returns (normalised, 1/std)."""
-    rows = X[:, real]
-    mean = rows.mean(axis=(1, 2), keepdims=True)
-    inv_std = 1.0 / xp.sqrt(rows.var(axis=(1, 2), keepdims=True) + LAYER_NORM_EPS)
-    normed = (X - mean) * inv_std
-    normed[:, ~real] = 0.0
-    return normed, inv_std
+def _normalise(X: Any, xp: Any) -> Tuple[Any, Any]:
+    """Per-layer normalisation of X `[L+1, N, D]` over all its rows; returns (normalised, 1/std)."""
+    if X.shape[1] == 0:  # a batch of docs without a read token: nothing to normalise
+        return X, xp.ones((X.shape[0], 1, 1), dtype=X.dtype)
+    mean = X.mean(axis=(1, 2), keepdims=True)
+    inv_std = 1.0 / xp.sqrt(X.var(axis=(1, 2), keepdims=True) + LAYER_NORM_EPS)
+    return (X - mean) * inv_std, inv_std
 
 
 def _forward(model: Model, Xs: InT, is_train: bool) -> Tuple[OutT, Callable]:
@@ -159,8 +160,7 @@ def _forward(model: Model, Xs: InT, is_train: bool) -> Tuple[OutT, Callable]:
     if X.shape[0] != w.shape[0]:
         raise ElmoError(f"ScalarMix has {w.shape[0]} layer weights but got {X.shape[0]} layers")
     s = softmax(w, xp)
-    real = xp.abs(X).sum(axis=(0, 2)) > 0 if model.attrs["layer_norm"] else None
-    H, inv_std = _normalise(X, real, xp) if real is not None else (X, None)
+    H, inv_std = _normalise(X, xp) if model.attrs["layer_norm"] else (X, None)
     mixed = xp.tensordot(s, H, axes=1)  # [N, D]
     rate = model.attrs["mix_dropout"] if is_train else 0.0
     keep = _dropout_mask(xp, mixed.shape, rate) if rate > 0 else None
@@ -177,15 +177,12 @@ def _forward(model: Model, Xs: InT, is_train: bool) -> Tuple[OutT, Callable]:
             model.inc_grad("w", model.ops.asarray1f(dw))
             model.inc_grad("gamma", (dY * mixed).sum().reshape(1).astype(np.float32))
         dH = gamma * s.reshape((-1, 1, 1)) * dY.reshape((1, *dY.shape))
-        if real is None:
+        if inv_std is None or dH.shape[1] == 0:
             dX = dH
-        else:
-            # Layer-norm backward over the real rows only (the others were set to zero).
-            dH_real, H_real = dH[:, real], H[:, real]
-            mean_dH = dH_real.mean(axis=(1, 2), keepdims=True)
-            mean_dHH = (dH_real * H_real).mean(axis=(1, 2), keepdims=True)
-            dX = xp.zeros_like(dH)
-            dX[:, real] = inv_std * (dH_real - mean_dH - H_real * mean_dHH)
+        else:  # the layer norm's backward
+            mean_dH = dH.mean(axis=(1, 2), keepdims=True)
+            mean_dHH = (dH * H).mean(axis=(1, 2), keepdims=True)
+            dX = inv_std * (dH - mean_dH - H * mean_dHH)
         dX = dX.astype(np.float32, copy=False)
         return list(xp.split(dX, splits, axis=1))
 

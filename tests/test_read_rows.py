@@ -1,0 +1,94 @@
+"""The mix sees the rows of the tokens the biLM read, whitespace rows are zero: told, not guessed."""
+
+import numpy as np
+import spacy
+from thinc.api import chain
+
+from spacy_elmo.pipeline.layers import build_bilm_v2, build_scalar_mix_v2
+from spacy_elmo.pipeline.layers.read_rows import apply_to_read_rows, mix_read_rows
+
+TEXTS = ["Alice  went to\nthe bank .", "Bob  sat .", "  "]
+
+
+def _docs():
+    nlp = spacy.blank("en")
+    return [nlp.make_doc(text) for text in TEXTS]
+
+
+def _read(doc):
+    return [i for i, token in enumerate(doc) if not token.is_space]
+
+
+def _bilm():
+    bilm = build_bilm_v2(name="fixture-tiny")
+    bilm.initialize()
+    return bilm
+
+
+def test_layer_norm_counts_only_the_read_tokens_and_whitespace_rows_are_zero():
+    docs = _docs()
+    assert all(len(_read(doc)) < len(doc) for doc in docs)  # every doc has whitespace tokens
+    bilm = _bilm()
+    model = mix_read_rows(bilm, build_scalar_mix_v2(weights=[0.5, -0.3, 0.1], gamma=1.5, layer_norm=True))
+    model.initialize(X=docs)
+    outputs = model.predict(docs)
+    layers = bilm.predict(docs)
+    read = [x[:, _read(doc)] for doc, x in zip(docs, layers)]
+    expected = build_scalar_mix_v2(weights=[0.5, -0.3, 0.1], gamma=1.5, layer_norm=True).predict(read)
+    assert model.get_dim("nO") == layers[0].shape[2]
+    for doc, output, want in zip(docs, outputs, expected):
+        assert output.shape == (len(doc), layers[0].shape[2])
+        np.testing.assert_allclose(output[_read(doc)], want, rtol=1e-5, atol=1e-6)
+        spaces = [i for i in range(len(doc)) if i not in _read(doc)]
+        assert not output[spaces].any()
+
+
+def test_the_mix_learns_from_the_read_rows_only():
+    docs = _docs()
+    bilm = _bilm()
+    mix = build_scalar_mix_v2(layer_norm=True)
+    model = mix_read_rows(bilm, mix)
+    model.initialize(X=docs)
+    outputs, backprop = model.begin_update(docs)
+    rng = np.random.default_rng(0)
+    d_outputs = [rng.normal(size=y.shape).astype(np.float32) for y in outputs]
+    backprop(d_outputs)
+    direct = build_scalar_mix_v2(layer_norm=True)
+    read = [x[:, _read(doc)] for doc, x in zip(docs, bilm.predict(docs))]
+    _, direct_backprop = direct.begin_update(read)
+    direct_backprop([d[_read(doc)] for doc, d in zip(docs, d_outputs)])
+    for name in ("w", "gamma"):
+        np.testing.assert_allclose(mix.get_grad(name), direct.get_grad(name), rtol=1e-4, atol=1e-6)
+
+
+def test_a_model_saved_with_the_mix_chained_loads():
+    """Pipelines saved before the mix was told the read rows held `chain(source, mix)`."""
+    docs = _docs()
+    old = chain(_bilm(), build_scalar_mix_v2(weights=[1.0, 2.0, 3.0], gamma=0.5))
+    old.initialize(X=docs)
+    new = mix_read_rows(_bilm(), build_scalar_mix_v2())
+    new.from_bytes(old.to_bytes())
+    mix = new.layers[1]
+    np.testing.assert_array_equal(mix.get_param("w"), [1.0, 2.0, 3.0])
+    assert mix.get_param("gamma")[0] == 0.5
+
+
+def test_the_component_pools_the_read_rows_with_any_layer():
+    nlp = spacy.blank("en")
+    nlp.add_pipe(
+        "elmo",
+        config={
+            "model": {"@architectures": "spacy-elmo.BiLM.v2", "name": "fixture-tiny"},
+            "pooling": {"@layers": "spacy-elmo.ScalarMix.v2", "layer_norm": True, "trainable": False},
+            "store_layers": True,
+        },
+    )
+    nlp.initialize()
+    doc = nlp(TEXTS[0])
+    read = _read(doc)
+    vectors = np.stack([token.vector for token in doc])
+    pooling = build_scalar_mix_v2(layer_norm=True, trainable=False)
+    expected = pooling.predict([doc._.elmo["layers"][:, read]])[0]
+    np.testing.assert_allclose(vectors[read], expected, rtol=1e-5, atol=1e-6)
+    assert not vectors[[i for i in range(len(doc)) if i not in read]].any()
+    assert apply_to_read_rows(pooling, [doc], [doc._.elmo["layers"]])[0].shape == vectors.shape
