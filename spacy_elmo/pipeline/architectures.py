@@ -84,14 +84,13 @@ def build_scalar_mix_v1(
     l2: float = 0.0,
     trainable: bool = True,
 ) -> Model[List[Floats3d], List[Floats2d]]:
-    """The paper's task-specific mix: gamma * sum_j softmax(w)_j * layer_j.
+    """The first version of the layer mix: `ScalarMix.v2` without `start_from`.
 
-    weights (Optional[Sequence[float]]): pre-softmax values, one per biLM layer (token layer first),
-        checked on the first batch; null: all zero, the plain mean.
+    weights (Optional[Sequence[float]]): pre-softmax layer weights, token layer first; null: the mean.
     gamma (float): the initial scale.
-    layer_norm (bool): normalise each layer (one mean and variance per layer over the batch) before mixing.
-    dropout (float): in [0, 1), the mix's own dropout on its output in training (not `training.dropout`).
-    l2 (float): >= 0, an L2 penalty on the raw weights (the paper's lambda).
+    layer_norm (bool): normalise each layer over the batch before mixing.
+    dropout (float): the mix's own dropout rate in training, in [0, 1).
+    l2 (float): the L2 penalty on the raw weights, >= 0.
     trainable (bool): whether `weights` and `gamma` learn.
     RETURNS (Model[List[Floats3d], List[Floats2d]]): each doc's layers -> one vector per token.
     """
