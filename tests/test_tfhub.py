@@ -15,7 +15,8 @@ from spacy.tokens import Doc
 from spacy_elmo import load_bilm
 from spacy_elmo.errors import ElmoError
 from spacy_elmo.formats import model_layout, model_options
-from spacy_elmo.formats.tfhub import TFHUB, TfHubError, published_mix_of
+from spacy_elmo.formats.tensor_bundle import TensorBundle
+from spacy_elmo.formats.tfhub import TFHUB, TfHubError, options_from_bundle, published_mix_of
 from spacy_elmo.nn.bilm import BiLM
 from spacy_elmo.pipeline.layers.scalar_mix import build_scalar_mix_v2, softmax
 
@@ -127,3 +128,11 @@ def test_a_module_without_the_bilm_names_the_variable(tmp_path):
     shutil.copy(ROOT / "dtypes" / "variables.index", module / "variables" / "variables.index")
     with pytest.raises(TfHubError, match="has no variable 'bilm/char_embed'"):
         load_bilm(module)
+
+
+def test_shapes_no_biLM_can_have_are_refused_as_an_options_file_would_be():
+    bundle = TensorBundle(ROOT / "dp-1shard" / "variables" / "variables.index")
+    entry = bundle.entries["bilm/char_embed"]
+    bundle.entries["bilm/char_embed"] = dataclasses.replace(entry, shape=(300, *entry.shape[1:]))
+    with pytest.raises(TfHubError, match=r"TF-Hub module .*dp-1shard: .*n_characters"):
+        options_from_bundle(bundle)

@@ -25,13 +25,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Literal, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 import torch
 
+from ..errors import OptionsError
 from ..nn.bilm import BiLM
-from ..nn.options import CharCNNOptions, ElmoOptions, LSTMOptions
+from ..nn.options import ElmoOptions
 from .base import ModelLayout
 from .bilm_tf import _check_finite, _entries
 from .errors import TfHubError, WeightsError
@@ -40,10 +41,9 @@ from .tensor_bundle import TensorBundle
 MODULE_FILES = ("tfhub_module.pb", "saved_model.pb", "variables/variables.index")
 INDEX = "variables/variables.index"
 
-# bilm-tf's published training options, for what the variables' shapes do not state.
-PUBLISHED_CLIP = 3.0
-PUBLISHED_ACTIVATION: Literal["relu", "tanh"] = "relu"
-PUBLISHED_MAX_CHARS = 50
+# bilm-tf's published training options, for what the variables' shapes do not state (options.json keys).
+PUBLISHED_LSTM: Dict[str, Any] = {"cell_clip": 3.0, "proj_clip": 3.0, "use_skip_connections": True}
+PUBLISHED_CHAR_CNN: Dict[str, Any] = {"max_characters_per_token": 50, "activation": "relu"}
 
 _MIX_NAMES = (
     ("aggregation/weights", "aggregation/scaling"),  # Google's elmo/2, elmo/3
@@ -102,24 +102,20 @@ def options_from_bundle(bundle: TensorBundle) -> ElmoOptions:
     if not filters or not n_layers:
         raise TfHubError(f"TF-Hub module {bundle.index_path.parent.parent} has no char-CNN filters or no LSTM layers")
     dim = _shape(bundle, cell.format(0))[1] // 4
-    return ElmoOptions(
-        lstm=LSTMOptions(
-            dim=dim,
-            projection_dim=projection,
-            n_layers=n_layers,
-            cell_clip=PUBLISHED_CLIP,
-            proj_clip=PUBLISHED_CLIP,
-            use_skip_connections=True,
-        ),
-        char_cnn=CharCNNOptions(
-            embedding_dim=char_dim,
-            filters=filters,
-            max_characters_per_token=PUBLISHED_MAX_CHARS,
-            n_characters=n_chars,
-            n_highway=_count(bundle, "bilm/CNN_high_{}/W_carry"),
-            activation=PUBLISHED_ACTIVATION,
-        ),
-    )
+    lstm = {"dim": dim, "projection_dim": projection, "n_layers": n_layers, **PUBLISHED_LSTM}
+    char_cnn = {
+        "embedding": {"dim": char_dim},
+        "filters": [list(f) for f in filters],
+        "n_characters": n_chars,
+        "n_highway": _count(bundle, "bilm/CNN_high_{}/W_carry"),
+        **PUBLISHED_CHAR_CNN,
+    }
+    # The options a module implies, checked as any options.json is.
+    where = f"TF-Hub module {bundle.index_path.parent.parent}: "
+    try:
+        return ElmoOptions.from_dict({"lstm": lstm, "char_cnn": char_cnn}, where=where)
+    except OptionsError as err:
+        raise TfHubError(str(err)) from None
 
 
 def tfhub_options(directory: Union[str, Path]) -> ElmoOptions:
