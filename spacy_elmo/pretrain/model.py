@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple, TypedDict
 
 import numpy as np
 import torch
@@ -27,21 +27,28 @@ from ..nn.softmax import LogUniformSampler, Softmax
 States = List[State]
 
 
+Pair = Tuple[torch.Tensor, torch.Tensor]  # one tensor per direction, forward first
+
+
+class StepTensors(TypedDict):
+    """A layout's tensors by field name, as keyword arguments for a layout of them moved or pinned."""
+
+    index: Pair
+    positions: Pair
+    targets: Pair
+
+
 @dataclass
-class TensorBatch:
-    """Both directions of one step on the model's device, as `HostBatch.to` (steps.py) makes it, the one
-    builder of a step; what steers the loop stays on the host, so a step never waits for the device to
-    answer a question about its data.
+class StepLayout:
+    """Where one step's inputs and targets are, per direction: the index of each input in the step's
+    distinct tokens `index` `[batch, T]`, the flat positions `[N]` of the inputs that have a target
+    (`positions`, into `[batch * T]`) and those targets `[N]`; on the host, row `lengths` `[batch]` and
+    the distinct tokens' `char_lengths` `[U]` (which char columns the CNN needs). The host's step
+    (`HostBatch`, steps.py) and the device's (`TensorBatch`) share it, so a step is laid out once."""
 
-    Device side: the distinct tokens' char ids `char_ids` `[U, max_chars]`; per direction the index of
-    each input in them `index` `[batch, T]`, the flat positions `[N]` of the inputs that have a target
-    (`positions`, into `[batch * T]`) and those targets `[N]`. Host side: row `lengths` `[batch]` and
-    the distinct tokens' `char_lengths` `[U]` (which char columns the CNN needs)."""
-
-    char_ids: torch.Tensor
-    index: Tuple[torch.Tensor, torch.Tensor]
-    positions: Tuple[torch.Tensor, torch.Tensor]
-    targets: Tuple[torch.Tensor, torch.Tensor]
+    index: Pair
+    positions: Pair
+    targets: Pair
     lengths: Tuple[np.ndarray, np.ndarray]
     char_lengths: np.ndarray
 
@@ -49,6 +56,24 @@ class TensorBatch:
     def counts(self) -> Tuple[int, int]:
         """Target tokens per direction, known on the host."""
         return int(self.positions[0].shape[0]), int(self.positions[1].shape[0])
+
+    def tensors_mapped(self, fn: Callable[[torch.Tensor], torch.Tensor]) -> StepTensors:
+        """`index`, `positions` and `targets` with `fn` applied to each tensor (a move, a pin)."""
+        return StepTensors(
+            index=(fn(self.index[0]), fn(self.index[1])),
+            positions=(fn(self.positions[0]), fn(self.positions[1])),
+            targets=(fn(self.targets[0]), fn(self.targets[1])),
+        )
+
+
+@dataclass
+class TensorBatch(StepLayout):
+    """Both directions of one step on the model's device, as `HostBatch.to` (steps.py) makes it, the one
+    builder of a step: the layout, with the distinct tokens' char ids `char_ids` `[U, max_chars]`; what
+    steers the loop stays on the host, so a step never waits for the device to answer a question about
+    its data."""
+
+    char_ids: torch.Tensor
 
 
 @dataclass

@@ -23,33 +23,23 @@ from . import distributed
 from .batching import PAD_TARGET, Batch, TokenRows
 from .config import TrainingSettings
 from .errors import TrainingError
-from .model import TensorBatch
+from .model import StepLayout, TensorBatch
 
 
 @dataclass
-class HostBatch:
+class HostBatch(StepLayout):
     """A step's batch as made on the host, by the one builder of a step (`from_batches`, for training and
-    evaluation alike): the distinct tokens as rows of a `TokenRows` table (`rows`
-    `[U]`, shortest first) instead of their char ids, and the rest of a TensorBatch. `to` gathers the
-    char ids from the table's copy on the device and moves the rest, so the host neither builds nor
-    sends `[U, max_chars]` char ids. `ready`: a CUDA event the device must reach before using the
-    step's inputs (negatives drawn on a side stream)."""
+    evaluation alike): the layout, with the distinct tokens as rows of a `TokenRows` table (`rows` `[U]`,
+    shortest first) instead of their char ids. `to` gathers the char ids from the table's copy on the
+    device and moves the rest, so the host neither builds nor sends `[U, max_chars]` char ids. `ready`:
+    a CUDA event the device must reach before using the step's inputs (negatives drawn on a side
+    stream)."""
 
     rows: torch.Tensor
-    index: Tuple[torch.Tensor, torch.Tensor]
-    positions: Tuple[torch.Tensor, torch.Tensor]
-    targets: Tuple[torch.Tensor, torch.Tensor]
-    lengths: Tuple[np.ndarray, np.ndarray]
-    char_lengths: np.ndarray
     table: TokenRows
     table_size: int
     ready: Optional[Any] = None
     side_tensors: Tuple[torch.Tensor, ...] = ()
-
-    @property
-    def counts(self) -> Tuple[int, int]:
-        """Target tokens per direction, known on the host."""
-        return int(self.positions[0].shape[0]), int(self.positions[1].shape[0])
 
     @classmethod
     def from_batches(cls, forward: Batch, backward: Batch, table: TokenRows) -> "HostBatch":
@@ -93,13 +83,7 @@ class HostBatch:
 
     def pin_memory(self) -> "HostBatch":
         """Page-locked host copies, so that `to(cuda, non_blocking=True)` overlaps with compute."""
-        return replace(
-            self,
-            rows=self.rows.pin_memory(),
-            index=(self.index[0].pin_memory(), self.index[1].pin_memory()),
-            positions=(self.positions[0].pin_memory(), self.positions[1].pin_memory()),
-            targets=(self.targets[0].pin_memory(), self.targets[1].pin_memory()),
-        )
+        return replace(self, rows=self.rows.pin_memory(), **self.tensors_mapped(torch.Tensor.pin_memory))
 
     def to(self, device: torch.device, non_blocking: bool = False) -> TensorBatch:
         """The TensorBatch on `device`: char ids gathered from the table there (new rows copied first);
@@ -118,20 +102,9 @@ class HostBatch:
             char_ids = self.table.on(device, self.table_size).index_select(0, rows).long()
         return TensorBatch(
             char_ids=char_ids,
-            index=(
-                self.index[0].to(device, non_blocking=non_blocking),
-                self.index[1].to(device, non_blocking=non_blocking),
-            ),
-            positions=(
-                self.positions[0].to(device, non_blocking=non_blocking),
-                self.positions[1].to(device, non_blocking=non_blocking),
-            ),
-            targets=(
-                self.targets[0].to(device, non_blocking=non_blocking),
-                self.targets[1].to(device, non_blocking=non_blocking),
-            ),
             lengths=self.lengths,
             char_lengths=self.char_lengths,
+            **self.tensors_mapped(lambda tensor: tensor.to(device, non_blocking=non_blocking)),
         )
 
 
