@@ -50,6 +50,20 @@ def test_portuguese_is_allennlps_two_contributed_models():
     assert [f.file_name for f in brwac.files] == ["options.json", "elmo_pt_weights_dgx1.hdf5"]
 
 
+def test_allennlps_japanese_and_basque_contributions_point_at_their_publishers_files():
+    japanese, basque = CATALOGUE.get("allennlp-ja-exawizards"), CATALOGUE.get("allennlp-eu-schweter")
+    assert (japanese.language, basque.language) == ("ja", "eu")
+    assert [f.url for f in japanese.files] == [
+        "https://exawizardsallenlp.blob.core.windows.net/data/options.json",
+        "https://exawizardsallenlp.blob.core.windows.net/data/weights.hdf5",
+    ]
+    assert [f.url for f in basque.files] == [
+        "https://schweter.eu/cloud/eu-elmo/options.json",
+        "https://schweter.eu/cloud/eu-elmo/weights.hdf5",
+    ]
+    assert all(sorted(f.save_as for f in e.files) == ["options.json", "weights.hdf5"] for e in (japanese, basque))
+
+
 def test_norelmo_models_are_cc_by_and_the_joint_ones_norwegian():
     for name in ("nlpl-210", "nlpl-211", "nlpl-217", "nlpl-218"):
         assert CATALOGUE.get(name).license == "CC BY 4.0"
