@@ -40,11 +40,10 @@ from ..errors import ElmoError
 from ..util.io import atomic_output
 from .doc_data import ensure_extension, set_doc_data
 from .hooks import install_hooks
-from .layers import ElmoListener, load_source, set_frozen
+from .layers import ElmoListener, apply_to_read_rows, load_source, set_frozen
 from .layers.frozen_cache import FrozenLayerCache
 from .layers.listener import replace_listener_cfg
 from .layers.pooling import check_pooling, pooling_layer, pooling_weights
-from .layers.read_rows import apply_to_read_rows
 from .layers.scalar_mix import mixes_in
 from .layers.thinc_bilm import declared_layers, ensure_loaded
 from .training_data import check_annotations, training_corpus
