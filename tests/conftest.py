@@ -1,7 +1,12 @@
-"""Shared test fixtures: the reference models copied into tests/fixtures (see its README)."""
+"""Shared test fixtures: the reference models copied into tests/fixtures (see its README), and a local
+HTTP server of model files."""
+
+import threading
+from http.server import ThreadingHTTPServer
 
 import pytest
 
+from .model_server import ModelServer
 from .paths import ALLENNLP_DIR
 
 
@@ -24,3 +29,26 @@ def fresh_bilm(fixture_paths):
     from spacy_elmo import load_bilm
 
     return load_bilm(*fixture_paths)
+
+
+@pytest.fixture
+def server():
+    """A local HTTP server of model files (tests/model_server.py), for `download`."""
+    state = ModelServer()
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), state.handler())
+    state.port = httpd.server_address[1]
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+    yield state
+    httpd.shutdown()
+    httpd.server_close()
+    thread.join()
+
+
+@pytest.fixture
+def no_proxy_no_env(monkeypatch):
+    """No proxy and no cache or mirror from the environment: `download` talks to `server` alone."""
+    for var in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.delenv("SPACY_ELMO_CACHE", raising=False)
+    monkeypatch.delenv("SPACY_ELMO_MIRROR", raising=False)

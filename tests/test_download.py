@@ -1,4 +1,4 @@
-"""`download`: against a local HTTP server in a thread (port 0, Range support) that can drop the
+"""`download`: against a local HTTP server in a thread (`server`, tests/model_server.py) that can drop the
 connection half way, serve wrong bytes or 404, serving a small model zipped here. No internet."""
 
 import errno
@@ -6,7 +6,6 @@ import hashlib
 import io
 import json
 import stat
-import threading
 import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -37,85 +36,7 @@ TINY = MODELS_DIR / "fixture-tiny"
 HOST = "models.example.org"
 
 
-class ModelServer:
-    """What the test server serves and how it misbehaves; it records each request's path and Range."""
-
-    def __init__(self):
-        self.files = {}
-        self.drop_after = {}  # path -> bytes sent before the connection is closed, once
-        self.wrong = set()  # paths served with every byte flipped
-        self.ignore_range = False  # answer a Range request with the whole file (200), as some servers do
-        self.etags = True  # send an ETag (the body's sha256) and honour If-Range with it
-        self.requests = []
-        self.if_ranges = []  # each request's If-Range header
-        self.port = 0
-
-    def base(self):
-        return f"http://127.0.0.1:{self.port}"
-
-    def handler(self):
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):
-                server.requests.append((self.path, self.headers.get("Range")))
-                server.if_ranges.append(self.headers.get("If-Range"))
-                body = server.files.get(self.path)
-                if body is None:
-                    self.send_error(404)
-                    return
-                if self.path in server.wrong:
-                    body = bytes(b ^ 0xFF for b in body)
-                start = 0
-                etag = f'"{hashlib.sha256(body).hexdigest()[:16]}"'
-                rng = None if server.ignore_range else self.headers.get("Range")
-                if rng and self.headers.get("If-Range") not in (None, etag):
-                    rng = None  # the file changed since the client's validator: send all of it
-                if rng:
-                    start = int(rng.split("=")[1].split("-")[0])
-                    if start >= len(body):
-                        self.send_response(416)
-                        self.send_header("Content-Range", f"bytes */{len(body)}")
-                        self.send_header("Content-Length", "0")
-                        self.end_headers()
-                        return
-                    self.send_response(206)
-                    self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
-                else:
-                    self.send_response(200)
-                self.send_header("Content-Length", str(len(body) - start))
-                if server.etags:
-                    self.send_header("ETag", etag)
-                self.end_headers()
-                cut = server.drop_after.pop(self.path, None)
-                self.wfile.write(body[start:] if cut is None else body[start:cut])
-                self.close_connection = True
-
-            def log_message(self, *args):
-                pass
-
-        return Handler
-
-
-@pytest.fixture
-def server():
-    state = ModelServer()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), state.handler())
-    state.port = httpd.server_address[1]
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    yield state
-    httpd.shutdown()
-    httpd.server_close()
-    thread.join()
-
-
-@pytest.fixture(autouse=True)
-def no_proxy_no_env(monkeypatch):
-    for var in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.delenv("SPACY_ELMO_CACHE", raising=False)
-    monkeypatch.delenv("SPACY_ELMO_MIRROR", raising=False)
+pytestmark = pytest.mark.usefixtures("no_proxy_no_env")
 
 
 def zip_bytes(entries):
