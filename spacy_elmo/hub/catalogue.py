@@ -37,6 +37,7 @@ class ModelFile(_Strict):
     save_as: Optional[str] = None
     size: Optional[int] = Field(None, gt=0, description="bytes; null when the publisher does not state it")
     sha256: Optional[str] = Field(None, pattern=r"^[0-9a-f]{64}$")
+    sha1: Optional[str] = Field(None, pattern=r"^[0-9a-f]{40}$", description="the publisher's, if no sha256")
     archive: Optional[Literal["zip", "tar"]] = None  # tar: .tar, .tar.gz and kin (TF-Hub modules)
 
     @field_validator("url")
@@ -70,6 +71,24 @@ class ModelFile(_Strict):
         return _last_segment(self.url)
 
 
+class JoinedArchive(_Strict):
+    """An archive its publisher split into parts (a host's file-size limit): the model's files, in order,
+    are its parts; joined, checked against the stated digests and unpacked like a whole archive."""
+
+    name: str
+    archive: Literal["zip", "tar"]
+    sha256: Optional[str] = Field(None, pattern=r"^[0-9a-f]{64}$")
+    sha1: Optional[str] = Field(None, pattern=r"^[0-9a-f]{40}$")
+
+    @field_validator("name")
+    @classmethod
+    def _plain_name(cls, name: str) -> str:
+        problem = name_problem(name, "joined_archive name")
+        if problem:
+            raise CatalogueError(problem)
+        return name
+
+
 def _last_segment(url: str) -> str:
     """The URL path's last segment, %-decoded after the split, so that `%2F` cannot add a folder."""
     return unquote(urlsplit(url).path.rpartition("/")[2])
@@ -87,6 +106,7 @@ class ModelEntry(_Strict):
     highway_layers: Optional[int] = Field(None, ge=0)
     parameters_millions: Optional[float] = Field(None, gt=0)
     files: List[ModelFile] = Field(min_length=1)
+    joined_archive: Optional[JoinedArchive] = None
     license: Optional[str] = Field(None, description="null when the source page states none")
     source: str
     notes: Optional[str] = None
@@ -113,6 +133,14 @@ class ModelEntry(_Strict):
             raise CatalogueError(f"model {self.name!r} saves two files under one name: {names}")
         if any(f.archive for f in self.files) and len(self.files) > 1:
             raise CatalogueError(f"model {self.name!r}: an archive must be the model's only file")
+        joined = self.joined_archive
+        if joined is not None and (len(self.files) < 2 or any(f.archive or f.save_as for f in self.files)):
+            raise CatalogueError(
+                f"model {self.name!r}: a joined_archive needs two or more files, its parts, with no archive "
+                "or save_as of their own"
+            )
+        if joined is not None and joined.name in names:
+            raise CatalogueError(f"model {self.name!r}: joined_archive {joined.name!r} has the name of a part")
         if not self.source.startswith("https://"):
             raise CatalogueError(f"model {self.name!r}: source {self.source!r} is not an https page")
         return self

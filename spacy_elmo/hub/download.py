@@ -13,13 +13,13 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
-from typing import Dict, List, Optional, Union
+from typing import Dict, List, Optional, Union, cast
 
 from filelock import FileLock
 
-from ..util.io import file_sha256
+from ..util.io import atomic_output, file_digests, file_sha256
 from .cache import RECORD_NAME, cache_dir, is_downloaded, lock_path, mirror_base, model_dir, staging_dir
-from .catalogue import Catalogue, ModelEntry, ModelFile, load_catalogue
+from .catalogue import Catalogue, JoinedArchive, ModelEntry, ModelFile, load_catalogue
 from .content import file_problem, model_problem
 from .errors import ChecksumError, DownloadError
 from .fetch import fetch, mirrored_url
@@ -85,12 +85,14 @@ def _fetch_verified(
     hint = _hint(entry, file, dest)
     if not dest.exists():
         fetch(url, dest, expected_size=file.size, retries=retries, hint=hint, progress=progress)
-    size, sha256 = dest.stat().st_size, file_sha256(dest, "downloaded file")
+    size = dest.stat().st_size
+    digests = file_digests(dest, ("sha256", "sha1") if file.sha1 else ("sha256",), "downloaded file")
+    sha256 = digests["sha256"]
     problem = None
     if file.size is not None and size != file.size:
         problem = f"{size} bytes where the catalogue says {file.size}"
-    elif file.sha256 is not None and sha256 != file.sha256:
-        problem = f"sha256 {sha256} where the catalogue says {file.sha256}"
+    else:
+        problem = _digest_problem(digests, file.sha256, file.sha1)
     if problem:
         dest.unlink()
         raise ChecksumError(
@@ -98,7 +100,7 @@ def _fetch_verified(
             f"and nothing was installed. Run the same command again to fetch it afresh; if it fails again, "
             f"the server (or mirror) holds another file.{hint}"
         )
-    if not file.archive:  # an archive is listed, checked and unpacked by unpack_archive
+    if not file.archive and entry.joined_archive is None:  # archives and their parts: checked when unpacked
         _refuse_if(file_problem(dest, file.save_as or file.file_name), dest, url, hint)
     return {
         "url": file.url,
@@ -109,6 +111,14 @@ def _fetch_verified(
         "size_in_catalogue": file.size,
         "sha256_in_catalogue": file.sha256,
     }
+
+
+def _digest_problem(digests: Dict[str, str], sha256: Optional[str], sha1: Optional[str]) -> Optional[str]:
+    """What differs from the stated digests (None: all stated ones match)."""
+    for name, stated in (("sha256", sha256), ("sha1", sha1)):
+        if stated is not None and digests[name] != stated:
+            return f"{name} {digests[name]} where the catalogue says {stated}"
+    return None
 
 
 def _refuse_if(problem: str, dest: Path, url: str, hint: str) -> None:
@@ -127,16 +137,10 @@ def _assemble(entry: ModelEntry, staging: Path, final: Path, fetched: List[Dict[
     tmp = temp_dir(final)
     tmp.mkdir(parents=True)
     try:
-        for file in entry.files:
-            if file.archive:
-                unpack_archive(staging / file.file_name, tmp)
-                _flatten(tmp)
-            else:
-                _link_or_copy(staging / file.file_name, tmp / (file.save_as or file.file_name))
+        _place_files(entry, staging, tmp)
         problem = model_problem(tmp)
         if problem:
-            for file in entry.files:
-                (staging / file.file_name).unlink(missing_ok=True)
+            _delete_downloads(entry, staging)
             raise ChecksumError(
                 f"the files of {entry.name} from {', '.join(f.url for f in entry.files)} do not make a model "
                 f"({problem}): the server (or mirror) holds other files. They were deleted and nothing was "
@@ -148,6 +152,55 @@ def _assemble(entry: ModelEntry, staging: Path, final: Path, fetched: List[Dict[
         raise DownloadError(f"cannot install {entry.name} into {final}: {err}") from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _place_files(entry: ModelEntry, staging: Path, tmp: Path) -> None:
+    """The model's files in `tmp`: an archive (whole, or joined from its parts) unpacked, else each file
+    linked under its name."""
+    if entry.joined_archive is not None:
+        archive = _join_parts(entry, staging)
+        try:
+            unpack_archive(archive, tmp)
+        except DownloadError:
+            _delete_downloads(entry, staging)  # the parts made a damaged archive: fetch them afresh
+            raise
+        finally:
+            archive.unlink(missing_ok=True)
+        _flatten(tmp)
+        return
+    for file in entry.files:
+        if file.archive:
+            unpack_archive(staging / file.file_name, tmp)
+            _flatten(tmp)
+        else:
+            _link_or_copy(staging / file.file_name, tmp / (file.save_as or file.file_name))
+
+
+def _join_parts(entry: ModelEntry, staging: Path) -> Path:
+    """The archive `entry.joined_archive` made from its parts in order (in staging, written atomically),
+    checked against the digests its publisher states."""
+    joined = cast(JoinedArchive, entry.joined_archive)
+    archive = staging / joined.name
+    with atomic_output(archive) as tmp, open(tmp, "wb") as out:
+        for file in entry.files:
+            with open(staging / file.file_name, "rb") as part:
+                shutil.copyfileobj(part, out, 1 << 20)
+    digests = file_digests(archive, ("sha256", "sha1") if joined.sha1 else ("sha256",), "joined archive")
+    problem = _digest_problem(digests, joined.sha256, joined.sha1)
+    if problem:
+        archive.unlink()
+        _delete_downloads(entry, staging)
+        raise ChecksumError(
+            f"the parts of {entry.name} ({', '.join(f.file_name for f in entry.files)}) joined give {joined.name} "
+            f"with {problem}: a part is not the published one. They were deleted and nothing was installed; run "
+            "the same command again to fetch them afresh"
+        )
+    return archive
+
+
+def _delete_downloads(entry: ModelEntry, staging: Path) -> None:
+    for file in entry.files:
+        (staging / file.file_name).unlink(missing_ok=True)
 
 
 def _flatten(folder: Path) -> None:

@@ -11,7 +11,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator, Optional, Type, Union
+from typing import Any, BinaryIO, Dict, Iterator, Optional, Sequence, Type, Union
 
 import h5py
 
@@ -181,15 +181,22 @@ def count_lines(path: Union[str, Path]) -> int:
 
 
 def file_sha256(path: Union[str, Path], what: str = "file") -> str:
-    """The sha256 of the file at `path`, read in blocks of 1 MiB (models and corpora do not fit in memory)."""
-    digest = hashlib.sha256()
+    """The sha256 of the file at `path`."""
+    return file_digests(path, ("sha256",), what)["sha256"]
+
+
+def file_digests(path: Union[str, Path], algorithms: Sequence[str], what: str = "file") -> Dict[str, str]:
+    """hashlib's digests `algorithms` (e.g. sha256 and a publisher's sha1) of the file at `path`, in one
+    read in blocks of 1 MiB (models and corpora do not fit in memory)."""
+    digests = {name: hashlib.new(name) for name in algorithms}
     try:
         with open(path, "rb") as f:
             for block in iter(lambda: f.read(1 << 20), b""):
-                digest.update(block)
+                for digest in digests.values():
+                    digest.update(block)
     except OSError as err:
         raise InputFileError(f"{what} {path} cannot be read: {err.strerror}") from None
-    return digest.hexdigest()
+    return {name: digest.hexdigest() for name, digest in digests.items()}
 
 
 def check_input_file(path: Union[str, Path], what: str, error: Type[InputFileError] = InputFileError) -> Path:
