@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import List, Literal, Optional, Union
+from typing import Annotated, List, Literal, Optional, Union
 from urllib.parse import unquote, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..formats import format_names
 from ..util.validation import validate
@@ -29,15 +29,31 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _plain_name(what: str) -> AfterValidator:
+    """A check that a name is one plain file or folder name (no `..`, no separator), naming `what`."""
+
+    def check(name: str) -> str:
+        problem = name_problem(name, what)
+        if problem:
+            raise CatalogueError(problem)
+        return name
+
+    return AfterValidator(check)
+
+
+Sha256 = Optional[Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]]
+Sha1 = Optional[Annotated[str, Field(pattern=r"^[0-9a-f]{40}$", description="the publisher's, if no sha256")]]
+
+
 class ModelFile(_Strict):
     """One file to fetch. `save_as` renames it in the model directory (AllenNLP's long names become the
     `options.json` + `weights.hdf5` layout); an archive is unpacked instead of kept."""
 
     url: str
-    save_as: Optional[str] = None
+    save_as: Optional[Annotated[str, _plain_name("save_as")]] = None
     size: Optional[int] = Field(None, gt=0, description="bytes; null when the publisher does not state it")
-    sha256: Optional[str] = Field(None, pattern=r"^[0-9a-f]{64}$")
-    sha1: Optional[str] = Field(None, pattern=r"^[0-9a-f]{40}$", description="the publisher's, if no sha256")
+    sha256: Sha256 = None
+    sha1: Sha1 = None
     archive: Optional[Literal["zip", "tar"]] = None  # tar: .tar, .tar.gz and kin (TF-Hub modules)
 
     @field_validator("url")
@@ -50,14 +66,6 @@ class ModelFile(_Strict):
         if problem:
             raise CatalogueError(problem)
         return url
-
-    @field_validator("save_as")
-    @classmethod
-    def _plain_name(cls, name: Optional[str]) -> Optional[str]:
-        problem = name_problem(name, "save_as") if name is not None else ""
-        if problem:
-            raise CatalogueError(problem)
-        return name
 
     @model_validator(mode="after")
     def _archive_not_renamed(self) -> "ModelFile":
@@ -75,18 +83,10 @@ class JoinedArchive(_Strict):
     """An archive its publisher split into parts (a host's file-size limit): the model's files, in order,
     are its parts; joined, checked against the stated digests and unpacked like a whole archive."""
 
-    name: str
+    name: Annotated[str, _plain_name("joined_archive name")]
     archive: Literal["zip", "tar"]
-    sha256: Optional[str] = Field(None, pattern=r"^[0-9a-f]{64}$")
-    sha1: Optional[str] = Field(None, pattern=r"^[0-9a-f]{40}$")
-
-    @field_validator("name")
-    @classmethod
-    def _plain_name(cls, name: str) -> str:
-        problem = name_problem(name, "joined_archive name")
-        if problem:
-            raise CatalogueError(problem)
-        return name
+    sha256: Sha256 = None
+    sha1: Sha1 = None
 
 
 def _last_segment(url: str) -> str:
@@ -95,7 +95,7 @@ def _last_segment(url: str) -> str:
 
 
 class ModelEntry(_Strict):
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    name: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$"), _plain_name("model name")]
     language: str = Field(pattern=r"^[a-z]{2,3}$", description="ISO 639 code, as spaCy names languages")
     language_name: str
     format: str = Field(description="a format this package reads (formats.FORMATS), so every entry has a loader")
@@ -116,14 +116,6 @@ class ModelEntry(_Strict):
     def _readable_format(cls, name: str) -> str:
         if name not in format_names():
             raise CatalogueError(f"format {name!r} has no loader; formats read: {', '.join(format_names())}")
-        return name
-
-    @field_validator("name")
-    @classmethod
-    def _not_reserved(cls, name: str) -> str:
-        problem = name_problem(name, "model name")
-        if problem:
-            raise CatalogueError(problem)
         return name
 
     @model_validator(mode="after")
