@@ -1,11 +1,13 @@
 """The mix sees the rows of the tokens the biLM read, whitespace rows are zero: told, not guessed."""
 
 import numpy as np
+import pytest
 import spacy
-from thinc.api import chain
+from thinc.api import Model, chain
 
 from spacy_elmo.pipeline.layers import build_bilm_v2, build_scalar_mix_v2
-from spacy_elmo.pipeline.layers.read_rows import apply_to_read_rows, mix_read_rows
+from spacy_elmo.pipeline.layers.pooling import pooling_layer
+from spacy_elmo.pipeline.layers.read_rows import ROW_WISE, apply_to_read_rows, mix_read_rows
 
 TEXTS = ["Alice  went to\nthe bank .", "Bob  sat .", "  "]
 
@@ -92,3 +94,42 @@ def test_the_component_pools_the_read_rows_with_any_layer():
     np.testing.assert_allclose(vectors[read], expected, rtol=1e-5, atol=1e-6)
     assert not vectors[[i for i in range(len(doc)) if i not in read]].any()
     assert apply_to_read_rows(pooling, [doc], [doc._.elmo["layers"]])[0].shape == vectors.shape
+
+
+def _recording_source(layers):
+    """A source giving fixed `layers` (whitespace rows not zero, so a mix that ignored the read rows
+    would show) and recording the gradient it is given."""
+    received = []
+
+    def forward(model, docs, is_train):
+        return [x.copy() for x in layers], lambda d_layers: received.extend(d_layers) or []
+
+    return Model("recording-source", forward), received
+
+
+@pytest.mark.parametrize(
+    "make_mix",
+    [
+        lambda: build_scalar_mix_v2(weights=[0.2, -0.1, 0.4], gamma=0.7),
+        lambda: build_scalar_mix_v2(weights=[0.2, -0.1, 0.4], gamma=0.7, layer_norm=True),
+        lambda: pooling_layer("mean"),
+    ],
+)
+def test_whitespace_rows_neither_give_nor_get_anything(make_mix):
+    docs = _docs()
+    rng = np.random.default_rng(1)
+    layers = [rng.normal(size=(3, len(doc), 4)).astype(np.float32) for doc in docs]
+    source, received = _recording_source(layers)
+    mix = make_mix()
+    model = mix_read_rows(source, mix)
+    model.initialize(X=docs)
+    outputs, backprop = model.begin_update(docs)
+    expected = make_mix().predict([x[:, _read(doc)] for doc, x in zip(docs, layers)])
+    d_outputs = [rng.normal(size=y.shape).astype(np.float32) for y in outputs]
+    backprop(d_outputs)
+    for doc, output, want, d_layers in zip(docs, outputs, expected, received):
+        spaces = [i for i in range(len(doc)) if i not in _read(doc)]
+        np.testing.assert_allclose(output[_read(doc)], want, rtol=1e-5, atol=1e-6)
+        assert not output[spaces].any() and not d_layers[:, spaces].any()
+        assert d_layers[:, _read(doc)].any() or not _read(doc)
+    assert mix.attrs[ROW_WISE] == (mix.name != "elmo-scalar-mix" or not mix.attrs["layer_norm"])

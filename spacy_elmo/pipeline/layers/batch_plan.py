@@ -18,9 +18,14 @@ def read_by_bilm(token: Token) -> bool:
     return not token.is_space
 
 
+def read_mask(doc: Doc) -> np.ndarray:
+    """Per token of `doc`, whether the biLM reads it."""
+    return np.array([read_by_bilm(token) for token in doc], dtype=bool)
+
+
 def kept_tokens(doc: Doc) -> np.ndarray:
     """Indices of the tokens of `doc` the biLM reads."""
-    return np.array([i for i, token in enumerate(doc) if read_by_bilm(token)], dtype=np.int64)
+    return np.flatnonzero(read_mask(doc)).astype(np.int64, copy=False)
 
 
 def plan_batches(

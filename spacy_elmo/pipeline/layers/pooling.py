@@ -15,6 +15,7 @@ from thinc.api import Model
 from thinc.types import Floats2d, Floats3d
 
 from ...errors import ElmoError
+from .read_rows import ROW_WISE
 
 PoolingWeights = Union[str, Sequence[float]]
 SHORTHANDS = ("mean", "top")
@@ -47,7 +48,8 @@ def pooling_layer(weights: PoolingWeights = "mean") -> Model[List[Floats3d], Lis
     """`spacy-elmo.Pooling.v1`: each doc's `[L+1, n, D]` layers -> `[n, D]` with fixed `weights`: "mean",
     "top" (the last LSTM layer) or one number per layer, token layer first (not normalised)."""
     check_pooling(weights)
-    return Model("elmo-pooling", _forward, attrs={"weights": weights if isinstance(weights, str) else list(weights)})
+    attrs = {"weights": weights if isinstance(weights, str) else list(weights), ROW_WISE: True}
+    return Model("elmo-pooling", _forward, attrs=attrs)
 
 
 def _forward(model: Model, Xs: List[Floats3d], is_train: bool) -> Tuple[List[Floats2d], Callable]:

@@ -4,11 +4,12 @@
 uses one mean and one variance per layer over all positions and features of the whole batch, as the
 original does over its unpadded positions, so with it a doc's output depends on its batch. Every row it
 is given counts as a token: the tok2vec gives it the rows of the tokens the biLM read and puts zeros
-back for whitespace tokens (`read_rows.py`). The L2 penalty on the raw
-weights `w` enters as its gradient `2 * l2 * w`, like weight decay on these parameters only.
-The dropout is the mix's own (attr `mix_dropout`), so spaCy's global `training.dropout` leaves it alone.
-`ScalarMix.v2` can start from a TF-Hub module's trained mix (`start_from`), read when the mix is
-initialized, so a saved pipeline, which carries the mix's parameters, never reads the module again.
+back for whitespace tokens (`read_rows.py`; without layer norm the mix is row-wise, sees every row and
+its unread rows are zeroed). The L2 penalty on the raw weights `w` enters as its gradient `2 * l2 * w`,
+like weight decay on these parameters only. The dropout is the mix's own (attr `mix_dropout`), so
+spaCy's global `training.dropout` leaves it alone. `ScalarMix.v2` can start from a TF-Hub module's
+trained mix (`start_from`), read when the mix is initialized, so a saved pipeline, which carries the
+mix's parameters, never reads the module again.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from thinc.api import Model
 from thinc.types import Floats2d, Floats3d
 
 from ...errors import ElmoError
+from .read_rows import ROW_WISE
 
 InT = List[Floats3d]
 OutT = List[Floats2d]
@@ -74,6 +76,7 @@ def build_scalar_mix_v2(
             "l2": l2,
             "trainable": trainable,
             "mix_dropout": dropout,
+            ROW_WISE: not layer_norm,  # the layer norm's statistics span the batch's rows
             "start_from": start_from,
         },
     )
