@@ -7,8 +7,8 @@ has. So the mix is handed the read rows only, taken by that same rule from the d
 put back in token order with zero rows for the rest: the mix is told which rows are tokens instead of
 guessing from rows that happen to be zero. A mix whose every output row depends on its own input row
 alone (attr `row_wise`: fixed pooling, a ScalarMix without layer norm) runs on all rows instead and the
-unread ones are zeroed, sparing the copies of the layers (for 25-token docs holding whitespace, 0.16 ms
-a doc on an AMD EPYC core, six times the mean pooling itself).
+unread ones are zeroed, sparing the copies of the layers, which cost 0.15 ms a 25-token doc holding
+whitespace on an AMD EPYC, several times the mean pooling itself (`python -m benchmarks.bench_read_rows`).
 """
 
 from __future__ import annotations
