@@ -13,7 +13,7 @@ whitespace on an AMD EPYC, several times the mean pooling itself (`python -m ben
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Tuple, cast
+from typing import Any, Callable, List, Optional, Tuple
 
 from spacy.tokens import Doc
 from thinc.api import Model
@@ -48,7 +48,7 @@ def apply_to_read_rows(mix: Model, docs: List[Doc], layers: List[Floats3d]) -> L
     masks = _read_masks(mix.ops, docs)
     if _row_wise(mix):
         return _zero_unread(mix.predict(layers), masks)
-    return _scatter(mix.ops, mix.predict(_gather(layers, masks)), masks)
+    return _put_back(mix.ops, mix.predict(_gather(layers, masks)), masks)
 
 
 def _row_wise(mix: Model) -> bool:
@@ -82,17 +82,9 @@ def _forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[List[Floats
     mixed, mix_backprop = mix(_gather(layers, masks), is_train)
 
     def backprop(d_outputs: List[Floats2d]) -> List[Doc]:
-        d_read = mix_backprop([d if mask is None else d[mask] for d, mask in zip(d_outputs, masks)])
-        d_layers = []
-        for d, mask, x in zip(d_read, masks, layers):
-            if mask is not None:
-                full = model.ops.alloc3f(*x.shape)
-                full[:, mask] = d
-                d = full
-            d_layers.append(d)
-        return source_backprop(d_layers)
+        return source_backprop(_put_back(model.ops, mix_backprop(_gather(d_outputs, masks)), masks))
 
-    return _scatter(model.ops, mixed, masks), backprop
+    return _put_back(model.ops, mixed, masks), backprop
 
 
 Mask = Optional[Any]  # a doc's read rows as a boolean array of the ops; None where every token was read
@@ -104,20 +96,22 @@ def _read_masks(ops: Any, docs: List[Doc]) -> List[Mask]:
     return [None if mask.all() else ops.xp.asarray(mask) for mask in masks]
 
 
-def _gather(layers: List[Floats3d], masks: List[Mask]) -> List[Floats3d]:
-    """Each doc's layers at its read rows (the array itself where every token was read)."""
-    return [x if mask is None else cast(Floats3d, x[:, mask]) for x, mask in zip(layers, masks)]
+def _gather(arrays: List[Any], masks: List[Mask]) -> List[Any]:
+    """Each doc's array (layers `[L+1, n, D]` or rows `[n, D]`) at its read rows (the array itself where
+    every token was read)."""
+    return [x if mask is None else x[..., mask, :] for x, mask in zip(arrays, masks)]
 
 
-def _scatter(ops: Any, mixed: List[Floats2d], masks: List[Mask]) -> List[Floats2d]:
-    """Each doc's mixed rows in token order, zero rows for the tokens the biLM did not read."""
+def _put_back(ops: Any, arrays: List[Any], masks: List[Mask]) -> List[Any]:
+    """Each doc's array of read rows (`[r, D]` or `[L+1, r, D]`) in token order, zero rows for the tokens
+    the biLM did not read."""
     outputs = []
-    for y, mask in zip(mixed, masks):
+    for part, mask in zip(arrays, masks):
         if mask is not None:
-            full = ops.alloc2f(len(mask), y.shape[1])
-            full[mask] = y
-            y = full
-        outputs.append(y)
+            full = ops.xp.zeros((*part.shape[:-2], len(mask), part.shape[-1]), dtype=part.dtype)
+            full[..., mask, :] = part
+            part = full
+        outputs.append(part)
     return outputs
 
 
