@@ -109,3 +109,19 @@ def test_a_byte_order_mark_is_not_text(tmp_path):
     path.write_text("\ufeffword next\nsecond\n", encoding="utf8")
     assert read_text(path, "text").startswith("word next")
     assert list(text_lines(path, "text")) == ["word next\n", "second\n"]
+
+
+def test_file_digests_hash_several_files_as_one_stream_and_copy_it(tmp_path):
+    import hashlib
+
+    parts = [tmp_path / f"part-{i}" for i in range(3)]
+    for i, part in enumerate(parts):
+        part.write_bytes(bytes([i]) * (1 << 20) + b"tail%d" % i)  # crosses the 1 MiB block size
+    joined = b"".join(part.read_bytes() for part in parts)
+    with open(tmp_path / "joined", "wb") as out:
+        digests = io.file_digests(parts, ("sha256", "sha1"), copy_to=out)
+    assert digests == {"sha256": hashlib.sha256(joined).hexdigest(), "sha1": hashlib.sha1(joined).hexdigest()}
+    assert (tmp_path / "joined").read_bytes() == joined
+    assert io.file_sha256(parts[0]) == hashlib.sha256(parts[0].read_bytes()).hexdigest()
+    with pytest.raises(io.InputFileError, match=r"part .*missing cannot be read"):
+        io.file_digests([tmp_path / "missing"], ("sha256",), "part")

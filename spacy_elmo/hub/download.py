@@ -86,7 +86,7 @@ def _fetch_verified(
     if not dest.exists():
         fetch(url, dest, expected_size=file.size, retries=retries, hint=hint, progress=progress)
     size = dest.stat().st_size
-    digests = file_digests(dest, ("sha256", "sha1") if file.sha1 else ("sha256",), "downloaded file")
+    digests = file_digests([dest], ("sha256", "sha1") if file.sha1 else ("sha256",), "downloaded file")
     sha256 = digests["sha256"]
     problem = None
     if file.size is not None and size != file.size:
@@ -181,11 +181,9 @@ def _join_parts(entry: ModelEntry, staging: Path) -> Path:
     checked against the digests its publisher states."""
     joined = cast(JoinedArchive, entry.joined_archive)
     archive = staging / joined.name
+    parts = [staging / file.file_name for file in entry.files]
     with atomic_output(archive) as tmp, open(tmp, "wb") as out:
-        for file in entry.files:
-            with open(staging / file.file_name, "rb") as part:
-                shutil.copyfileobj(part, out, 1 << 20)
-    digests = file_digests(archive, ("sha256", "sha1") if joined.sha1 else ("sha256",), "joined archive")
+        digests = file_digests(parts, ("sha256", "sha1"), "downloaded part", copy_to=out)
     problem = _digest_problem(digests, joined.sha256, joined.sha1)
     if problem:
         archive.unlink()

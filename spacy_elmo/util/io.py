@@ -182,20 +182,26 @@ def count_lines(path: Union[str, Path]) -> int:
 
 def file_sha256(path: Union[str, Path], what: str = "file") -> str:
     """The sha256 of the file at `path`."""
-    return file_digests(path, ("sha256",), what)["sha256"]
+    return file_digests([path], ("sha256",), what)["sha256"]
 
 
-def file_digests(path: Union[str, Path], algorithms: Sequence[str], what: str = "file") -> Dict[str, str]:
-    """hashlib's digests `algorithms` (e.g. sha256 and a publisher's sha1) of the file at `path`, in one
-    read in blocks of 1 MiB (models and corpora do not fit in memory)."""
+def file_digests(
+    paths: Sequence[Union[str, Path]], algorithms: Sequence[str], what: str = "file", copy_to: Optional[BinaryIO] = None
+) -> Dict[str, str]:
+    """hashlib's digests `algorithms` (e.g. sha256 and a publisher's sha1) of the files at `paths` read one
+    after the other, as one stream (an archive's parts), in blocks of 1 MiB (models and corpora do not
+    fit in memory); each block is also written to `copy_to` if given, so joining and hashing take one read."""
     digests = {name: hashlib.new(name) for name in algorithms}
-    try:
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                for digest in digests.values():
-                    digest.update(block)
-    except OSError as err:
-        raise InputFileError(f"{what} {path} cannot be read: {err.strerror}") from None
+    for path in paths:
+        try:
+            with open(path, "rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    if copy_to is not None:
+                        copy_to.write(block)
+                    for digest in digests.values():
+                        digest.update(block)
+        except OSError as err:
+            raise InputFileError(f"{what} {path} cannot be read: {err.strerror}") from None
     return {name: digest.hexdigest() for name, digest in digests.items()}
 
 
