@@ -6,12 +6,11 @@ import hashlib
 import json
 
 import pytest
-from typer.testing import CliRunner
 
-from spacy_elmo.cli import app
 from spacy_elmo.hub import FetchByHandError, RemoteFileError, load_catalogue
 from spacy_elmo.hub.cache import staging_dir
 
+from .cli import run_cli
 from .test_download import TINY_ZIP, entry, get
 
 pytestmark = pytest.mark.usefixtures("no_proxy_no_env")
@@ -21,8 +20,12 @@ DRIVE = "https://drive.example.org/file/d/abc/view"
 
 
 def _mirrored(*hosts, **checks):
-    return {"url": f"https://{hosts[0]}/elmo/tiny.zip", "mirrors": [f"https://{h}/elmo/tiny.zip" for h in hosts[1:]],
-            "archive": "zip", **checks}
+    return {
+        "url": f"https://{hosts[0]}/elmo/tiny.zip",
+        "mirrors": [f"https://{h}/elmo/tiny.zip" for h in hosts[1:]],
+        "archive": "zip",
+        **checks,
+    }
 
 
 @pytest.fixture
@@ -78,8 +81,8 @@ def test_a_by_hand_file_is_never_fetched_and_installs_once_put_in_place(tmp_path
 
 
 def test_models_lists_each_files_sources_in_order_and_by_hand_pages(sources):
-    result = CliRunner().invoke(app, ["models", "--catalogue", str(sources)])
-    assert result.exit_code == 0, result.output
-    assert f"dead-first tiny.zip: tried in order: https://{DEAD}/elmo/tiny.zip, then https://{MIRROR}/" in result.output
-    assert f"by-hand tiny.zip: fetched by hand from {DRIVE}" in result.output
+    result = run_cli("models", "--catalogue", sources)
+    assert result.returncode == 0, result.stderr
+    assert f"dead-first tiny.zip: tried in order: https://{DEAD}/elmo/tiny.zip, then https://{MIRROR}/" in result.stdout
+    assert f"by-hand tiny.zip: fetched by hand from {DRIVE}" in result.stdout
     assert load_catalogue(sources).get("all-dead").files[0].sources[1] == "https://gone.example.org/elmo/tiny.zip"

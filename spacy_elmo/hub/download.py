@@ -183,8 +183,9 @@ def _assemble(entry: ModelEntry, staging: Path, final: Path, fetched: List[Dict[
         problem = model_problem(tmp)
         if problem:
             _delete_downloads(entry, staging)
+            origins = ", ".join(f.url or str(f.by_hand) for f in entry.files)
             raise ChecksumError(
-                f"the files of {entry.name} from {', '.join(f.url for f in entry.files)} do not make a model "
+                f"the files of {entry.name} from {origins} do not make a model "
                 f"({problem}): the server (or mirror) holds other files. They were deleted and nothing was "
                 "installed; run the same command again to fetch them afresh"
             )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pickle
 import zipfile
 from pathlib import Path
-from typing import Callable, List, Tuple
+from typing import Any, Callable, List, Tuple, cast
 
 import numpy as np
 import torch
@@ -31,7 +31,7 @@ ALIGNMENT_FILE = "alignment.pth"
 # What a pickled NumPy array refers to (found through pickling itself, whatever NumPy's module layout);
 # files saved under NumPy 1 name the reconstructor `numpy.core.multiarray`.
 _reconstruct = np.zeros(0).__reduce__()[0]
-_NUMPY_GLOBALS = [
+_NUMPY_GLOBALS: List[Any] = [
     _reconstruct,
     (_reconstruct, "numpy.core.multiarray._reconstruct"),
     np.ndarray,
@@ -54,7 +54,7 @@ def alignment_path(reference: str) -> Path:
     return path
 
 
-def read_alignment(reference: str) -> np.ndarray:
+def read_alignment(reference: str) -> Floats2d:
     """The square float32 matrix `W` of `reference` (see `alignment_path`)."""
     path = alignment_path(reference)
     if not hasattr(torch.serialization, "safe_globals"):
@@ -72,7 +72,7 @@ def read_alignment(reference: str) -> np.ndarray:
         raise AlignmentError(f"{path} holds a {matrix.dtype} array of shape {matrix.shape}, not a square float matrix")
     if not np.isfinite(matrix).all():
         raise AlignmentError(f"{path} holds NaN or infinite values; download the model again with --force")
-    return matrix.astype(np.float32)
+    return cast(Floats2d, matrix.astype(np.float32))
 
 
 def aligned_pooling(alignment: str, weights: PoolingWeights = "mean") -> Model[List[Floats3d], List[Floats2d]]:
@@ -82,13 +82,13 @@ def aligned_pooling(alignment: str, weights: PoolingWeights = "mean") -> Model[L
     align: Model[List[Floats2d], List[Floats2d]] = Model(
         "elmo-alignment", _forward, params={"W": matrix}, attrs={"source": str(alignment)}
     )
-    model = chain(pooling_layer(weights), align)
+    model: Model[List[Floats3d], List[Floats2d]] = chain(pooling_layer(weights), align)
     model.attrs[ROW_WISE] = True  # row i of the output depends on row i of the input alone
     return model
 
 
 def _forward(model: Model, Xs: List[Floats2d], is_train: bool) -> Tuple[List[Floats2d], Callable]:
-    W = model.get_param("W")
+    W = cast(Floats2d, model.get_param("W"))
     for X in Xs:
         if X.shape[1] != W.shape[1]:
             raise AlignmentError(
