@@ -84,10 +84,11 @@ def _refuse_missing_by_hand(entry: ModelEntry, staging: Path) -> None:
     missing = [f for f in entry.files if f.by_hand and not (staging / f.file_name).exists()]
     if not missing:
         return
-    steps = "; ".join(f"open {f.by_hand}, download the file and save it as {staging / f.file_name}" for f in missing)
+    steps = "; ".join(f"{f.by_hand} -> {staging / f.file_name}" for f in missing)
     raise FetchByHandError(
-        f"{entry.name} is published where no script can fetch it (source: {entry.source}). {steps}. Then run "
-        "the same command again: the files are verified and installed without the network."
+        f"{entry.name} is published where no script can fetch it (source: {entry.source}). Open each page in a "
+        f"browser, download its file and save it under the name shown: {steps}. Then run the same command "
+        "again: the files are verified and installed without the network."
     )
 
 
