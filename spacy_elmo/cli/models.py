@@ -7,7 +7,7 @@ import typer
 from wasabi import table
 
 from ..hub.cache import cache_dir, is_downloaded
-from ..hub.catalogue import Catalogue, load_catalogue
+from ..hub.catalogue import Catalogue, ModelEntry, load_catalogue
 from .app import app
 
 
@@ -44,7 +44,22 @@ def models_command(
         for e in entries
     ]
     typer.echo(table(rows, header=("name", "lang", "format", "size", "params", "downloaded", "source"), divider=True))
+    for line in _sources(entries):
+        typer.echo(line)
     typer.echo(f"{len(rows)} models; cache: {root}. Fetch one with: python -m spacy_elmo download NAME")
+
+
+def _sources(entries: List[ModelEntry]) -> List[str]:
+    """A line per file with mirrors (its URLs, in the order `download` tries them) and per file that is
+    fetched by hand (its page)."""
+    lines = []
+    for entry in entries:
+        for file in entry.files:
+            if file.by_hand:
+                lines.append(f"{entry.name} {file.file_name}: fetched by hand from {file.by_hand}")
+            elif file.mirrors:
+                lines.append(f"{entry.name} {file.file_name}: tried in order: {', then '.join(file.sources)}")
+    return lines
 
 
 def _languages(catalogue: Catalogue) -> List[str]:

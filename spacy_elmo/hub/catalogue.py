@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, List, Literal, Optional, Union
+from typing import Annotated, List, Literal, Optional, Union, cast
 from urllib.parse import unquote, urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -45,27 +45,51 @@ Sha256 = Optional[Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]]
 Sha1 = Optional[Annotated[str, Field(pattern=r"^[0-9a-f]{40}$", description="the publisher's, if no sha256")]]
 
 
+def _https_file_url(url: str) -> str:
+    """`url` if it is an https URL whose path ends in a plain file name, else CatalogueError."""
+    parts = urlsplit(url)
+    if parts.scheme != "https" or not parts.netloc or not parts.path.strip("/"):
+        raise CatalogueError(f"{url!r} is not an https URL of a file")
+    problem = name_problem(_last_segment(url), f"the file name at the end of URL {url!r}")
+    if problem:
+        raise CatalogueError(problem)
+    return url
+
+
+HttpsFileUrl = Annotated[str, AfterValidator(_https_file_url)]
+
+
 class ModelFile(_Strict):
     """One file to fetch. `save_as` renames it in the model directory (AllenNLP's long names become the
-    `options.json` + `weights.hdf5` layout); an archive is unpacked instead of kept."""
+    `options.json` + `weights.hdf5` layout); an archive is unpacked instead of kept.
 
-    url: str
+    `url` and then each of `mirrors` is tried in order, so a dead publisher link falls back to a copy of
+    the same bytes elsewhere. A file its publisher serves only to browsers (Google Drive, figshare's
+    private links) has no `url`: `by_hand` names the page to fetch it from and `name` what to save it
+    as, and `download` says so instead of fetching."""
+
+    url: Optional[HttpsFileUrl] = None
+    mirrors: List[HttpsFileUrl] = Field(default_factory=list, description="the same file elsewhere, tried in order")
+    by_hand: Optional[str] = Field(None, description="the https page a person fetches the file from")
+    name: Optional[Annotated[str, _plain_name("name")]] = Field(None, description="a by_hand file's name")
     save_as: Optional[Annotated[str, _plain_name("save_as")]] = None
     size: Optional[int] = Field(None, gt=0, description="bytes; null when the publisher does not state it")
     sha256: Sha256 = None
     sha1: Sha1 = None
     archive: Optional[Literal["zip", "tar"]] = None  # tar: .tar, .tar.gz and kin (TF-Hub modules)
 
-    @field_validator("url")
-    @classmethod
-    def _https(cls, url: str) -> str:
-        parts = urlsplit(url)
-        if parts.scheme != "https" or not parts.netloc or not parts.path.strip("/"):
-            raise CatalogueError(f"{url!r} is not an https URL of a file")
-        problem = name_problem(_last_segment(url), f"the file name at the end of URL {url!r}")
-        if problem:
-            raise CatalogueError(problem)
-        return url
+    @model_validator(mode="after")
+    def _one_way_to_fetch(self) -> "ModelFile":
+        if (self.url is None) == (self.by_hand is None):
+            raise CatalogueError("a file has either a url (fetched) or a by_hand page (fetched by a person)")
+        if self.by_hand is not None:
+            if not self.by_hand.startswith("https://"):
+                raise CatalogueError(f"by_hand page {self.by_hand!r} is not an https page")
+            if self.name is None or self.mirrors:
+                raise CatalogueError(f"a by_hand file ({self.by_hand}) needs a name and takes no mirrors")
+        elif self.name is not None:
+            raise CatalogueError(f"{self.url}: a fetched file is named by its URL, so it takes no name")
+        return self
 
     @model_validator(mode="after")
     def _archive_not_renamed(self) -> "ModelFile":
@@ -75,8 +99,16 @@ class ModelFile(_Strict):
 
     @property
     def file_name(self) -> str:
-        """The name the file is downloaded under: the last part of the URL's path, decoded (checked)."""
+        """The name the file is downloaded under: the last part of the URL's path, decoded (checked), or
+        a by_hand file's `name`."""
+        if self.url is None:
+            return cast(str, self.name)
         return _last_segment(self.url)
+
+    @property
+    def sources(self) -> List[str]:
+        """The URLs to fetch the file from, in the order they are tried (none for a by_hand file)."""
+        return [] if self.url is None else [self.url, *self.mirrors]
 
 
 class JoinedArchive(_Strict):

@@ -36,7 +36,7 @@ def file_problem(path: Path, name: str) -> str:
         elif suffix in (".hdf5", ".h5"):
             with h5py.File(path, "r"):
                 pass
-        elif suffix == ".pkl":
+        elif suffix in (".pkl", ".pth"):
             with open(path, "rb") as f:
                 if not f.read(4).startswith(_PICKLE_STARTS):
                     return f"is not a pickle ({_begins(path)})"

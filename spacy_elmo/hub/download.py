@@ -21,7 +21,7 @@ from ..util.io import atomic_output, file_digests, file_sha256
 from .cache import RECORD_NAME, cache_dir, is_downloaded, lock_path, mirror_base, model_dir, staging_dir
 from .catalogue import Catalogue, JoinedArchive, ModelEntry, ModelFile, load_catalogue
 from .content import file_problem, model_problem
-from .errors import ChecksumError, DownloadError
+from .errors import ChecksumError, DownloadError, FetchByHandError, NetworkError, RemoteFileError
 from .fetch import fetch, mirrored_url
 from .record import is_complete, recorded_sha256s, write_record
 from .swap import install, leftovers, recover, temp_dir
@@ -63,6 +63,7 @@ def download_model(
                 f"{final} exists but was not made by `download` (it has no {RECORD_NAME}); move it away, or "
                 f"pass --force to replace it. A file fetched by hand goes in {staging} instead."
             )
+        _refuse_missing_by_hand(entry, staging)
         base = mirror_base(base_url)
         fetched = [_fetch_verified(entry, f, staging, base, retries, progress) for f in entry.files]
         _assemble(entry, staging, final, fetched)
@@ -71,20 +72,62 @@ def download_model(
 
 
 def _hint(entry: ModelEntry, file: ModelFile, dest: Path) -> str:
+    where = " or ".join(file.sources) or f"the file from {file.by_hand}"
     return (
-        f" To fetch it by hand, download {file.url} (source: {entry.source}), put it at {dest} and run the "
+        f" To fetch it by hand, download {where} (source: {entry.source}), put it at {dest} and run the "
         "same command again: it is verified and installed without the network."
+    )
+
+
+def _refuse_missing_by_hand(entry: ModelEntry, staging: Path) -> None:
+    """Before anything is fetched: the files a person must fetch, where from and where to put them."""
+    missing = [f for f in entry.files if f.by_hand and not (staging / f.file_name).exists()]
+    if not missing:
+        return
+    steps = "; ".join(f"{f.by_hand} -> {staging / f.file_name}" for f in missing)
+    raise FetchByHandError(
+        f"{entry.name} is published where no script can fetch it (source: {entry.source}). Open each page in a "
+        f"browser, download its file and save it under the name shown: {steps}. Then run the same command "
+        "again: the files are verified and installed without the network."
     )
 
 
 def _fetch_verified(
     entry: ModelEntry, file: ModelFile, staging: Path, base: Optional[str], retries: int, progress: bool
 ) -> Dict[str, object]:
+    """The file in staging, verified: fetched from its first source that serves the published bytes (a
+    source that cannot be reached, answers an error or serves other bytes gives way to the next), or
+    the copy already there (an earlier run's, or one fetched by hand)."""
     dest = staging / file.file_name
-    url = mirrored_url(file.url, base)
+    urls = [mirrored_url(source, base) for source in file.sources]
     hint = _hint(entry, file, dest)
-    if not dest.exists():
-        fetch(url, dest, expected_size=file.size, retries=retries, hint=hint, progress=progress)
+    if dest.exists() or not urls:
+        return _verified(entry, file, dest, urls[0] if urls else str(dest), hint)
+    failures: List[str] = []
+    for url in urls[:-1]:
+        try:
+            return _fetch_one(entry, file, dest, url, "", retries, progress)
+        except (NetworkError, RemoteFileError, ChecksumError) as err:
+            failures.append(str(err))
+    try:
+        return _fetch_one(entry, file, dest, urls[-1], hint, retries, progress)
+    except (NetworkError, RemoteFileError, ChecksumError) as err:
+        if not failures:
+            raise
+        tried = " ".join(f"({n}) {failure}" for n, failure in enumerate([*failures, str(err)], 1))
+        raise type(err)(f"no source of {file.file_name} served it, tried in order: {tried}") from None
+
+
+def _fetch_one(
+    entry: ModelEntry, file: ModelFile, dest: Path, url: str, hint: str, retries: int, progress: bool
+) -> Dict[str, object]:
+    fetch(url, dest, expected_size=file.size, retries=retries, hint=hint, progress=progress)
+    return _verified(entry, file, dest, url, hint)
+
+
+def _verified(entry: ModelEntry, file: ModelFile, dest: Path, url: str, hint: str) -> Dict[str, object]:
+    """The download record of `dest` (from `url`) if it is the published file; else it is deleted and
+    ChecksumError says why."""
     size = dest.stat().st_size
     digests = file_digests([dest], ("sha256", "sha1") if file.sha1 else ("sha256",), "downloaded file")
     sha256 = digests["sha256"]
@@ -141,8 +184,9 @@ def _assemble(entry: ModelEntry, staging: Path, final: Path, fetched: List[Dict[
         problem = model_problem(tmp)
         if problem:
             _delete_downloads(entry, staging)
+            origins = ", ".join(f.url or str(f.by_hand) for f in entry.files)
             raise ChecksumError(
-                f"the files of {entry.name} from {', '.join(f.url for f in entry.files)} do not make a model "
+                f"the files of {entry.name} from {origins} do not make a model "
                 f"({problem}): the server (or mirror) holds other files. They were deleted and nothing was "
                 "installed; run the same command again to fetch them afresh"
             )

@@ -29,6 +29,11 @@ class RemoteFileError(DownloadError):
     """The server answered, but not with the file (404 and other HTTP errors)."""
 
 
+class FetchByHandError(DownloadError):
+    """A file its publisher serves only to a browser (Google Drive, figshare), not yet in the staging
+    folder: the message names the page and where to save the file."""
+
+
 class DownloadInterrupted(DownloadError):
     """The connection dropped mid-file; the bytes so far are kept and the next run resumes from them."""
 

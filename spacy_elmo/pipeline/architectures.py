@@ -15,6 +15,7 @@ from thinc.api import Model
 from thinc.types import Floats2d, Floats3d
 
 from .layers import ElmoListener, build_elmo_tok2vec, set_frozen
+from .layers.alignment import aligned_pooling
 from .layers.pooling import PoolingWeights, pooling_layer
 from .layers.scalar_mix import build_scalar_mix_v2
 from .layers.thinc_bilm import build_bilm_v2
@@ -108,6 +109,22 @@ def build_pooling_v1(weights: PoolingWeights = "mean") -> Model[List[Floats3d], 
     RETURNS (Model[List[Floats3d], List[Floats2d]]): each doc's layers -> one vector per token.
     """
     return pooling_layer(weights=weights)
+
+
+@registry.layers("spacy-elmo.AlignedPooling.v1")
+def build_aligned_pooling_v1(alignment: str, weights: PoolingWeights = "mean") -> Model[List[Floats3d], List[Floats2d]]:
+    """Fixed pooling, then a published cross-lingual alignment (Schuster et al. 2019): every token vector
+    `v` becomes `W v`, in English's space, so that vectors of several languages' models compare. Give it
+    as the `elmo` component's `pooling`.
+
+    alignment (str): the matrix: a downloaded catalogue model's name (`schuster-aligned-de`), a model
+        directory holding `alignment.pth`, or a torch-saved `[D, D]` matrix file. Read when the config
+        is built, so a saved pipeline reads it again where it is loaded.
+    weights (Union[str, Sequence[float]]): the pooling before the alignment, as in `spacy-elmo.Pooling.v1`;
+        `[0, 1, 0]` (the first LSTM layer, which the published matrices were fitted on) is the paper's.
+    RETURNS (Model[List[Floats3d], List[Floats2d]]): each doc's layers -> one aligned vector per token.
+    """
+    return aligned_pooling(alignment=alignment, weights=weights)
 
 
 @registry.architectures("spacy-elmo.ElmoListener.v1")

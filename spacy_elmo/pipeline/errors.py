@@ -15,3 +15,8 @@ class UntrustedPickleError(ElmoError):
 
 class MissingAnnotationError(ElmoError):
     """A component to be trained on `elmo` has none of its annotation in the training corpus."""
+
+
+class AlignmentError(ElmoError):
+    """A cross-lingual alignment matrix that is missing, not a torch-saved square matrix, or of another
+    width than the vectors it maps."""

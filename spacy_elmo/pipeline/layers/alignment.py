@@ -1,0 +1,103 @@
+"""Cross-lingual alignment of the pooled vectors (Schuster et al., NAACL 2019): each language's biLM was
+trained on its own, and a published matrix `W` per language maps its vectors into English's space,
+`v -> W v`, so that German "Bank" and English "bank" land near each other and a head trained on English
+runs on German. The matrices ship beside the weights as `alignment.pth` (catalogue models
+`schuster-aligned-*`); they were fitted on the first LSTM layer, so pooling `[0, 1, 0]` (that layer
+alone) is the published setting, and any fixed pooling is mapped by the same `W` since the map is linear.
+
+The matrix is a NumPy array or tensor saved by `torch.save`; it is read with `weights_only=True`, with
+NumPy's array reconstruction the only globals allowed, so a crafted file cannot run code.
+"""
+
+from __future__ import annotations
+
+import pickle
+import zipfile
+from pathlib import Path
+from typing import Any, Callable, List, Tuple, cast
+
+import numpy as np
+import torch
+from thinc.api import Model, chain
+from thinc.types import Floats2d, Floats3d
+
+from ...models.sources import resolve_model
+from ..errors import AlignmentError
+from .pooling import PoolingWeights, pooling_layer
+from .read_rows import ROW_WISE
+
+ALIGNMENT_FILE = "alignment.pth"
+
+# What a pickled NumPy array refers to (found through pickling itself, whatever NumPy's module layout);
+# files saved under NumPy 1 name the reconstructor `numpy.core.multiarray`.
+_reconstruct = np.zeros(0).__reduce__()[0]
+_NUMPY_GLOBALS: List[Any] = [
+    _reconstruct,
+    (_reconstruct, "numpy.core.multiarray._reconstruct"),
+    np.ndarray,
+    np.dtype,
+    type(np.dtype(np.float32)),
+]
+
+
+def alignment_path(reference: str) -> Path:
+    """The matrix file `reference` names: the file itself, a model directory holding `alignment.pth`, or
+    a downloaded catalogue model's name (a name not downloaded fails with the download command)."""
+    path = Path(reference) if Path(reference).exists() else resolve_model(reference)
+    if path.is_dir():
+        path = path / ALIGNMENT_FILE
+    if not path.is_file():
+        raise AlignmentError(
+            f"alignment {reference!r}: {path} does not exist. Give a torch-saved matrix file, or a model that "
+            f"ships one as {ALIGNMENT_FILE} (the schuster-aligned-* models of `python -m spacy_elmo models`)"
+        )
+    return path
+
+
+def read_alignment(reference: str) -> Floats2d:
+    """The square float32 matrix `W` of `reference` (see `alignment_path`)."""
+    path = alignment_path(reference)
+    if not hasattr(torch.serialization, "safe_globals"):
+        raise AlignmentError(f"reading {path} needs torch 2.5 or later (torch.serialization.safe_globals)")
+    try:
+        with torch.serialization.safe_globals(_NUMPY_GLOBALS):
+            data = torch.load(path, map_location="cpu", weights_only=True)
+    except (pickle.UnpicklingError, RuntimeError, EOFError, OSError, zipfile.BadZipFile, ValueError) as err:
+        first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise AlignmentError(
+            f"{path} is not an alignment matrix saved by torch.save (a NumPy array or tensor): {first_line}"
+        ) from None
+    matrix = np.asarray(data.numpy() if isinstance(data, torch.Tensor) else data)
+    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or not np.issubdtype(matrix.dtype, np.floating):
+        raise AlignmentError(f"{path} holds a {matrix.dtype} array of shape {matrix.shape}, not a square float matrix")
+    if not np.isfinite(matrix).all():
+        raise AlignmentError(f"{path} holds NaN or infinite values; download the model again with --force")
+    return cast(Floats2d, matrix.astype(np.float32))
+
+
+def aligned_pooling(alignment: str, weights: PoolingWeights = "mean") -> Model[List[Floats3d], List[Floats2d]]:
+    """Fixed pooling with `weights` (pooling.py), then the alignment `W` of `alignment` applied to every
+    token vector. The matrix is read here, when the config is built."""
+    matrix = read_alignment(alignment)
+    align: Model[List[Floats2d], List[Floats2d]] = Model(
+        "elmo-alignment", _forward, params={"W": matrix}, attrs={"source": str(alignment)}
+    )
+    model: Model[List[Floats3d], List[Floats2d]] = chain(pooling_layer(weights), align)
+    model.attrs[ROW_WISE] = True  # row i of the output depends on row i of the input alone
+    return model
+
+
+def _forward(model: Model, Xs: List[Floats2d], is_train: bool) -> Tuple[List[Floats2d], Callable]:
+    W = cast(Floats2d, model.get_param("W"))
+    for X in Xs:
+        if X.shape[1] != W.shape[1]:
+            raise AlignmentError(
+                f"alignment {model.attrs['source']} maps {W.shape[1]}-wide vectors but this biLM gives "
+                f"{X.shape[1]}-wide ones: use the alignment published with the model"
+            )
+    Ys = [model.ops.xp.ascontiguousarray(X @ W.T) for X in Xs]
+
+    def backprop(dYs: List[Floats2d]) -> List[Floats2d]:
+        return [dY @ W for dY in dYs]
+
+    return Ys, backprop
