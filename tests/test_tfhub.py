@@ -1,6 +1,7 @@
-"""TF-Hub ELMo modules made by TensorFlow Hub (tests/fixtures/elmo-tfhub, see its script): `load_bilm(DIR)`
-and a spaCy pipeline with `BiLM.v2 path = DIR` give the module's own outputs (with both clips active),
-and its trained mix, started by `ScalarMix.v2 start_from`, gives its `elmo` and `default`."""
+"""TF-Hub ELMo modules made by TensorFlow Hub with both signatures, as the published ones are
+(tests/fixtures/elmo-tfhub, see its script): `load_bilm(DIR)` and a spaCy pipeline with `BiLM.v2 path = DIR`
+give the module's own outputs (with both clips active), and its trained mix, a part of the loaded biLM
+that a saved pipeline keeps, started by `ScalarMix.v2 start_from`, gives its `elmo` and `default`."""
 
 import dataclasses
 import json
@@ -10,15 +11,17 @@ import tarfile
 import numpy as np
 import pytest
 import spacy
-from spacy.tokens import Doc
+from spacy.tokens import Doc, DocBin
 
 from spacy_elmo import load_bilm
 from spacy_elmo.errors import ElmoError
 from spacy_elmo.formats import model_layout, model_options
 from spacy_elmo.formats.tensor_bundle import TensorBundle
-from spacy_elmo.formats.tfhub import TFHUB, TfHubError, options_from_bundle, published_mix_of
+from spacy_elmo.formats.tfhub import TFHUB, TfHubError, bilm_from_bundle, options_from_bundle, published_mix_of
 from spacy_elmo.nn.bilm import BiLM
-from spacy_elmo.pipeline.layers.scalar_mix import build_scalar_mix_v2, softmax
+from spacy_elmo.nn.tfhub import TfHubBiLM
+from spacy_elmo.pipeline.layers.scalar_mix import build_scalar_mix_v2, mix_summary, softmax
+from spacy_elmo.pipeline.layers.thinc_bilm import get_bilm
 
 from .paths import FIXTURES
 
@@ -85,7 +88,14 @@ def test_the_published_mix_gives_elmo_and_default(name):
         np.testing.assert_allclose(mixed.mean(axis=0), ref["default"][k], rtol=0, atol=ATOL)
 
 
-def test_a_spacy_pipeline_reads_the_module_and_starts_its_mix_from_it(tmp_path):
+def _assert_elmo(docs, ref):
+    for k, doc in enumerate(docs):
+        np.testing.assert_allclose(doc._.elmo["vectors"], ref["elmo"][k, : len(doc)], rtol=0, atol=ATOL)
+
+
+def test_a_spacy_pipeline_reads_the_module_and_keeps_its_mix_when_saved(tmp_path):
+    """`BiLM.v2 path = DIR`, the mix started from the module; the module's mix is saved with the biLM,
+    so the loaded pipeline has it where the module is gone, and DocBin keeps the mixed vectors."""
     module = shutil.copytree(ROOT / "google-2shards", tmp_path / "module")
     nlp = spacy.blank("xx")
     nlp.add_pipe(
@@ -97,10 +107,19 @@ def test_a_spacy_pipeline_reads_the_module_and_starts_its_mix_from_it(tmp_path):
     )
     nlp.initialize()
     ref = _reference("google-2shards")
+    published = published_mix_of(module)
     docs = [nlp(Doc(nlp.vocab, words=words)) for words in SENTENCES]
     _assert_layers([doc._.elmo["layers"] for doc in docs], ref, 16)
-    for k, doc in enumerate(docs):
-        np.testing.assert_allclose(doc._.elmo["vectors"], ref["elmo"][k, : len(doc)], rtol=0, atol=ATOL)
+    _assert_elmo(docs, ref)
+    nlp.to_disk(tmp_path / "pipeline")
+    shutil.rmtree(module)
+    loaded = spacy.load(tmp_path / "pipeline")
+    bilm = get_bilm(loaded.get_pipe("elmo").model)
+    assert isinstance(bilm, TfHubBiLM) and bilm.published_mix == published
+    docs = [loaded(Doc(loaded.vocab, words=words)) for words in SENTENCES]
+    _assert_elmo(docs, ref)
+    restored = DocBin(store_user_data=True, docs=docs).to_bytes()
+    _assert_elmo(list(DocBin().from_bytes(restored).get_docs(loaded.vocab)), ref)
 
 
 def test_a_serialized_mix_does_not_read_the_module_again(tmp_path):
@@ -119,8 +138,55 @@ def test_a_serialized_mix_does_not_read_the_module_again(tmp_path):
 def test_start_from_is_exclusive_with_weights_and_needs_a_module(tmp_path):
     with pytest.raises(ElmoError, match="either `weights` or `start_from`"):
         build_scalar_mix_v2(weights=[0.0, 0.0, 0.0], start_from=str(ROOT / MODULES[0]))
-    with pytest.raises(TfHubError, match="not a TF-Hub module directory"):
+    with pytest.raises(TfHubError, match="is neither a TF-Hub module directory .* nor an archive of one"):
         published_mix_of(tmp_path)
+
+
+def test_start_from_takes_a_modules_archive(tmp_path):
+    """As its publishers distribute it: a tar.gz with the module in a folder."""
+    archive = tmp_path / "elmo_ru-news.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(ROOT / "dp-1shard", arcname="module")
+    mix = build_scalar_mix_v2(start_from=str(archive))
+    mix.initialize()
+    published = published_mix_of(ROOT / "dp-1shard")
+    assert mix_summary(mix)["gamma"] == pytest.approx(published.gamma)
+    np.testing.assert_allclose(mix_summary(mix)["weights"], softmax(np.asarray(published.weights)), rtol=1e-6)
+
+
+def test_start_from_a_model_without_a_mix_fails_at_initialize():
+    """Not at the first doc: `nlp.initialize()` reads the module's mix."""
+    nlp = spacy.blank("xx")
+    nlp.add_pipe(
+        "elmo",
+        config={
+            "model": {"@architectures": "spacy-elmo.BiLM.v2", "path": str(ROOT / "dp-1shard")},
+            "pooling": {"@layers": "spacy-elmo.ScalarMix.v2", "start_from": str(FIXTURES / "elmo-bilm-tf")},
+        },
+    )
+    with pytest.raises(TfHubError, match="only TF-Hub modules publish a trained layer mix"):
+        nlp.initialize()
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_the_fixtures_have_both_signatures_graph_states(name):
+    """Each signature's copy of the biLM graph keeps its LSTM states (`bilm/` and `bilm_1/`)."""
+    entries = TensorBundle(ROOT / name / "variables" / "variables.index").entries
+    assert {"bilm/Variable", "bilm_1/Variable"} <= set(entries)
+
+
+@pytest.mark.parametrize(
+    "extra, accepted",
+    [("bilm_2/Variable_3", True), ("bilm_1/Variable_x", False), ("bilm_1/Unknown", False), ("Unknown", False)],
+)
+def test_only_the_graph_copies_states_are_accepted_beside_the_weights(extra, accepted):
+    bundle = TensorBundle(ROOT / "dp-1shard" / "variables" / "variables.index")
+    bundle.entries[extra] = dataclasses.replace(bundle.entries["bilm/Variable"], name=extra)
+    if accepted:
+        assert isinstance(bilm_from_bundle(bundle), TfHubBiLM)
+    else:
+        with pytest.raises(TfHubError, match=f"variables this reader does not use: {extra}"):
+            bilm_from_bundle(bundle)
 
 
 def test_a_module_without_the_bilm_names_the_variable(tmp_path):

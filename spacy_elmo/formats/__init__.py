@@ -19,13 +19,14 @@ from typing import Any, Dict, Iterator, List, Tuple, Union
 
 from ..errors import InputFileError
 from ..nn.bilm import BiLM
+from ..nn.manylangs import ManyLangsBiLM
 from ..nn.options import ElmoOptions
 from .archive import ArchiveError, is_archive, member_names, unpacked
 from .base import ModelFormat, ModelLayout
 from .bilm_tf import BILM_TF, load_options_and_weights, load_weights, save_weights
 from .detect import detect_layout
 from .errors import ModelFormatError, WeightsError
-from .manylangs import MANYLANGS, ManyLangsBiLM
+from .manylangs import MANYLANGS
 from .nlpl import NLPL
 from .tfhub import TFHUB
 

@@ -1,16 +1,23 @@
 """What every model format provides, so that adding one is a new module plus one line in `FORMATS`
 (formats/__init__.py): telling its files apart, reading its sizes cheaply, loading it, and what a saved
-spaCy pipeline must carry to rebuild it besides the options and the parameters.
+spaCy pipeline must carry to rebuild it besides the options and the parameters. And what the formats'
+readers share: the typed list of stored arrays a reader fills parameters from (`WeightEntry`), the
+check that refuses non-finite weights, and the `describe`/`rebuild` of a format that needs nothing
+beyond the options (`FormatDefaults`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional, Protocol
+from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional, Protocol, Tuple, Union
+
+import numpy as np
+import torch
 
 from ..nn.bilm import BiLM
 from ..nn.options import ElmoOptions
+from .errors import WeightsError
 
 
 @dataclass(frozen=True)
@@ -49,3 +56,39 @@ class ModelFormat(Protocol):
 
     def rebuild(self, options: ElmoOptions, description: Dict[str, Any]) -> BiLM:
         """An untrained BiLM of this format from `describe`'s output (parameters are loaded afterwards)."""
+
+
+class WeightEntry(NamedTuple):
+    """One stored array and the parameter it fills. `to_model` turns the stored array (NumPy from HDF5
+    and tensor bundles, torch from ELMoForManyLangs' .pkl) into the parameter's layout; `to_stored` is
+    the way back for a format that writes files, None where it reads only or the entry is one half of a
+    stored array (the two row blocks of an LSTM kernel)."""
+
+    key: str
+    shape: Tuple[int, ...]
+    to_model: Callable[[Any], Any]
+    to_stored: Optional[Callable[[Any], Any]]
+    target: torch.Tensor
+
+
+def check_finite(value: np.ndarray, path: Union[str, Path], name: str) -> None:
+    """NaN or infinite weights make every vector NaN (and spacy train then fail far from the cause)."""
+    bad = int(np.count_nonzero(~np.isfinite(value)))
+    if bad:
+        raise WeightsError(
+            f"weights file {path}: dataset '{name}' has {bad} NaN or infinite value(s) of {value.size} (or "
+            "values beyond float32's range); the weights are broken, e.g. from a diverged training run"
+        )
+
+
+class FormatDefaults:
+    """`describe` and `rebuild` of a format whose models are plain BiLMs: nothing to carry besides the
+    options and the parameters."""
+
+    description_key: Optional[str] = None
+
+    def describe(self, bilm: BiLM) -> Optional[Dict[str, Any]]:
+        return None
+
+    def rebuild(self, options: ElmoOptions, description: Dict[str, Any]) -> BiLM:
+        return BiLM(options)

@@ -10,7 +10,7 @@ bit-exact. The forget-gate bias of +1 is never stored (TF adds it at run time; s
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, Union
+from typing import Dict, Iterator, List, Mapping, Optional, Union
 
 import h5py
 import numpy as np
@@ -20,17 +20,11 @@ from ..nn.bilm import BiLM
 from ..nn.chars import N_CHARS_TRAIN
 from ..nn.options import ElmoOptions
 from ..util.io import open_hdf5
-from .base import ModelLayout
+from .base import FormatDefaults, ModelLayout, WeightEntry, check_finite
 from .errors import WeightsError
 
 # Where a folder holds several .hdf5 files that could be the weights, these names are the weights.
 _PREFERRED_WEIGHTS = ("weights.hdf5", "model.hdf5", "lm_weights.hdf5")
-
-
-# (dataset name, expected stored shape, stored -> torch, torch -> stored, target parameter)
-_Entry = Tuple[
-    str, Tuple[int, ...], Callable[[np.ndarray], np.ndarray], Callable[[np.ndarray], np.ndarray], torch.Tensor
-]
 
 
 def _same(a: np.ndarray) -> np.ndarray:
@@ -41,40 +35,42 @@ def _transpose(a: np.ndarray) -> np.ndarray:
     return a.T
 
 
-def _entries(bilm: BiLM) -> Iterator[_Entry]:
+def weight_entries(bilm: BiLM) -> Iterator[WeightEntry]:
+    """The published layout's datasets (bilm-tf's names) and the parameters they fill."""
     options = bilm.options
     encoder = bilm.char_encoder
     emb_dim = options.char_cnn.embedding_dim
-    yield ("char_embed", (N_CHARS_TRAIN, emb_dim), _same, _same, encoder.char_embed.weight[1:])
+    yield WeightEntry("char_embed", (N_CHARS_TRAIN, emb_dim), _same, _same, encoder.char_embed.weight[1:])
     for i, (conv, (width, count)) in enumerate(zip(encoder.convs, options.char_cnn.filters)):
         # TF conv2d kernels are [1, width, in, out]; torch Conv1d wants [out, in, width].
-        yield (
+        yield WeightEntry(
             f"CNN/W_cnn_{i}",
             (1, width, emb_dim, count),
             lambda a: a[0].transpose(2, 1, 0),
             lambda a: a.transpose(2, 1, 0)[None],
             conv.weight,
         )
-        yield (f"CNN/b_cnn_{i}", (count,), _same, _same, conv.bias)
+        yield WeightEntry(f"CNN/b_cnn_{i}", (count,), _same, _same, conv.bias)
     n_filters = options.char_cnn.n_filters
     for k, highway in enumerate(encoder.highways):
         for name, linear in (("carry", highway.carry), ("transform", highway.transform)):
-            yield (f"CNN_high_{k}/W_{name}", (n_filters, n_filters), _transpose, _transpose, linear.weight)
-            yield (f"CNN_high_{k}/b_{name}", (n_filters,), _same, _same, linear.bias)
+            yield WeightEntry(f"CNN_high_{k}/W_{name}", (n_filters, n_filters), _transpose, _transpose, linear.weight)
+            yield WeightEntry(f"CNN_high_{k}/b_{name}", (n_filters,), _same, _same, linear.bias)
     if encoder.projection is not None:
         proj = options.projection_dim
-        yield ("CNN_proj/W_proj", (n_filters, proj), _transpose, _transpose, encoder.projection.weight)
-        yield ("CNN_proj/b_proj", (proj,), _same, _same, encoder.projection.bias)
+        yield WeightEntry("CNN_proj/W_proj", (n_filters, proj), _transpose, _transpose, encoder.projection.weight)
+        yield WeightEntry("CNN_proj/b_proj", (proj,), _same, _same, encoder.projection.bias)
     for index, layer in enumerate(bilm.lstm.layers):
         for d in range(2):
             prefix = f"RNN_{d}/RNN/MultiRNNCell/Cell{index}/LSTMCell"
             n_in, n_proj, n_gates = layer.input_dim, layer.projection_dim, 4 * layer.cell_dim
+            kernel = (n_in + n_proj, n_gates)
             # TF multiplies [x, h_prev] by one kernel: input rows first, then recurrent rows. Our
             # layout is TF's ([in, out]), so the two halves are plain row slices.
-            yield (f"{prefix}/W_0", (n_in + n_proj, n_gates), lambda a, n=n_in: a[:n], None, layer.input_weight[d])
-            yield (f"{prefix}/W_0", (n_in + n_proj, n_gates), lambda a, n=n_in: a[n:], None, layer.state_weight[d])
-            yield (f"{prefix}/B", (n_gates,), _same, _same, layer.input_bias[d])
-            yield (f"{prefix}/W_P_0", (layer.cell_dim, n_proj), _same, _same, layer.projection_weight[d])
+            yield WeightEntry(f"{prefix}/W_0", kernel, lambda a, n=n_in: a[:n], None, layer.input_weight[d])
+            yield WeightEntry(f"{prefix}/W_0", kernel, lambda a, n=n_in: a[n:], None, layer.state_weight[d])
+            yield WeightEntry(f"{prefix}/B", (n_gates,), _same, _same, layer.input_bias[d])
+            yield WeightEntry(f"{prefix}/W_P_0", (layer.cell_dim, n_proj), _same, _same, layer.projection_weight[d])
 
 
 def _open(path: Union[str, Path], mode: str) -> h5py.File:
@@ -87,21 +83,11 @@ def _dataset_names(f: h5py.File) -> List[str]:
     return names
 
 
-def _check_finite(value: np.ndarray, path: Union[str, Path], name: str) -> None:
-    """NaN or infinite weights make every vector NaN (and spacy train then fail far from the cause)."""
-    bad = int(np.count_nonzero(~np.isfinite(value)))
-    if bad:
-        raise WeightsError(
-            f"weights file {path}: dataset '{name}' has {bad} NaN or infinite value(s) of {value.size} (or "
-            "values beyond float32's range); the weights are broken, e.g. from a diverged training run"
-        )
-
-
 def load_weights(bilm: BiLM, path: Union[str, Path]) -> None:
     """Copy the weights in `path` (published layout) into `bilm`, checking every shape first."""
     arrays: Dict[int, np.ndarray] = {}
     with _open(path, "r") as f:
-        entries = list(_entries(bilm))
+        entries = list(weight_entries(bilm))
         unused = sorted(set(_dataset_names(f)) - {name for name, *_ in entries})
         if unused:
             shown = ", ".join(f"'{n}'" for n in unused[:6]) + (
@@ -138,7 +124,7 @@ def load_weights(bilm: BiLM, path: Union[str, Path]) -> None:
                 ) from None
             with np.errstate(over="ignore"):  # float64 beyond float32's range becomes inf, refused below
                 converted = np.asarray(stored, dtype=np.float32)
-            _check_finite(converted, path, name)
+            check_finite(converted, path, name)
             value = np.ascontiguousarray(to_torch(converted))
             if tuple(value.shape) != tuple(target.shape):
                 raise WeightsError(f"dataset '{name}' converts to {value.shape}, parameter needs {tuple(target.shape)}")
@@ -155,7 +141,7 @@ def save_weights(bilm: BiLM, path: Union[str, Path]) -> None:
     the original tools."""
     combined: Dict[str, np.ndarray] = {}
     kernels: Dict[str, list] = {}
-    for name, _, _, to_stored, param in _entries(bilm):
+    for name, _, _, to_stored, param in weight_entries(bilm):
         value = param.detach().cpu().numpy().astype(np.float32)
         if to_stored is None:  # the two halves of an LSTM kernel
             kernels.setdefault(name, []).append(value)
@@ -179,14 +165,13 @@ def load_options_and_weights(options: Union[str, Path, ElmoOptions], weights: Un
     return bilm.eval()
 
 
-class BilmTfFormat:
+class BilmTfFormat(FormatDefaults):
     """bilm-tf / AllenNLP: an options JSON and a weights HDF5 (`options.json` + `weights.hdf5`, or
     AllenNLP's `..._options.json` + `..._weights.hdf5`); `softmax.hdf5` and token-embedding files beside
     them are not the weights."""
 
     name = "bilm-tf"
     expects = "an options JSON with a weights .hdf5 (bilm-tf, AllenNLP)"
-    description_key: Optional[str] = None
 
     def detect(self, files: Mapping[str, str]) -> Optional[Dict[str, str]]:
         options = ["options.json"] if "options.json" in files else [n for n in files if n.endswith("options.json")]
@@ -204,12 +189,6 @@ class BilmTfFormat:
 
     def load(self, directory: Path, layout: ModelLayout) -> BiLM:
         return load_options_and_weights(directory / layout.files["options"], directory / layout.files["weights"])
-
-    def describe(self, bilm: BiLM) -> Optional[Dict[str, Any]]:
-        return None
-
-    def rebuild(self, options: ElmoOptions, description: Dict[str, Any]) -> BiLM:
-        return BiLM(options)
 
 
 BILM_TF = BilmTfFormat()

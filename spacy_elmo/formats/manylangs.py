@@ -2,7 +2,7 @@
 
 Its weights are converted once, at load time, into the layout the rest of the package runs (the same
 char-CNN, highway and LSTM code as the bilm-tf models), and only what is new is added: the code-point
-characters and the optional word embedding (manylangs_chars.py, `ManyLangsEncoder`). What its code
+characters and the optional word embedding (the torch modules in nn/manylangs.py). What its code
 does, and how each piece maps here:
 
 - Char-CNN: convolutions, max over positions, then the config's activation; highway layers always with
@@ -30,20 +30,19 @@ from __future__ import annotations
 import json
 import pickle
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Dict, Iterator, Mapping, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple
 
 import torch
-from torch import nn
 
 from ..errors import InputFileError
 from ..nn.bilm import BiLM
-from ..nn.char_encoder import CharEncoder
 from ..nn.lstm import FORGET_BIAS
-from ..nn.options import CharCNNOptions, ElmoOptions, OptionsError, OptionsFileError
+from ..nn.manylangs import ManyLangsBiLM, ManyLangsEncoder, ManyLangsVocab
+from ..nn.options import ElmoOptions, OptionsError, OptionsFileError
 from ..util.io import check_input_file, read_text
-from .base import ModelLayout
+from .base import FormatDefaults, ModelLayout, WeightEntry
 from .errors import WeightsError
-from .manylangs_chars import CodePointMapper, ManyLangsVocab, parse_dic
+from .manylangs_chars import parse_dic
 
 # The model config its package ships and its released models name (both files hold the same values):
 # used, as its code does, when the model directory has no file of that name.
@@ -63,45 +62,6 @@ PACKAGED_CONFIGS = {
     "cnn_50_100_512_4096_sample.json": _RELEASED_CONFIG,
     "cnn_0_100_512_4096_sample.json": _RELEASED_CONFIG,
 }
-
-
-class ManyLangsEncoder(CharEncoder):
-    """The char-CNN of nn/char_encoder.py over code-point ids, with the optional word embedding joined
-    before an always-present projection. Rows carry the word id + 1 in a last column (see
-    manylangs_chars.py)."""
-
-    def __init__(
-        self, options: CharCNNOptions, projection_dim: int, n_char_rows: int, n_words: int, word_dim: int
-    ) -> None:
-        super().__init__(options, projection_dim)
-        self.char_embed = nn.Embedding(n_char_rows, options.embedding_dim, padding_idx=0)
-        self.word_embed = nn.Embedding(n_words + 1, word_dim, padding_idx=0) if word_dim else None
-        self.projection = nn.Linear(options.n_filters + word_dim, projection_dim)
-
-    def _encode(self, char_ids: torch.Tensor, longest: int) -> torch.Tensor:
-        if self.word_embed is None:
-            x = self.char_features(char_ids, longest)
-        else:
-            x = torch.cat([self.word_embed(char_ids[:, -1]), self.char_features(char_ids[:, :-1], longest)], dim=-1)
-        return self.projection(x)
-
-
-class ManyLangsBiLM(BiLM):
-    """A BiLM whose token input is an ELMoForManyLangs model's (its vocabularies travel with it)."""
-
-    def __init__(self, options: ElmoOptions, vocab: ManyLangsVocab, word_dim: int, dropout: float = 0.0) -> None:
-        super().__init__(options, dropout)
-        self.vocab = vocab
-        self.word_dim = word_dim
-        n_words = 0 if vocab.words is None else len(vocab.words)
-        self.char_encoder = ManyLangsEncoder(
-            options.char_cnn, options.projection_dim, vocab.n_char_rows, n_words, word_dim
-        )
-        self.char_mapper = CodePointMapper(vocab, options.char_cnn.max_characters_per_token)
-
-    def description(self) -> Dict[str, Any]:
-        """What, besides the options and the parameters, rebuilds this model (see formats.rebuild)."""
-        return {"vocab": self.vocab.to_dict(), "word_dim": self.word_dim}
 
 
 def _model_config(directory: Path, layout: ModelLayout) -> Tuple[Dict[str, Any], str]:
@@ -202,14 +162,9 @@ def load_state_dict(path: Path) -> Dict[str, torch.Tensor]:
 _Convert = Callable[[torch.Tensor], torch.Tensor]
 
 
-class _Entry(NamedTuple):
-    """One stored tensor: its key in the .pkl, its stored shape, the conversion to this package's
-    layout, and the parameter it fills."""
-
-    key: str
-    shape: Tuple[int, ...]
-    convert: _Convert
-    target: torch.Tensor
+def _entry(key: str, shape: Tuple[int, ...], convert: _Convert, target: torch.Tensor) -> WeightEntry:
+    """One tensor of a .pkl, read only (this format is not written)."""
+    return WeightEntry(key, shape, convert, None, target)
 
 
 def _same(x: torch.Tensor) -> torch.Tensor:
@@ -222,7 +177,7 @@ def _gates_to_tf(weight: torch.Tensor, cell: int) -> torch.Tensor:
     return torch.cat([i, g, f, o], dim=0)
 
 
-def _token_embedder_entries(bilm: ManyLangsBiLM, word_dim: int) -> Iterator[_Entry]:
+def _token_embedder_entries(bilm: ManyLangsBiLM, word_dim: int) -> Iterator[WeightEntry]:
     cnn = bilm.options.char_cnn
     encoder = bilm.char_encoder
     assert isinstance(encoder, ManyLangsEncoder)
@@ -237,28 +192,28 @@ def _token_embedder_entries(bilm: ManyLangsBiLM, word_dim: int) -> Iterator[_Ent
     def words_to_rows(stored: torch.Tensor) -> torch.Tensor:
         return torch.cat([torch.zeros(1, stored.shape[1]), stored])
 
-    yield _Entry(
+    yield _entry(
         "char_emb_layer.embedding.weight", (len(char_rows), cnn.embedding_dim), chars_to_rows, encoder.char_embed.weight
     )
     if encoder.word_embed is not None:
         n_words = encoder.word_embed.weight.shape[0] - 1
-        yield _Entry("word_emb_layer.embedding.weight", (n_words, word_dim), words_to_rows, encoder.word_embed.weight)
+        yield _entry("word_emb_layer.embedding.weight", (n_words, word_dim), words_to_rows, encoder.word_embed.weight)
     for i, (conv, (width, count)) in enumerate(zip(encoder.convs, cnn.filters)):
-        yield _Entry(f"convolutions.{i}.weight", (count, cnn.embedding_dim, width), _same, conv.weight)
-        yield _Entry(f"convolutions.{i}.bias", (count,), _same, conv.bias)
+        yield _entry(f"convolutions.{i}.weight", (count, cnn.embedding_dim, width), _same, conv.weight)
+        yield _entry(f"convolutions.{i}.bias", (count,), _same, conv.bias)
     for k, highway in enumerate(encoder.highways):
         # One Linear [A; B]: A is the transform, B the gate of the carried input (1 - ours).
         weight, bias = f"highways._layers.{k}.weight", f"highways._layers.{k}.bias"
-        yield _Entry(weight, (2 * n_filters, n_filters), lambda w: w[:n_filters], highway.transform.weight)
-        yield _Entry(bias, (2 * n_filters,), lambda b: b[:n_filters], highway.transform.bias)
-        yield _Entry(weight, (2 * n_filters, n_filters), lambda w: -w[n_filters:], highway.carry.weight)
-        yield _Entry(bias, (2 * n_filters,), lambda b: -b[n_filters:], highway.carry.bias)
+        yield _entry(weight, (2 * n_filters, n_filters), lambda w: w[:n_filters], highway.transform.weight)
+        yield _entry(bias, (2 * n_filters,), lambda b: b[:n_filters], highway.transform.bias)
+        yield _entry(weight, (2 * n_filters, n_filters), lambda w: -w[n_filters:], highway.carry.weight)
+        yield _entry(bias, (2 * n_filters,), lambda b: -b[n_filters:], highway.carry.bias)
     projection = encoder.projection
-    yield _Entry("projection.weight", (bilm.options.projection_dim, n_filters + word_dim), _same, projection.weight)
-    yield _Entry("projection.bias", (bilm.options.projection_dim,), _same, projection.bias)
+    yield _entry("projection.weight", (bilm.options.projection_dim, n_filters + word_dim), _same, projection.weight)
+    yield _entry("projection.bias", (bilm.options.projection_dim,), _same, projection.bias)
 
 
-def _encoder_entries(bilm: ManyLangsBiLM) -> Iterator[_Entry]:
+def _encoder_entries(bilm: ManyLangsBiLM) -> Iterator[WeightEntry]:
     for index, layer in enumerate(bilm.lstm.layers):
         cell = layer.cell_dim
 
@@ -272,13 +227,13 @@ def _encoder_entries(bilm: ManyLangsBiLM) -> Iterator[_Entry]:
 
         for d, direction in enumerate(("forward", "backward")):
             key = f"{direction}_layer_{index}"
-            yield _Entry(f"{key}.input_linearity.weight", (4 * cell, layer.input_dim), to_tf, layer.input_weight[d])
-            yield _Entry(
+            yield _entry(f"{key}.input_linearity.weight", (4 * cell, layer.input_dim), to_tf, layer.input_weight[d])
+            yield _entry(
                 f"{key}.state_linearity.weight", (4 * cell, layer.projection_dim), to_tf, layer.state_weight[d]
             )
-            yield _Entry(f"{key}.state_linearity.bias", (4 * cell,), bias_to_tf, layer.input_bias[d])
+            yield _entry(f"{key}.state_linearity.bias", (4 * cell,), bias_to_tf, layer.input_bias[d])
             projection = layer.projection_weight[d]
-            yield _Entry(f"{key}.state_projection.weight", (layer.projection_dim, cell), lambda w: w.t(), projection)
+            yield _entry(f"{key}.state_projection.weight", (layer.projection_dim, cell), lambda w: w.t(), projection)
 
 
 def load_manylangs(directory: Path, layout: ModelLayout) -> ManyLangsBiLM:
@@ -323,7 +278,7 @@ def load_manylangs(directory: Path, layout: ModelLayout) -> ManyLangsBiLM:
                     f"{path}: tensor '{entry.key}' has shape {tuple(stored.shape)}, but the model config "
                     f"{config_source}, char.dic and word.dic need {entry.shape}; the files do not belong together"
                 )
-            values.append((entry.convert(stored), entry.target))
+            values.append((entry.to_model(stored), entry.target))
     with torch.no_grad():
         for value, target in values:
             target.copy_(value)
@@ -331,7 +286,7 @@ def load_manylangs(directory: Path, layout: ModelLayout) -> ManyLangsBiLM:
     return bilm.eval()
 
 
-class ManyLangsFormat:
+class ManyLangsFormat(FormatDefaults):
     """ELMoForManyLangs: `config.json`, `token_embedder.pkl`, `encoder.pkl` (with `char.dic`, `word.dic`
     and the model config the `config.json` names)."""
 

@@ -5,9 +5,12 @@ A module is a directory with `tfhub_module.pb`, `saved_model.pb` and `variables/
 `variables.data-*` (tensor_bundle.py). Its variables are bilm-tf's under `bilm/`, so they are mapped onto
 the HDF5 layout's names and conversions (bilm_tf.py `_entries`): `.../rnn/lstm_cell/{kernel, bias,
 projection/kernel}` are `.../LSTMCell/{W_0, B, W_P_0}`, and `char_embed` has 262 rows (bilm-tf's zero
-padding row first) where the HDF5 file has 261. The LSTM state variables (`bilm/Variable*`, zeros in an
-exported module) are not weights: the module carries states from call to call, this package is stateless
-by default (a fresh module's first call is what it matches).
+padding row first) where the HDF5 file has 261. The LSTM state variables are not weights: each copy of
+the biLM graph keeps its own (zeros in an exported module), `bilm/Variable*` for the first and
+`bilm_1/Variable*`, `bilm_2/...` for the next, and the published modules build two copies, one per
+signature (`tokens` and `default`), sharing the weights under `bilm/`. The module carries states from
+call to call, this package is stateless by default (a fresh module's first call is what it matches).
+Any other variable that is neither a weight nor the mix is refused: the module is of another layout.
 
 The sizes come from the variables' shapes. What the shapes cannot say is taken from bilm-tf's published
 training options, which every known module was trained with: ReLU, cell and projection clips of 3,
@@ -16,16 +19,16 @@ constants inside the LSTM's loop, whose names differ between exporters, so they 
 
 The module's character ids are bilm-tf's (UTF-8 bytes cut to 48, BOW/EOW, `<S>`/`</S>` rows), the
 package's own. The module's trained scalar mix (`aggregation/weights` + `aggregation/scaling` in
-Google's modules, `aggregation/elmo_output_ELMo_W` + `..._gamma` in DeepPavlov's) is kept as the loaded
-BiLM's `published_mix`, the pre-softmax weights and gamma, which `spacy-elmo.ScalarMix.v2` can start from.
+Google's modules, `aggregation/elmo_output_ELMo_W` + `..._gamma` in DeepPavlov's) is the loaded
+TfHubBiLM's `published_mix` (nn/tfhub.py), the pre-softmax weights and gamma, saved with a pipeline and
+what `spacy-elmo.ScalarMix.v2` can start from (`published_mix_of`, a module directory or archive).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
 import numpy as np
 import torch
@@ -33,8 +36,11 @@ import torch
 from ..errors import OptionsError
 from ..nn.bilm import BiLM
 from ..nn.options import ElmoOptions
-from .base import ModelLayout
-from .bilm_tf import _check_finite, _entries
+from ..nn.tfhub import PublishedMix, TfHubBiLM
+from .archive import is_archive, member_names, unpacked
+from .base import FormatDefaults, ModelLayout, check_finite
+from .bilm_tf import weight_entries
+from .detect import detect_layout
 from .errors import TfHubError, WeightsError
 from .tensor_bundle import TensorBundle
 
@@ -49,17 +55,9 @@ _MIX_NAMES = (
     ("aggregation/weights", "aggregation/scaling"),  # Google's elmo/2, elmo/3
     ("aggregation/elmo_output_ELMo_W", "aggregation/elmo_output_ELMo_gamma"),  # DeepPavlov's elmo2tfhub.py
 )
-_STATE = re.compile(r"^bilm/Variable(_\d+)?$")
+_STATE = re.compile(r"^bilm(_\d+)?/Variable(_\d+)?$")  # each graph copy's LSTM states
 _LSTM_NAMES = (("/LSTMCell/W_0", "/rnn/lstm_cell/kernel"), ("/LSTMCell/B", "/rnn/lstm_cell/bias"))
 _PROJECTION = ("/LSTMCell/W_P_0", "/rnn/lstm_cell/projection/kernel")
-
-
-@dataclass(frozen=True)
-class PublishedMix:
-    """A module's trained layer mix: `weights` before the softmax (one per layer), `gamma` the scale."""
-
-    weights: List[float]
-    gamma: float
 
 
 def is_tfhub_module(directory: Union[str, Path]) -> bool:
@@ -134,7 +132,7 @@ def _read_float(bundle: TensorBundle, name: str) -> np.ndarray:
         raise WeightsError(f"checkpoint {bundle.index_path}: variable '{name}' holds {value.dtype}, not weights")
     with np.errstate(over="ignore"):
         converted = np.asarray(value, dtype=np.float32)
-    _check_finite(converted, bundle.index_path, name)
+    check_finite(converted, bundle.index_path, name)
     return converted
 
 
@@ -148,65 +146,78 @@ def published_mix(bundle: TensorBundle) -> Optional[PublishedMix]:
     return None
 
 
-def published_mix_of(directory: Union[str, Path]) -> PublishedMix:
-    """The trained mix of the TF-Hub module in `directory` (an error naming it where there is none)."""
-    directory = Path(directory)
-    if not is_tfhub_module(directory):
-        raise TfHubError(
-            f"{directory} is not a TF-Hub module directory ({', '.join(MODULE_FILES)}); only TF-Hub modules "
-            "publish a trained layer mix"
-        )
+def _mix_in_module(directory: Path, source: Union[str, Path]) -> PublishedMix:
     mix = published_mix(_bundle(directory))
     if mix is None:
         known = "; ".join(" + ".join(pair) for pair in _MIX_NAMES)
-        raise TfHubError(f"TF-Hub module {directory} has no layer mix under a known name ({known})")
+        raise TfHubError(f"TF-Hub module {source} has no layer mix under a known name ({known})")
     return mix
 
 
-def load_tfhub(directory: Union[str, Path]) -> BiLM:
-    """The biLM of the TF-Hub module in `directory`, in eval mode, with its mix as `published_mix`."""
-    bundle = _bundle(Path(directory))
+def published_mix_of(path: Union[str, Path]) -> PublishedMix:
+    """The trained mix of the TF-Hub module at `path`: its directory, or an archive as its publishers
+    distribute it (tar.gz, the module at the top or in one folder; only its variables are unpacked)."""
+    path = Path(path)
+    if is_tfhub_module(path):
+        return _mix_in_module(path, path)
+    if not is_archive(path):
+        raise TfHubError(
+            f"{path} is neither a TF-Hub module directory ({', '.join(MODULE_FILES)}) nor an archive of one; "
+            "only TF-Hub modules publish a trained layer mix"
+        )
+    layout = detect_layout(member_names(path), str(path), (TFHUB,))
+    with unpacked(path, lambda name: name.startswith(f"{layout.root}/variables/".lstrip("/"))) as directory:
+        return _mix_in_module(directory / layout.root, path)
+
+
+def bilm_from_bundle(bundle: TensorBundle) -> TfHubBiLM:
+    """The biLM whose variables `bundle` holds, in eval mode, with the module's mix."""
+    module = bundle.index_path.parent.parent
     options = options_from_bundle(bundle)
-    bilm = BiLM(options)
-    entries = list(_entries(bilm))
-    used = {_bundle_name(name) for name, *_ in entries}
+    bilm = TfHubBiLM(options, published_mix(bundle))
+    entries = list(weight_entries(bilm))
+    used = {_bundle_name(entry.key) for entry in entries}
     mix_names = {name for pair in _MIX_NAMES for name in pair}
     unused = sorted(n for n in bundle.entries if n not in used and n not in mix_names and not _STATE.match(n))
     if unused:
         raise TfHubError(
-            f"TF-Hub module {directory} has variables this reader does not use: {', '.join(unused[:6])}; "
+            f"TF-Hub module {module} has variables this reader does not use: {', '.join(unused[:6])}; "
             "it is not a bilm-tf ELMo module of a known layout"
         )
     values: Dict[str, np.ndarray] = {}
     arrays = []
-    for name, shape, to_torch, _, target in entries:
-        module_name = _bundle_name(name)
+    for entry in entries:
+        module_name = _bundle_name(entry.key)
         if module_name not in values:
             values[module_name] = _read_float(bundle, module_name)
         value = values[module_name]
-        if name == "char_embed":  # bilm-tf's zero row for id 0 (no token) is the module's row 0
+        if entry.key == "char_embed":  # bilm-tf's zero row for id 0 (no token) is the module's row 0
             value = value[1:]
-        if tuple(value.shape) != shape:
+        if tuple(value.shape) != entry.shape:
             raise TfHubError(
-                f"TF-Hub module {directory}: variable '{module_name}' has shape {value.shape}, but the "
-                f"biLM its other variables describe ({options.lstm}) needs {shape}"
+                f"TF-Hub module {module}: variable '{module_name}' has shape {value.shape}, but the "
+                f"biLM its other variables describe ({options.lstm}) needs {entry.shape}"
             )
-        arrays.append((np.ascontiguousarray(to_torch(value)), target))
+        arrays.append((np.ascontiguousarray(entry.to_model(value)), entry.target))
     with torch.no_grad():
         for value, target in arrays:
             target.copy_(torch.from_numpy(value))
         bilm.char_encoder.char_embed.weight[0].zero_()
     bilm.clear_caches()
-    bilm.published_mix = published_mix(bundle)  # type: ignore[assignment]
     return bilm.eval()
 
 
-class TfHubFormat:
+def load_tfhub(directory: Union[str, Path]) -> TfHubBiLM:
+    """The biLM of the TF-Hub module in `directory`, in eval mode, with its mix as `published_mix`."""
+    return bilm_from_bundle(_bundle(Path(directory)))
+
+
+class TfHubFormat(FormatDefaults):
     """The TF-Hub module format (`load_model` routes a module directory or archive here)."""
 
     name = "tfhub"
     expects = "tfhub_module.pb, saved_model.pb and variables/variables.index (TF-Hub module)"
-    description_key: Optional[str] = None
+    description_key: Optional[str] = "tfhub"  # the key saved pipelines carry; never rename it
 
     def detect(self, files: Mapping[str, str]) -> Optional[Dict[str, str]]:
         if "tfhub_module.pb" in files and "saved_model.pb" in files:
@@ -220,10 +231,11 @@ class TfHubFormat:
         return load_tfhub(directory / layout.root)
 
     def describe(self, bilm: BiLM) -> Optional[Dict[str, Any]]:
-        return None
+        return bilm.description() if isinstance(bilm, TfHubBiLM) else None
 
     def rebuild(self, options: ElmoOptions, description: Dict[str, Any]) -> BiLM:
-        return BiLM(options)
+        mix = description.get("published_mix")
+        return TfHubBiLM(options, None if mix is None else PublishedMix.from_dict(mix))
 
 
 TFHUB = TfHubFormat()

@@ -137,7 +137,7 @@ class CharEncoder(nn.Module):
 
     def char_features(self, char_ids: torch.Tensor, longest: int) -> torch.Tensor:
         """The convolutions' and highway layers' output `[n, n_filters]`, before the projection (a
-        format with a word embedding joins it here; formats/manylangs.py)."""
+        format with a word embedding joins it here; nn/manylangs.py)."""
         char_ids = char_ids[:, : longest + self.widest_filter]
         # [n, embedding_dim, columns]: Conv1d wants channels before positions.
         chars = self.char_embed(char_ids).transpose(1, 2)

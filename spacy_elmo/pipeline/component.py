@@ -22,22 +22,19 @@ from __future__ import annotations
 
 import enum
 from functools import partial
-from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Union
 
 import numpy as np
-import srsly
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc
 from spacy.training import Example, validate_examples
-from spacy.util import to_disk as write_fields
 from spacy.vocab import Vocab
 from thinc.api import Model, Optimizer
 from thinc.types import Floats3d
 
 from ..errors import ElmoError
-from ..util.io import atomic_output
+from .component_files import component_from_bytes, component_to_bytes, component_to_disk, read_pooling
 from .doc_data import ensure_extension, set_doc_data
 from .hooks import install_hooks
 from .layers import ElmoListener, apply_to_read_rows, load_source, set_frozen
@@ -357,44 +354,35 @@ class ElmoComponent(TrainablePipe):
             check_annotations(heads, get_examples(), training_corpus(nlp))
         load_source(self.model, options, weights)
         self.model.initialize()
+        self.pooling.initialize()  # a ScalarMix reads its `start_from` module now, not at the first doc
         self.finish_training()
         self.cache.prefill_from(lambda: (eg.predicted for eg in get_examples()))
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         """The biLM is loaded first (before `initialize` or first use it is only a recorded source), so
-        the bytes carry its options and weights."""
+        the bytes carry its options and weights; the pooling layer's parameters too (component_files.py)."""
         ensure_loaded(self.model)
-        return super().to_bytes(exclude=exclude)
+        return component_to_bytes(self, self.pooling, exclude)
 
     def to_disk(self, path: Any, *, exclude: Iterable[str] = tuple()) -> None:
-        """As TrainablePipe's, with the biLM loaded first (see to_bytes), and `model` and `cfg` written
-        beside and renamed: spaCy rewrites a saved pipeline in place (`spacy train`'s model-best and
-        model-last), and a kill mid-write must leave the previous files whole."""
+        """As to_bytes, each file written beside and renamed (component_files.py)."""
         self._validate_serialization_attrs()
         ensure_loaded(self.model)
-        serialize = {
-            "cfg": lambda p: _replace_file(p, (srsly.json_dumps(self.cfg, indent=2) + "\n").encode("utf8")),
-            "vocab": lambda p: self.vocab.to_disk(p, exclude=exclude),
-            "model": lambda p: _replace_file(p, self.model.to_bytes()),
-        }
-        write_fields(path, serialize, exclude)
+        component_to_disk(self, self.pooling, path, exclude)
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "ElmoComponent":
         self.cache.clear()  # new weights: cached layers would be stale
-        return super().from_bytes(bytes_data, exclude=exclude)
+        component_from_bytes(self, self.pooling, bytes_data, exclude)
+        return self
 
     def from_disk(self, path: Any, *, exclude: Iterable[str] = tuple()) -> "ElmoComponent":
         self.cache.clear()
         try:
-            return super().from_disk(path, exclude=exclude)
+            super().from_disk(path, exclude=exclude)
         except ElmoError as err:  # a saved biLM that is refused: say which folder holds it
             raise type(err)(f"pipeline component {path}: {err}") from None
+        read_pooling(self.pooling, path, exclude)
+        return self
 
     def add_label(self, label: str) -> int:
         raise NotImplementedError(f"the {self.name!r} component has no labels")
-
-
-def _replace_file(path: Path, data: bytes) -> None:
-    """`path` holds `data` or, if writing is cut short, what it held before."""
-    with atomic_output(path) as tmp:
-        tmp.write_bytes(data)

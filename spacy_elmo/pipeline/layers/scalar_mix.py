@@ -8,8 +8,9 @@ back for whitespace tokens (`read_rows.py`; without layer norm the mix is row-wi
 its unread rows are zeroed). The L2 penalty on the raw weights `w` enters as its gradient `2 * l2 * w`,
 like weight decay on these parameters only. The dropout is the mix's own (attr `mix_dropout`), so
 spaCy's global `training.dropout` leaves it alone. `ScalarMix.v2` can start from a TF-Hub module's
-trained mix (`start_from`), read when the mix is initialized, so a saved pipeline, which carries the
-mix's parameters, never reads the module again.
+trained mix (`start_from`), read when the mix is initialized (`nlp.initialize()`, which passes no
+sample: the module's mix says how many layers), so a module without one fails there and not at the
+first doc, and a saved pipeline, which carries the mix's parameters, never reads the module again.
 """
 
 from __future__ import annotations
@@ -46,8 +47,8 @@ def build_scalar_mix_v2(
     weights (Optional[Sequence[float]]): pre-softmax values, one per biLM layer (token layer first),
         checked on the first batch; null: all zero, the plain mean. Not with `start_from`.
     start_from (Optional[str]): a TF-Hub module (directory, archive or catalogue name) whose trained layer
-        weights and gamma are the initial values (`gamma` is then unused), read once when the mix is first
-        set up.
+        weights and gamma are the initial values (`gamma` is then unused), read once when the mix is
+        initialized.
     gamma (float): the initial scale.
     layer_norm (bool): normalise each layer (one mean and variance per layer over the batch) before mixing.
     dropout (float): in [0, 1), the mix's own dropout on its output in training (not `training.dropout`).
@@ -93,15 +94,19 @@ def _published(reference: str) -> Tuple[List[float], float]:
 def _init(model: Model, X: Optional[InT] = None, Y: Optional[OutT] = None) -> None:
     if X is not None and len(X):
         _allocate(model, X[0].shape[0])
+    elif model.attrs.get("start_from") is not None:
+        _allocate(model, None)
 
 
-def _allocate(model: Model, n_layers: int) -> None:
+def _allocate(model: Model, n_layers: Optional[int]) -> None:
+    """The initial parameters, checked against `n_layers` where a batch has told it."""
     initial, gamma = model.attrs["initial_weights"], model.attrs["initial_gamma"]
     if model.attrs.get("start_from") is not None:
         initial, gamma = _published(model.attrs["start_from"])
     if initial is None:
+        assert n_layers is not None, "the number of layers is known from a batch or a published mix"
         initial = [0.0] * n_layers
-    if len(initial) != n_layers:
+    if n_layers is not None and len(initial) != n_layers:
         raise ElmoError(
             f"ScalarMix has {len(initial)} initial weights but the biLM gives {n_layers} layers; "
             f"give {n_layers} weights or leave `weights` unset (`start_from`: a module of another biLM)"
@@ -161,7 +166,10 @@ def _forward(model: Model, Xs: InT, is_train: bool) -> Tuple[OutT, Callable]:
     w = model.get_param("w")
     gamma = float(model.get_param("gamma")[0])
     if X.shape[0] != w.shape[0]:
-        raise ElmoError(f"ScalarMix has {w.shape[0]} layer weights but got {X.shape[0]} layers")
+        raise ElmoError(
+            f"ScalarMix has {w.shape[0]} layer weights but got {X.shape[0]} layers (`start_from`: a module of "
+            "another biLM)"
+        )
     s = softmax(w, xp)
     H, inv_std = _normalise(X, xp) if model.attrs["layer_norm"] else (X, None)
     mixed = xp.tensordot(s, H, axes=1)  # [N, D]
