@@ -190,19 +190,29 @@ def file_digests(
 ) -> Dict[str, str]:
     """hashlib's digests `algorithms` (e.g. sha256 and a publisher's sha1) of the files at `paths` read one
     after the other, as one stream (an archive's parts), in blocks of 1 MiB (models and corpora do not
-    fit in memory); each block is also written to `copy_to` if given, so joining and hashing take one read."""
+    fit in memory); each block is also written to `copy_to` if given, so joining and hashing take one read.
+    A file that cannot be read is an InputFileError naming it; a failed write to `copy_to` is its OSError."""
     digests = {name: hashlib.new(name) for name in algorithms}
     for path in paths:
-        try:
-            with open(path, "rb") as f:
-                for block in iter(lambda: f.read(1 << 20), b""):
-                    if copy_to is not None:
-                        copy_to.write(block)
-                    for digest in digests.values():
-                        digest.update(block)
-        except OSError as err:
-            raise InputFileError(f"{what} {path} cannot be read: {err.strerror}") from None
+        for block in _blocks(path, what):
+            if copy_to is not None:
+                copy_to.write(block)  # a failed write is the copy's, not `path`'s: the caller names the copy
+            for digest in digests.values():
+                digest.update(block)
     return {name: digest.hexdigest() for name, digest in digests.items()}
+
+
+def _blocks(path: Union[str, Path], what: str) -> Iterator[bytes]:
+    """The file's bytes in blocks of 1 MiB; an InputFileError naming it if it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            while True:
+                block = f.read(1 << 20)
+                if not block:
+                    return
+                yield block
+    except OSError as err:
+        raise InputFileError(f"{what} {path} cannot be read: {err.strerror}") from None
 
 
 def check_input_file(path: Union[str, Path], what: str, error: Type[InputFileError] = InputFileError) -> Path:
