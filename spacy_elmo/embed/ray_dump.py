@@ -102,8 +102,9 @@ def dump_on_ray(
 
     Shards a previous run completed (per its manifest) from the same input bytes and model files are
     kept unless `overwrite`; other model files (weights replaced at the same path) redo every shard.
-    `address`: a running cluster to join (default `$RAY_ADDRESS`; neither: a local cluster of `workers`
-    CPUs, shut down at the end; an already connected `ray` is used as it is). `on_shard` is called as
+    `address`: a running cluster to join (default `$RAY_ADDRESS`; `auto`: the one `ray start` started on
+    this machine; neither: a local cluster of this run's own, of `workers` CPUs, shut down at the end, even
+    where another runs on the machine; an already connected `ray` is used as it is). `on_shard` is called as
     each shard ends. A shard that fails (bad bytes in its file, a worker that died `MAX_RESTARTS` times)
     is marked `failed` in the manifest and the others go on; then an ElmoError lists the failures.
     """
@@ -249,7 +250,10 @@ def _connect(ray: Any, address: Optional[str], workers: Optional[int]) -> bool:
         return False
     quiet = {"logging_level": logging.WARNING, "log_to_driver": False}
     if address is None:
-        ray.init(num_cpus=workers or os.cpu_count(), include_dashboard=False, **quiet)
+        # "local": a cluster of this run's own, even where `ray start` left one on this machine or Ray's
+        # temporary folder holds a stale record of one (Ray would try to join it and refuse num_cpus).
+        # Joining that one is asked for: --address auto.
+        ray.init(address="local", num_cpus=workers or os.cpu_count(), include_dashboard=False, **quiet)
         return True
     try:
         ray.init(address=address, **quiet)
