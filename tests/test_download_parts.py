@@ -2,7 +2,9 @@
 files and the joined archive's SHA-1): joined in order, checked, unpacked; a wrong part is never
 installed. Against the local HTTP server of tests/model_server.py."""
 
+import errno
 import hashlib
+import importlib
 import io
 import json
 import tarfile
@@ -10,8 +12,10 @@ import tarfile
 import pytest
 
 from spacy_elmo import load_bilm
-from spacy_elmo.hub import CatalogueError, ChecksumError, load_catalogue
+from spacy_elmo.errors import DiskFullError
+from spacy_elmo.hub import CatalogueError, ChecksumError, DownloadError, load_catalogue
 
+from .full_disk import FullDiskFile
 from .test_download import HOST, TINY, assert_nothing_installed, entry, get
 
 pytestmark = pytest.mark.usefixtures("no_proxy_no_env")
@@ -89,6 +93,29 @@ def test_a_part_with_a_stated_sha1_is_checked_on_its_own(tmp_path, server):
     with pytest.raises(ChecksumError, match=r"result.tgz.part-02 from .* has sha1 [0-9a-f]{40} where the catalogue"):
         get("tiny-parts", catalogue, tmp_path / "cache", server)
     assert_nothing_installed(tmp_path / "cache", "tiny-parts")
+
+
+@pytest.mark.parametrize(
+    "code, error, message",
+    [
+        (errno.ENOSPC, DiskFullError, r"cannot write \S*result\.tgz: no space left on the device"),
+        (errno.EFBIG, DownloadError, r"cannot write \S*result\.tgz, the archive joined from .* \(File too large\)"),
+    ],
+)
+def test_a_joined_archive_that_cannot_be_written_is_blamed_not_its_parts(
+    tmp_path, server, monkeypatch, code, error, message
+):
+    catalogue, cache = _catalogue(tmp_path, server), tmp_path / "cache"
+    download = importlib.import_module("spacy_elmo.hub.download")
+    monkeypatch.setattr(download, "open", lambda path, mode: FullDiskFile(open(path, mode), 100, code), raising=False)
+    with pytest.raises(error, match=message) as caught:
+        get("tiny-parts", catalogue, cache, server)
+    assert "part-0" not in str(caught.value)
+    assert_nothing_installed(cache, "tiny-parts")
+    staged = cache / "downloads" / "tiny-parts"
+    assert sorted(p.name for p in staged.iterdir()) == [f"result.tgz.part-{i:02d}" for i in range(3)], "parts kept"
+    monkeypatch.undo()
+    assert (get("tiny-parts", catalogue, cache, server) / "options.json").exists()
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,15 @@ import sys
 import pytest
 
 from spacy_elmo.util import io
-from spacy_elmo.util.io import OutputFileError, atomic_output, atomic_stream, read_text, remove_stale_temps, text_lines
+from spacy_elmo.util.io import (
+    OutputFileError,
+    atomic_output,
+    atomic_stream,
+    read_text,
+    remove_stale_temps,
+    temp_name_host,
+    text_lines,
+)
 
 from .full_disk import FullDiskFile
 
@@ -55,17 +63,34 @@ def test_temporary_names_are_unpredictable_and_never_follow_a_planted_link(tmp_p
 
 def test_temps_of_a_killed_writer_are_removed_by_the_next_write_and_a_live_ones_kept(tmp_path):
     target = tmp_path / "layers.hdf5"
-    killed = tmp_path / f".layers.hdf5.{dead_pid()}.k2j4x9q1.tmp"
+    host = temp_name_host()
+    killed = tmp_path / f".layers.hdf5.{host}.{dead_pid()}.k2j4x9q1.tmp"
     killed.write_bytes(b"x" * 1000)
-    live = tmp_path / f".layers.hdf5.{os.getpid()}.live0001.tmp"
+    live = tmp_path / f".layers.hdf5.{host}.{os.getpid()}.live0001.tmp"
     live.write_bytes(b"y")
-    other = tmp_path / f".other.hdf5.{dead_pid()}.abcdefgh.tmp"
+    other = tmp_path / f".other.hdf5.{host}.{dead_pid()}.abcdefgh.tmp"
     other.write_bytes(b"z")
     with atomic_output(target) as tmp:
         tmp.write_bytes(b"data")
     assert not killed.exists() and live.exists() and other.exists()
     remove_stale_temps(tmp_path)
     assert not other.exists() and live.exists()
+
+
+def test_temps_of_another_machine_on_shared_storage_are_left_to_it(tmp_path):
+    """A process id is only this machine's: another node's writer is never judged dead by it."""
+    target = tmp_path / "layers.hdf5"
+    elsewhere = [
+        tmp_path / f".layers.hdf5.{name}.{dead_pid()}.k2j4x9q1.tmp"
+        for name in (f"not-{temp_name_host()}", f"{temp_name_host()}-2")
+    ]
+    for path in elsewhere:
+        path.write_bytes(b"x")
+    with atomic_output(target) as tmp:
+        assert tmp.name.startswith(f".layers.hdf5.{temp_name_host()}.{os.getpid()}.")
+        tmp.write_bytes(b"data")
+    remove_stale_temps(tmp_path)
+    assert all(path.exists() for path in elsewhere)
 
 
 def test_files_get_the_usual_permissions(tmp_path):

@@ -13,9 +13,9 @@ import pytest
 
 from spacy_elmo import load_bilm
 from spacy_elmo.embed import dump_on_ray, write_layers
-from spacy_elmo.embed.manifest import DONE, expand_inputs, read_manifest, shard_names
+from spacy_elmo.embed.manifest import DONE, expand_inputs, model_files, model_identity, read_manifest, shard_names
 from spacy_elmo.errors import ElmoError
-from spacy_elmo.models import command_line_reference
+from spacy_elmo.models import MODELS_DIR, command_line_reference
 
 from .cli import assert_clear_error, run_cli
 
@@ -36,9 +36,9 @@ def write_corpus(folder, n_files=3, n_lines=100):
     return sorted(folder.glob("*.txt"))
 
 
-def assert_same_as_single_dump(inputs, out_dir, tmp_path):
-    """Every shard holds what the single-process dump writes for its input alone."""
-    bilm = load_bilm(MODEL)
+def assert_same_as_single_dump(inputs, out_dir, tmp_path, bilm=None):
+    """Every shard holds what the single-process dump (of `bilm`, else MODEL) writes for its input alone."""
+    bilm = bilm or load_bilm(MODEL)
     for path, name in zip(inputs, shard_names(inputs)):
         single = tmp_path / "single" / name
         write_layers(bilm, path, single)
@@ -118,7 +118,8 @@ def test_the_cli_on_a_local_cluster_writes_what_dump_writes_per_file(tmp_path, m
     write_layers(load_bilm(MODEL), inputs[1], tmp_path / "single.hdf5", batch_size=8)  # what `dump` runs
     assert (tmp_path / "single.hdf5").read_bytes() == (out / "part1.hdf5").read_bytes()  # byte for byte
     manifest = read_manifest(out)
-    assert manifest.settings == {"model": {"name": MODEL}, "stateful": False}
+    digest = model_identity(model_files(command_line_reference(MODEL)))
+    assert manifest.settings == {"model": {"name": MODEL}, "model_sha256": digest, "stateful": False}
     assert [(s.input, s.size, s.sentences) for s in manifest.shards] == [
         (str(p), p.stat().st_size, 100) for p in inputs
     ]
@@ -142,6 +143,23 @@ def test_two_workers_match_the_single_dump_and_a_rerun_redoes_only_a_missing_sha
         name: t for name, t in mtimes.items() if name != "part2.hdf5"
     }
     assert_same_as_single_dump(inputs, out, tmp_path)
+
+
+@pytest.mark.slow
+def test_a_rerun_with_other_weights_at_the_same_path_redoes_every_shard(cluster, tmp_path):
+    model = tmp_path / "model"
+    model.mkdir()
+    for name in ("options.json", "weights.hdf5"):
+        (model / name).write_bytes((MODELS_DIR / MODEL / name).read_bytes())
+    reference = command_line_reference(MODEL, model / "options.json", model / "weights.hdf5")
+    pattern, out = str(tmp_path / "corpus" / "*.txt"), tmp_path / "out"
+    write_corpus(tmp_path / "corpus", n_files=1, n_lines=12)
+    dump_on_ray(pattern, out, reference, workers=1, batch_size=4)
+    with h5py.File(model / "weights.hdf5", "a") as f:  # other weights at the same path
+        f["CNN/W_cnn_0"][...] = 2 * f["CNN/W_cnn_0"][()]
+    inputs = write_corpus(tmp_path / "corpus", n_files=2, n_lines=12)
+    dump_on_ray(pattern, out, reference, workers=1, batch_size=4)
+    assert_same_as_single_dump(inputs, out, tmp_path, load_bilm(model / "options.json", model / "weights.hdf5"))
 
 
 @pytest.mark.slow

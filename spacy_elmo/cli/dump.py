@@ -46,7 +46,10 @@ def dump_command(
     ),
     engine: str = typer.Option("local", "--engine", help="local (one process) or ray (one shard per input file)."),
     address: Optional[str] = typer.Option(
-        None, "--address", help="ray: a running cluster to join (default $RAY_ADDRESS, else a local cluster)."
+        None,
+        "--address",
+        help="ray: a running cluster to join (default $RAY_ADDRESS; auto: the one `ray start` started here; "
+        "else a local cluster of this run's own).",
     ),
     workers: Optional[int] = typer.Option(
         None, "--workers", min=1, help="ray: worker actors, one CPU each (default: the cluster's CPUs)."

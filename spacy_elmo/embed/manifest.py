@@ -4,12 +4,15 @@ complete, so that a rerun redoes only what is missing or changed.
 It is the one file the driver of a distributed dump writes (atomically, after every finished shard):
 workers write only their shards. A shard counts as complete on a rerun only if the manifest says so for
 the same input bytes (size and sha256), the same model and settings, and its file is there at the size
-recorded.
+recorded. "The same model" is the same files, not the same path: `settings` hold the digest of the
+model's files (`model_identity`), so weights replaced at the same path make a rerun redo every shard
+instead of mixing shards of two models in one folder.
 """
 
 from __future__ import annotations
 
 import glob
+import hashlib
 import json
 import os
 from dataclasses import asdict, dataclass, field
@@ -17,9 +20,13 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 from ..errors import ElmoError, InputFileError
-from ..util.io import atomic_output, check_input_file, read_text
+from ..formats import is_model_path, model_layout
+from ..models import DEFAULT_MODEL, ModelReference, named_model_dir
+from ..util.io import atomic_output, check_input_file, file_sha256, read_text
 
 MANIFEST_NAME = "manifest.json"
+# The folder of a TF-Hub module (a SavedModel) that holds its weights, beside the files its layout names.
+_SAVED_MODEL_VARIABLES = "variables"
 FORMAT_VERSION = 1
 PENDING, DONE, FAILED = "pending", "done", "failed"
 
@@ -109,3 +116,30 @@ def is_complete(shard: Shard, previous: Optional[Manifest], settings: Dict[str, 
             same_input = (old.size, old.sha256) == (shard.size, shard.sha256)
             return same_input and output.is_file() and output.stat().st_size == old.output_size
     return False
+
+
+def model_files(reference: ModelReference) -> Dict[str, Path]:
+    """The files the referenced model's weights and sizes are read from, by their role in its format
+    (`options`, `weights`, ...; an archive is one file), so the same files given as a pair or as their
+    directory are the same model."""
+    if reference.options is not None and reference.weights is not None:
+        return {"options": Path(reference.options), "weights": Path(reference.weights)}
+    model = reference.path or reference.options
+    path = Path(model) if model is not None else named_model_dir(reference.name or DEFAULT_MODEL)
+    if not is_model_path(path) or not path.is_dir():
+        return {"archive": path}
+    layout = model_layout(path)
+    files = {role: path / name for role, name in layout.files.items()}
+    variables = path / layout.root / _SAVED_MODEL_VARIABLES
+    if variables.is_dir():
+        files.update(
+            (p.relative_to(variables.parent).as_posix(), p) for p in sorted(variables.iterdir()) if p.is_file()
+        )
+    return files
+
+
+def model_identity(files: Dict[str, Path]) -> str:
+    """The sha256 of the model's files (role -> path, `model_files`): equal for a copy of the same files
+    wherever it lies, different when any byte of them changed."""
+    listing = "".join(f"{name}\t{file_sha256(path, 'model file')}\n" for name, path in sorted(files.items()))
+    return hashlib.sha256(listing.encode("utf-8")).hexdigest()

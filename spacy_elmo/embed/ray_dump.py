@@ -4,8 +4,9 @@ Workers are Ray actors (one CPU each, `gpus_per_worker` GPUs each) that load the
 handed whole files, one at a time, as they finish the previous one: a file is the unit of resuming, so
 a shard is written by one worker from start to end through `io.atomic_output` (complete or absent). A
 worker process that dies is restarted by Ray and its file retried (`MAX_RESTARTS`); the retry's write
-sweeps the temporary file the dead one left. The driver alone writes the manifest. Ray is an optional
-dependency, imported here only.
+sweeps the temporary file the dead one left. The driver alone writes the manifest, which records the
+digest of the model's files; a worker whose node reads other files under the model's paths refuses its
+shards, so a folder never mixes two models. Ray is an optional dependency, imported here only.
 """
 
 from __future__ import annotations
@@ -25,7 +26,18 @@ from ..nn.kernels import KERNEL_VARIABLE
 from ..util.io import file_sha256
 from .errors import RayMissingError
 from .hdf5 import LayersWritten, check_has_tokens, write_layers
-from .manifest import DONE, FAILED, Manifest, Shard, expand_inputs, is_complete, read_manifest, shard_names
+from .manifest import (
+    DONE,
+    FAILED,
+    Manifest,
+    Shard,
+    expand_inputs,
+    is_complete,
+    model_files,
+    model_identity,
+    read_manifest,
+    shard_names,
+)
 
 # Restarts of a dead worker, and retries of the file it held, before that file is reported as failed.
 MAX_RESTARTS = 3
@@ -51,6 +63,7 @@ class ShardWriter:
     """A worker: the biLM, loaded once, and the files it is given turned into shards."""
 
     def __init__(self, reference: ModelReference, batch_size: int, stateful: bool, device: Optional[str]) -> None:
+        self.identity = model_identity(model_files(reference))
         self.bilm = load_reference(reference)
         if device is not None:
             self.bilm.to(device)
@@ -61,7 +74,14 @@ class ShardWriter:
         """The worker's process id (workers answer this while writing: two calls run at once)."""
         return os.getpid()
 
-    def write(self, input_path: str, output_path: str) -> LayersWritten:
+    def write(self, input_path: str, output_path: str, identity: str) -> LayersWritten:
+        """The shard of `input_path`, if this worker's model files are the driver's (digest `identity`)."""
+        if identity != self.identity:
+            raise ElmoError(
+                f"the worker on {socket.gethostname()} read other model files than the driver (sha256 "
+                f"{self.identity[:12]}... where the manifest records {identity[:12]}...): give every node the "
+                "same model, e.g. on shared storage, and run the same command again"
+            )
         return write_layers(self.bilm, input_path, output_path, self.batch_size, self.stateful)
 
 
@@ -80,11 +100,13 @@ def dump_on_ray(
     """Dump every file `inputs` (a path or glob pattern) names into `out_dir`, one shard per file
     (`manifest.shard_names`), with `workers` Ray actors; `out_dir/manifest.json` records the run.
 
-    Shards a previous run completed (per its manifest) are kept unless `overwrite`. `address`: a running
-    cluster to join (default `$RAY_ADDRESS`; neither: a local cluster of `workers` CPUs, shut down at the
-    end; an already connected `ray` is used as it is). `on_shard` is called as each shard ends. A shard
-    that fails (bad bytes in its file, a worker that died `MAX_RESTARTS` times) is marked `failed` in the
-    manifest and the others go on; then an ElmoError lists the failures.
+    Shards a previous run completed (per its manifest) from the same input bytes and model files are
+    kept unless `overwrite`; other model files (weights replaced at the same path) redo every shard.
+    `address`: a running cluster to join (default `$RAY_ADDRESS`; `auto`: the one `ray start` started on
+    this machine; neither: a local cluster of this run's own, of `workers` CPUs, shut down at the end, even
+    where another runs on the machine; an already connected `ray` is used as it is). `on_shard` is called as
+    each shard ends. A shard that fails (bad bytes in its file, a worker that died `MAX_RESTARTS` times)
+    is marked `failed` in the manifest and the others go on; then an ElmoError lists the failures.
     """
     out_dir = Path(out_dir)
     paths = expand_inputs(inputs)
@@ -98,7 +120,8 @@ def dump_on_ray(
         raise ElmoError(f"--workers must be at least 1, got {workers}")
     if gpus_per_worker < 0:
         raise ElmoError(f"--gpus-per-worker must be 0 or more, got {gpus_per_worker}")
-    settings: Dict[str, Any] = {"model": reference.describe(), "stateful": stateful}
+    identity = model_identity(model_files(reference))
+    settings: Dict[str, Any] = {"model": reference.describe(), "model_sha256": identity, "stateful": stateful}
     previous = None if overwrite else read_manifest(out_dir)
     shards = []
     for path, name in zip(paths, names):
@@ -112,7 +135,7 @@ def dump_on_ray(
     todo = [shard for shard in shards if shard.status != DONE]
     if todo:
         cluster = _Cluster(address, workers, gpus_per_worker)
-        _run(todo, manifest, out_dir, _Job(reference, batch_size, stateful), cluster, on_shard)
+        _run(todo, manifest, out_dir, _Job(reference, identity, batch_size, stateful), cluster, on_shard)
     failed = [shard for shard in shards if shard.status == FAILED]
     if failed:
         reasons = "; ".join(f"{shard.input}: {shard.error}" for shard in failed)
@@ -134,9 +157,11 @@ class _Cluster:
 
 @dataclass(frozen=True)
 class _Job:
-    """What each worker does with a shard: the model, and how `write_layers` batches it."""
+    """What each worker does with a shard: the model (and its files' digest), and how `write_layers`
+    batches it."""
 
     reference: ModelReference
+    identity: str
     batch_size: int
     stateful: bool
 
@@ -166,7 +191,7 @@ def _run(
         def hand_out(actor: Any) -> None:
             if queue:
                 shard = queue.pop(0)
-                running[actor.write.remote(shard.input, str(out_dir / shard.output))] = (shard, actor)
+                running[actor.write.remote(shard.input, str(out_dir / shard.output), job.identity)] = (shard, actor)
 
         for actor in actors:
             hand_out(actor)
@@ -225,7 +250,10 @@ def _connect(ray: Any, address: Optional[str], workers: Optional[int]) -> bool:
         return False
     quiet = {"logging_level": logging.WARNING, "log_to_driver": False}
     if address is None:
-        ray.init(num_cpus=workers or os.cpu_count(), include_dashboard=False, **quiet)
+        # "local": a cluster of this run's own, even where `ray start` left one on this machine or Ray's
+        # temporary folder holds a stale record of one (Ray would try to join it and refuse num_cpus).
+        # Joining that one is asked for: --address auto.
+        ray.init(address="local", num_cpus=workers or os.cpu_count(), include_dashboard=False, **quiet)
         return True
     try:
         ray.init(address=address, **quiet)

@@ -7,7 +7,9 @@ folder (symbolic and hard links, devices) is refused with the archive and the me
 archive declaring more than MAX_MEMBERS members or MAX_TOTAL_BYTES bytes unpacked (a zip bomb would
 fill the disk). A truncated archive or a damaged compressed stream is an ArchiveError naming the file,
 never a raw zlib or tarfile error. `unsafe_name_reason` is the one check for every name that becomes a
-path: archive members here, model and file names in the download cache (spacy_elmo.hub).
+path: archive members here, model and file names in the download cache (spacy_elmo.hub). What macOS
+adds to the archives it makes (`is_platform_metadata`) is checked like any member, then skipped, so
+`load_bilm(ARCHIVE)` and `download` see the same files.
 """
 
 from __future__ import annotations
@@ -62,6 +64,14 @@ def unsafe_name_reason(name: str, *, single: bool = False) -> str:
     if single and (len(path.parts) != 1 or "/" in name or name.startswith(".")):
         return "is not a plain file name"
     return ""
+
+
+def is_platform_metadata(name: str) -> bool:
+    """Whether a member or file is what macOS adds beside a model: its zip tool's `__MACOSX/` folder,
+    AppleDouble `._NAME` files (tar on macOS) and Finder's `.DS_Store`. Never part of a model, and
+    `._options.json` would pass for a second options file."""
+    parts = PurePosixPath(name).parts
+    return bool(parts) and (parts[0] == "__MACOSX" or parts[-1] == ".DS_Store" or parts[-1].startswith("._"))
 
 
 def is_archive(path: PathLike) -> bool:
@@ -143,7 +153,7 @@ def _open(archive: PathLike) -> Iterator[Union[zipfile.ZipFile, tarfile.TarFile]
 def _members(archive: PathLike, opened: Union[zipfile.ZipFile, tarfile.TarFile]) -> List[_Member]:
     try:
         listed = _zip_members(opened) if isinstance(opened, zipfile.ZipFile) else _tar_members(opened)
-        return _checked(archive, listed)
+        return [member for member in _checked(archive, listed) if not is_platform_metadata(member.name)]
     except ArchiveError:
         raise
     except _DAMAGED as err:

@@ -16,6 +16,7 @@ import h5py
 import numpy as np
 import torch
 
+from ..errors import ElmoError
 from ..nn.bilm import BiLM
 from ..nn.chars import N_CHARS_TRAIN
 from ..nn.options import ElmoOptions
@@ -83,52 +84,69 @@ def _dataset_names(f: h5py.File) -> List[str]:
     return names
 
 
+def _read_arrays(f: h5py.File, path: Union[str, Path], entries: List[WeightEntry]) -> Dict[int, np.ndarray]:
+    """Each entry's value from the open weights file, as the torch layout wants it."""
+    arrays: Dict[int, np.ndarray] = {}
+    unused = sorted(set(_dataset_names(f)) - {name for name, *_ in entries})
+    if unused:
+        shown = ", ".join(f"'{n}'" for n in unused[:6]) + (f" and {len(unused) - 6} more" if len(unused) > 6 else "")
+        raise WeightsError(
+            f"weights file {path} has datasets that the options do not use: {shown}. The options.json "
+            "describes a smaller model (check lstm.n_layers and char_cnn.n_highway) or the file holds "
+            "another model; loading it would silently give a different model"
+        )
+    for index, (name, shape, to_torch, _, target) in enumerate(entries):
+        if name not in f:
+            raise WeightsError(
+                f"weights file {path} has no dataset '{name}', which the options require "
+                f"(expected shape {shape}); are these the weights that go with these options?"
+            )
+        dataset = f[name]
+        if not isinstance(dataset, h5py.Dataset) or tuple(dataset.shape) != shape:
+            actual = tuple(dataset.shape) if isinstance(dataset, h5py.Dataset) else "a group"
+            raise WeightsError(
+                f"weights file {path}: dataset '{name}' has shape {actual}, but the options require "
+                f"{shape}; the weights and the options.json do not belong together"
+            )
+        if dataset.dtype.kind != "f":
+            raise WeightsError(
+                f"weights file {path}: dataset '{name}' holds {dataset.dtype} values, not floating-point "
+                "numbers; weights are float32 (or float16/float64) arrays, so this file holds something else"
+            )
+        try:
+            stored = dataset[()]
+        except OSError as err:
+            raise WeightsError(
+                f"weights file {path}: dataset '{name}' cannot be read ({err}); the file is probably truncated"
+            ) from None
+        with np.errstate(over="ignore"):  # float64 beyond float32's range becomes inf, refused below
+            converted = np.asarray(stored, dtype=np.float32)
+        check_finite(converted, path, name)
+        value = np.ascontiguousarray(to_torch(converted))
+        if tuple(value.shape) != tuple(target.shape):
+            raise WeightsError(f"dataset '{name}' converts to {value.shape}, parameter needs {tuple(target.shape)}")
+        arrays[index] = value
+    return arrays
+
+
+# What h5py raises for a file whose metadata (superblock, object headers, B-trees) is damaged: it turns
+# HDF5's errors into RuntimeError ("bad object header version number"), KeyError, OSError or ValueError.
+_H5PY_DAMAGE = (OSError, RuntimeError, KeyError, ValueError, TypeError)
+
+
 def load_weights(bilm: BiLM, path: Union[str, Path]) -> None:
     """Copy the weights in `path` (published layout) into `bilm`, checking every shape first."""
-    arrays: Dict[int, np.ndarray] = {}
-    with _open(path, "r") as f:
-        entries = list(weight_entries(bilm))
-        unused = sorted(set(_dataset_names(f)) - {name for name, *_ in entries})
-        if unused:
-            shown = ", ".join(f"'{n}'" for n in unused[:6]) + (
-                f" and {len(unused) - 6} more" if len(unused) > 6 else ""
-            )
-            raise WeightsError(
-                f"weights file {path} has datasets that the options do not use: {shown}. The options.json "
-                "describes a smaller model (check lstm.n_layers and char_cnn.n_highway) or the file holds "
-                "another model; loading it would silently give a different model"
-            )
-        for index, (name, shape, to_torch, _, target) in enumerate(entries):
-            if name not in f:
-                raise WeightsError(
-                    f"weights file {path} has no dataset '{name}', which the options require "
-                    f"(expected shape {shape}); are these the weights that go with these options?"
-                )
-            dataset = f[name]
-            if not isinstance(dataset, h5py.Dataset) or tuple(dataset.shape) != shape:
-                actual = tuple(dataset.shape) if isinstance(dataset, h5py.Dataset) else "a group"
-                raise WeightsError(
-                    f"weights file {path}: dataset '{name}' has shape {actual}, but the options require "
-                    f"{shape}; the weights and the options.json do not belong together"
-                )
-            if dataset.dtype.kind != "f":
-                raise WeightsError(
-                    f"weights file {path}: dataset '{name}' holds {dataset.dtype} values, not floating-point "
-                    "numbers; weights are float32 (or float16/float64) arrays, so this file holds something else"
-                )
-            try:
-                stored = dataset[()]
-            except OSError as err:
-                raise WeightsError(
-                    f"weights file {path}: dataset '{name}' cannot be read ({err}); the file is probably truncated"
-                ) from None
-            with np.errstate(over="ignore"):  # float64 beyond float32's range becomes inf, refused below
-                converted = np.asarray(stored, dtype=np.float32)
-            check_finite(converted, path, name)
-            value = np.ascontiguousarray(to_torch(converted))
-            if tuple(value.shape) != tuple(target.shape):
-                raise WeightsError(f"dataset '{name}' converts to {value.shape}, parameter needs {tuple(target.shape)}")
-            arrays[index] = value
+    entries = list(weight_entries(bilm))
+    try:
+        with _open(path, "r") as f:
+            arrays = _read_arrays(f, path, entries)
+    except ElmoError:
+        raise
+    except _H5PY_DAMAGE as err:
+        raise WeightsError(
+            f"weights file {path} is damaged: HDF5 cannot read its structure ({type(err).__name__}: {err}); fetch "
+            "or copy the model again"
+        ) from None
     with torch.no_grad():
         for index, (_, _, _, _, target) in enumerate(entries):
             target.copy_(torch.from_numpy(arrays[index]))

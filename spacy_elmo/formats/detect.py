@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Dict, List, Sequence
 
+from .archive import is_platform_metadata
 from .base import ModelFormat, ModelLayout
 from .errors import ModelFormatError
 
@@ -44,13 +45,14 @@ def _ambiguous(source: str, layouts: List[ModelLayout]) -> ModelFormatError:
 
 def detect_layout(names: List[str], source: str, formats: Sequence[ModelFormat]) -> ModelLayout:
     """The model in a directory or archive whose files (relative paths) are `names`, of the first of
-    `formats` that recognises them; `source` names it in errors."""
+    `formats` that recognises them; `source` names it in errors. What macOS adds is not looked at."""
+    names = [name for name in names if not is_platform_metadata(name)]
     top = _layouts_at(_in_root(names, ""), "", formats)
     if len(top) > 1:
         raise _ambiguous(source, top)
     if top:
         return top[0]
-    folders = sorted({PurePosixPath(n).parts[0] for n in names if len(PurePosixPath(n).parts) == 2} - {"__MACOSX"})
+    folders = sorted({PurePosixPath(n).parts[0] for n in names if len(PurePosixPath(n).parts) == 2})
     inside = [layout for f in folders for layout in _layouts_at(_in_root(names, f), f, formats)]
     if len(inside) == 1:
         return inside[0]

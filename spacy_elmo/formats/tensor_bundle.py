@@ -12,18 +12,23 @@ format is small:
   a BundleEntryProto (dtype, shape, shard, offset, size, CRC32C of the bytes);
 - shard k's raw little-endian bytes are in `PREFIX.data-{k:05d}-of-{n:05d}`.
 The protobuf messages are read field by field (varints and length-delimited fields); only the fields
-above are used and unknown fields are skipped, as protobuf does. Block checksums are verified (a damaged
-index fails with its file's name); a tensor's bytes are checked by size: a pure-Python CRC over a
-module's hundreds of megabytes would take minutes.
+above are used and unknown fields are skipped, as protobuf does. Block checksums and every tensor's
+masked CRC32C are verified (google-crc32c, a compiled CRC: a damaged index or data shard fails with its
+file's name instead of loading as another model), and an entry's shape, size and offset are checked
+against each other and the shard's length before anything is allocated, so a crafted index cannot ask
+for more memory than the file holds.
 """
 
 from __future__ import annotations
 
+import math
+import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterator, List, Tuple, Union
+from typing import Dict, Iterator, Optional, Tuple, Union
 
+import google_crc32c
 import numpy as np
 
 from .errors import TensorBundleError
@@ -56,27 +61,12 @@ class BundleEntry:
     shard: int
     offset: int
     size: int
-
-
-def _crc32c_table() -> List[int]:
-    table = []
-    for n in range(256):
-        c = n
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        table.append(c)
-    return table
-
-
-_CRC_TABLE = _crc32c_table()
+    crc32c: Optional[int] = None
 
 
 def crc32c(data: bytes) -> int:
-    """CRC-32C (Castagnoli), as LevelDB checksums its blocks."""
-    crc = 0xFFFFFFFF
-    for byte in data:
-        crc = _CRC_TABLE[(crc ^ byte) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFF
+    """CRC-32C (Castagnoli), as LevelDB checksums its blocks and TensorFlow its tensors."""
+    return int(google_crc32c.value(data))
 
 
 def _unmask(masked: int) -> int:
@@ -161,6 +151,7 @@ def _entry(name: str, message: bytes) -> BundleEntry:
         shard=ints.get(3, 0),
         offset=_signed(ints.get(4, 0)),
         size=_signed(ints.get(5, 0)),
+        crc32c=ints.get(6),
     )
 
 
@@ -261,15 +252,17 @@ class TensorBundle:
                 f"checkpoint {self.index_path}: variable '{name}' has TensorFlow dtype number {entry.dtype}, "
                 f"which this reader does not read (it reads {', '.join(str(d) for d in DTYPES.values())})"
             )
-        count = int(np.prod(entry.shape, dtype=np.int64))
-        if entry.size != count * dtype.itemsize or not 0 <= entry.shard < self.n_shards:
-            raise TensorBundleError(
-                f"checkpoint index {self.index_path}: variable '{name}' claims {entry.size} bytes in shard "
-                f"{entry.shard} of {self.n_shards} for shape {entry.shape}; the index is damaged"
-            )
+        self._check_entry(entry, dtype)
         path = self.shard_path(entry.shard)
         try:
             with open(path, "rb") as f:
+                length = os.fstat(f.fileno()).st_size
+                if entry.offset + entry.size > length:
+                    raise TensorBundleError(
+                        f"checkpoint data file {path} ends before variable '{name}' (it holds {length} bytes, the "
+                        f"index {self.index_path.name} puts the variable at bytes {entry.offset}-"
+                        f"{entry.offset + entry.size}): truncated, or the index is damaged; fetch the model again"
+                    )
                 f.seek(entry.offset)
                 raw = f.read(entry.size)
         except FileNotFoundError:
@@ -283,4 +276,25 @@ class TensorBundle:
             raise TensorBundleError(
                 f"checkpoint data file {path} ends before variable '{name}' (truncated?); fetch the model again"
             )
+        if entry.crc32c is None or _unmask(entry.crc32c) != crc32c(raw):
+            raise TensorBundleError(
+                f"checkpoint data file {path}: the bytes of variable '{name}' fail the checksum the index "
+                f"{self.index_path.name} records for them (the file is damaged); fetch the model again"
+            )
         return np.frombuffer(raw, dtype=dtype).reshape(entry.shape).copy()
+
+    def _check_entry(self, entry: BundleEntry, dtype: np.dtype) -> None:
+        """Shape, size, offset and shard agree (in Python's unbounded ints, so an element count beyond
+        int64 cannot wrap round to a plausible size)."""
+        count = math.prod(entry.shape) if all(dim >= 0 for dim in entry.shape) else -1
+        if (
+            count < 0
+            or entry.size != count * dtype.itemsize
+            or entry.offset < 0
+            or not 0 <= entry.shard < self.n_shards
+        ):
+            raise TensorBundleError(
+                f"checkpoint index {self.index_path}: variable '{entry.name}' claims {entry.size} bytes at byte "
+                f"{entry.offset} of shard {entry.shard} of {self.n_shards} for shape {entry.shape}; the index is "
+                "damaged, fetch the model again"
+            )

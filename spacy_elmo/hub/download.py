@@ -226,8 +226,15 @@ def _join_parts(entry: ModelEntry, staging: Path) -> Path:
     joined = cast(JoinedArchive, entry.joined_archive)
     archive = staging / joined.name
     parts = [staging / file.file_name for file in entry.files]
-    with atomic_output(archive) as tmp, open(tmp, "wb") as out:
-        digests = file_digests(parts, ("sha256", "sha1"), "downloaded part", copy_to=out)
+    try:
+        with atomic_output(archive) as tmp, open(tmp, "wb") as out:
+            digests = file_digests(parts, ("sha256", "sha1"), "downloaded part", copy_to=out)
+    except OSError as err:  # the write of the joined archive (a full disk is atomic_output's DiskFullError)
+        raise DownloadError(
+            f"cannot write {archive}, the archive joined from the parts of {entry.name} ({err.strerror or err}); "
+            f"the parts are kept. Make room for it in {staging} (or use another --cache-dir / SPACY_ELMO_CACHE) "
+            "and run the same command again"
+        ) from None
     problem = _digest_problem(digests, joined.sha256, joined.sha1)
     if problem:
         archive.unlink()

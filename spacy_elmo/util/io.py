@@ -8,7 +8,9 @@ import errno
 import glob
 import hashlib
 import os
+import re
 import shutil
+import socket
 import tempfile
 from pathlib import Path
 from typing import Any, BinaryIO, Dict, Iterator, Optional, Sequence, Type, Union
@@ -40,16 +42,25 @@ def _read_umask() -> int:
 _FILE_MODE = 0o666 & ~_read_umask()
 
 
+def temp_name_host() -> str:
+    """This machine's name as temporary names carry it (letters, digits and '-'): beside the process id,
+    so that a folder on shared storage (NFS, a cluster's output folder) tells one node's writers from
+    another's, whose process ids mean nothing here."""
+    return re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname()) or "host"
+
+
 def remove_stale_temps(folder: Union[str, Path], name: str = "*") -> None:
     """Delete the temporary files of `atomic_output` in `folder` (of the output `name`, or all) that
-    writers which were killed left behind: their process is gone. A live writer's temporary file
-    (another process writing the same output) is left alone."""
+    writers on this machine which were killed left behind: their process is gone. A live writer's
+    temporary file (another process writing the same output) is left alone, and so is every file of
+    another machine, whose processes cannot be seen from here."""
     folder = Path(folder)
     if not folder.is_dir():
         return
-    for stray in folder.glob(f".{name}.*.tmp"):
-        pid = stray.name[:-4].rsplit(".", 2)[-2]
-        if not pid.isdigit() or _process_alive(int(pid)):
+    host = temp_name_host()
+    for stray in folder.glob(f".{name}.{host}.*.tmp"):
+        parts = stray.name[: -len(".tmp")].rsplit(".", 3)  # ".NAME", HOST, PID, RANDOM
+        if len(parts) != 4 or parts[1] != host or not parts[2].isdigit() or _process_alive(int(parts[2])):
             continue
         with contextlib.suppress(OSError):
             stray.unlink()
@@ -84,15 +95,16 @@ def atomic_output(path: Union[str, Path]) -> Iterator[Path]:
     corrupt or half-written `path`. The temporary name is unpredictable and created exclusively
     (never through a link planted at that name), the data is flushed to the disk before the rename,
     the temporary file is removed on any error, and temporary files of `path` that a killed writer
-    left behind are removed by the next write of `path`. A full disk is an OutputFileError naming
+    left behind are removed by the next write of `path` on the same machine. A full disk is an OutputFileError naming
     `path`; the previous `path` is kept.
     """
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         remove_stale_temps(path.parent, glob.escape(path.name))
-        # ".NAME.PID.RANDOM.tmp": O_EXCL, so never a file or link that is already there.
-        fd, name = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+        # ".NAME.HOST.PID.RANDOM.tmp": O_EXCL, so never a file or link that is already there.
+        prefix = f".{path.name}.{temp_name_host()}.{os.getpid()}."
+        fd, name = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=path.parent)
     except OSError as err:
         raise _write_error(path, err) from None
     os.close(fd)
@@ -190,19 +202,29 @@ def file_digests(
 ) -> Dict[str, str]:
     """hashlib's digests `algorithms` (e.g. sha256 and a publisher's sha1) of the files at `paths` read one
     after the other, as one stream (an archive's parts), in blocks of 1 MiB (models and corpora do not
-    fit in memory); each block is also written to `copy_to` if given, so joining and hashing take one read."""
+    fit in memory); each block is also written to `copy_to` if given, so joining and hashing take one read.
+    A file that cannot be read is an InputFileError naming it; a failed write to `copy_to` is its OSError."""
     digests = {name: hashlib.new(name) for name in algorithms}
     for path in paths:
-        try:
-            with open(path, "rb") as f:
-                for block in iter(lambda: f.read(1 << 20), b""):
-                    if copy_to is not None:
-                        copy_to.write(block)
-                    for digest in digests.values():
-                        digest.update(block)
-        except OSError as err:
-            raise InputFileError(f"{what} {path} cannot be read: {err.strerror}") from None
+        for block in _blocks(path, what):
+            if copy_to is not None:
+                copy_to.write(block)  # a failed write is the copy's, not `path`'s: the caller names the copy
+            for digest in digests.values():
+                digest.update(block)
     return {name: digest.hexdigest() for name, digest in digests.items()}
+
+
+def _blocks(path: Union[str, Path], what: str) -> Iterator[bytes]:
+    """The file's bytes in blocks of 1 MiB; an InputFileError naming it if it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            while True:
+                block = f.read(1 << 20)
+                if not block:
+                    return
+                yield block
+    except OSError as err:
+        raise InputFileError(f"{what} {path} cannot be read: {err.strerror}") from None
 
 
 def check_input_file(path: Union[str, Path], what: str, error: Type[InputFileError] = InputFileError) -> Path:
