@@ -54,3 +54,15 @@ def test_seeded_byte_flips_load_or_fail_with_the_weights_error(tmp_path, bilm):
             refused += 1
         damaged.unlink()
     assert refused > 8  # the loop did reach the structure
+
+
+def test_a_downloaded_model_with_a_damaged_header_is_reported_not_raised(tmp_path):
+    """`download` checks an assembled model before installing it (hub/content.py): damaged HDF5 metadata
+    is a problem it names, not h5py's RuntimeError out of the check."""
+    from spacy_elmo.hub.content import model_problem
+
+    raw = bytearray(WEIGHTS.read_bytes())
+    raw[_object_header("CNN")] = 7  # a group the check walks into
+    (tmp_path / "weights.hdf5").write_bytes(bytes(raw))
+    (tmp_path / "options.json").write_bytes((ALLENNLP_DIR / "options.json").read_bytes())
+    assert "weights.hdf5" in model_problem(tmp_path)

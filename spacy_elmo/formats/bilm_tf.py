@@ -20,7 +20,7 @@ from ..errors import ElmoError
 from ..nn.bilm import BiLM
 from ..nn.chars import N_CHARS_TRAIN
 from ..nn.options import ElmoOptions
-from ..util.io import open_hdf5
+from ..util.io import HDF5_DAMAGE, open_hdf5
 from .base import FormatDefaults, ModelLayout, WeightEntry, check_finite
 from .errors import WeightsError
 
@@ -129,11 +129,6 @@ def _read_arrays(f: h5py.File, path: Union[str, Path], entries: List[WeightEntry
     return arrays
 
 
-# What h5py raises for a file whose metadata (superblock, object headers, B-trees) is damaged: it turns
-# HDF5's errors into RuntimeError ("bad object header version number"), KeyError, OSError or ValueError.
-_H5PY_DAMAGE = (OSError, RuntimeError, KeyError, ValueError, TypeError)
-
-
 def load_weights(bilm: BiLM, path: Union[str, Path]) -> None:
     """Copy the weights in `path` (published layout) into `bilm`, checking every shape first."""
     entries = list(weight_entries(bilm))
@@ -142,7 +137,7 @@ def load_weights(bilm: BiLM, path: Union[str, Path]) -> None:
             arrays = _read_arrays(f, path, entries)
     except ElmoError:
         raise
-    except _H5PY_DAMAGE as err:
+    except HDF5_DAMAGE as err:
         raise WeightsError(
             f"weights file {path} is damaged: HDF5 cannot read its structure ({type(err).__name__}: {err}); fetch "
             "or copy the model again"

@@ -15,6 +15,7 @@ from ..errors import InputFileError
 from ..formats import FORMATS
 from ..formats.archive import ARCHIVE_SUFFIXES, member_names
 from ..formats.detect import detect_layout
+from ..util.io import HDF5_DAMAGE
 
 # Datasets (and a group) every bilm-tf / AllenNLP / NLPL weights file holds.
 WEIGHTS_DATASETS = ("char_embed", "CNN/W_cnn_0", "RNN_0")
@@ -42,7 +43,7 @@ def file_problem(path: Path, name: str) -> str:
                     return f"is not a pickle ({_begins(path)})"
         elif name.lower().endswith(ARCHIVE_SUFFIXES):
             member_names(path)
-    except (ValueError, OSError) as err:
+    except HDF5_DAMAGE as err:
         kind = {".json": "JSON", ".hdf5": "HDF5", ".h5": "HDF5"}.get(suffix, "archive")
         detail = _begins(path) if kind != "archive" else str(err)
         return f"is not a readable {kind} file ({detail})"
@@ -64,6 +65,9 @@ def model_problem(directory: Path) -> str:
     if "weights" not in layout.files:  # not an HDF5 weights file (ELMoForManyLangs, TF-Hub)
         return ""
     weights = layout.files["weights"]
-    with h5py.File(directory / weights, "r") as f:
-        missing = [name for name in WEIGHTS_DATASETS if name not in f]
+    try:
+        with h5py.File(directory / weights, "r") as f:
+            missing = [name for name in WEIGHTS_DATASETS if name not in f]
+    except HDF5_DAMAGE as err:
+        return f"weights file {weights} is damaged ({type(err).__name__}: {err})"
     return f"weights file {weights} lacks {', '.join(missing)}" if missing else ""

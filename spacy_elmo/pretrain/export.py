@@ -23,7 +23,7 @@ import torch
 from ..formats import WeightsError, load_weights, save_weights
 from ..nn.chars import N_CHARS_PREDICT
 from ..nn.options import ElmoOptions
-from ..util.io import atomic_output, open_hdf5
+from ..util.io import HDF5_DAMAGE, atomic_output, open_hdf5
 from .model import LanguageModel
 from .vocab import Vocabulary
 
@@ -71,7 +71,7 @@ def _step_stamp(path: Path) -> Optional[int]:
     try:
         with h5py.File(path, "r") as f:
             value = f.attrs.get(STEP_ATTRIBUTE)
-    except OSError:
+    except HDF5_DAMAGE:
         return None
     return int(value) if value is not None else None
 
@@ -96,8 +96,8 @@ def load_softmax(model: LanguageModel, path: Union[str, Path], vocab: Vocabulary
         try:
             weight = np.asarray(f["softmax/W"][()], dtype=np.float32)
             bias = np.asarray(f["softmax/b"][()], dtype=np.float32)
-        except OSError as err:
-            raise WeightsError(f"softmax file {path} cannot be read ({err}); it is probably truncated") from None
+        except HDF5_DAMAGE as err:
+            raise WeightsError(f"softmax file {path} cannot be read ({err}); it is damaged or truncated") from None
     if weight.shape != (len(saved_vocab), model.options.projection_dim):
         raise WeightsError(
             f"{path}: softmax/W has shape {weight.shape}, expected "

@@ -274,6 +274,11 @@ def text_lines(path: Union[str, Path], what: str, error: Type[InputFileError] = 
         raise _not_utf8(path, what, err, error, lines_read + 1) from None
 
 
+# What h5py raises for a file whose metadata (superblock, object headers, B-trees) is damaged: it turns
+# HDF5's errors into RuntimeError ("bad object header version number"), KeyError, OSError or ValueError.
+HDF5_DAMAGE = (OSError, RuntimeError, KeyError, ValueError, TypeError)
+
+
 def open_hdf5(
     path: Union[str, Path], what: str, error: Type[InputFileError] = InputFileError, mode: str = "r"
 ) -> h5py.File:
