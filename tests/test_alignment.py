@@ -10,6 +10,7 @@ import spacy
 import torch
 
 import spacy_elmo.pipeline.architectures  # noqa: F401  (registers the layers where the installed entry points predate them)
+from spacy_elmo.errors import ElmoError
 from spacy_elmo.models import MODELS_DIR
 from spacy_elmo.pipeline.errors import AlignmentError
 from spacy_elmo.pipeline.layers.alignment import ALIGNMENT_FILE, read_alignment
@@ -55,6 +56,30 @@ def test_aligned_vectors_are_w_times_v_and_land_in_englishs_space(tmp_path, vect
     aligned = _nlp("de", german_model, alignment=str(german_model))("Ich saß am Ufer , nicht auf der Bank")[8].vector
     np.testing.assert_allclose(aligned, W @ german, rtol=1e-5, atol=1e-6)
     assert _cosine(aligned, english) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_a_saved_pipeline_carries_its_alignment(tmp_path, vectors):
+    """Like the biLM's weights, the matrix is saved with the pipeline, which loads where it is not."""
+    german_model = tmp_path / "de-model"
+    shutil.copytree(TINY, german_model)
+    W = _reflection(vectors[1], vectors[0])
+    torch.save(W, german_model / ALIGNMENT_FILE)
+    nlp = _nlp("de", german_model, alignment=str(german_model))
+    text = "Ich saß am Ufer , nicht auf der Bank"
+    expected = nlp(text)[8].vector
+    nlp.to_disk(tmp_path / "pipeline")
+    shutil.rmtree(german_model)
+    np.testing.assert_array_equal(spacy.load(tmp_path / "pipeline")(text)[8].vector, expected)
+
+
+def test_a_missing_alignment_fails_at_initialize(tmp_path):
+    nlp = spacy.blank("en")
+    pooling = {"@layers": "spacy-elmo.AlignedPooling.v1", "alignment": str(tmp_path / "none.pth")}
+    nlp.add_pipe(
+        "elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v2", "path": str(TINY)}, "pooling": pooling}
+    )
+    with pytest.raises(ElmoError, match="no ELMo model .*none.pth"):
+        nlp.initialize()
 
 
 def test_a_tensor_file_is_read_too(tmp_path):

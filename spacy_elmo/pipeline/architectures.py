@@ -118,8 +118,8 @@ def build_aligned_pooling_v1(alignment: str, weights: PoolingWeights = "mean") -
     as the `elmo` component's `pooling`.
 
     alignment (str): the matrix: a downloaded catalogue model's name (`schuster-aligned-de`), a model
-        directory holding `alignment.pth`, or a torch-saved `[D, D]` matrix file. Read when the config
-        is built, so a saved pipeline reads it again where it is loaded.
+        directory holding `alignment.pth`, or a torch-saved `[D, D]` matrix file. Read at
+        `nlp.initialize()` or first use, and saved with the pipeline.
     weights (Union[str, Sequence[float]]): the pooling before the alignment, as in `spacy-elmo.Pooling.v1`;
         `[0, 1, 0]` (the first LSTM layer, which the published matrices were fitted on) is the paper's.
     RETURNS (Model[List[Floats3d], List[Floats2d]]): each doc's layers -> one aligned vector per token.

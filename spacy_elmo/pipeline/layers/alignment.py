@@ -77,17 +77,24 @@ def read_alignment(reference: str) -> Floats2d:
 
 def aligned_pooling(alignment: str, weights: PoolingWeights = "mean") -> Model[List[Floats3d], List[Floats2d]]:
     """Fixed pooling with `weights` (pooling.py), then the alignment `W` of `alignment` applied to every
-    token vector. The matrix is read here, when the config is built."""
-    matrix = read_alignment(alignment)
+    token vector. The matrix is read when the layer is initialized (`nlp.initialize()`) or first used, and
+    saved with the pipeline (the `elmo` component keeps its pooling layer), so a saved pipeline loads where
+    the alignment file is not, as it does for the biLM's weights."""
     align: Model[List[Floats2d], List[Floats2d]] = Model(
-        "elmo-alignment", _forward, params={"W": matrix}, attrs={"source": str(alignment)}
+        "elmo-alignment", _forward, init=_init, params={"W": None}, attrs={"source": str(alignment)}
     )
     model: Model[List[Floats3d], List[Floats2d]] = chain(pooling_layer(weights), align)
     model.attrs[ROW_WISE] = True  # row i of the output depends on row i of the input alone
     return model
 
 
+def _init(model: Model, X: Any = None, Y: Any = None) -> None:
+    if not model.has_param("W"):
+        model.set_param("W", read_alignment(model.attrs["source"]))
+
+
 def _forward(model: Model, Xs: List[Floats2d], is_train: bool) -> Tuple[List[Floats2d], Callable]:
+    _init(model)
     W = cast(Floats2d, model.get_param("W"))
     for X in Xs:
         if X.shape[1] != W.shape[1]:
