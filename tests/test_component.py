@@ -150,6 +150,17 @@ def test_tensor_is_opt_in(nlp):
     assert nlp(MONEY).tensor.size == 0
 
 
+def test_analyze_pipes_reports_what_the_component_writes(fixture_paths):
+    nlp = _nlp(fixture_paths, set_tensor=True)
+    assigns = nlp.analyze_pipes()["summary"]["elmo"]["assigns"]
+    assert {"doc._.elmo", "doc.tensor", "doc.user_hooks", "doc.user_token_hooks"} <= set(assigns)
+    doc = nlp(MONEY)
+    for attr in assigns:  # each declared attribute is written
+        name = attr.split(".")[-1]
+        value = getattr(doc._, name) if attr.startswith("doc._.") else getattr(doc, name)
+        assert len(value), attr
+
+
 def test_store_layers_false_keeps_only_vectors(fixture_paths):
     doc = _nlp(fixture_paths, store_layers=False)(MONEY)
     assert "layers" not in doc._.elmo and doc[0].has_vector

@@ -15,7 +15,7 @@ from spacy_elmo import load_bilm
 from spacy_elmo.embed import dump_on_ray, write_layers
 from spacy_elmo.embed.manifest import DONE, expand_inputs, read_manifest, shard_names
 from spacy_elmo.errors import ElmoError
-from spacy_elmo.models import command_line_reference
+from spacy_elmo.models import reference_to, resolve
 
 from .cli import assert_clear_error, run_cli
 
@@ -64,7 +64,7 @@ def cluster():
 def test_bad_inputs_are_clear_errors_before_any_worker_starts(tmp_path):
     corpus = tmp_path / "corpus"
     write_corpus(corpus, n_files=1, n_lines=3)
-    reference = command_line_reference(MODEL)
+    reference = resolve(reference_to(MODEL))
     with pytest.raises(ElmoError, match="no input file matches"):
         dump_on_ray(str(tmp_path / "none" / "*.txt"), tmp_path / "out", reference)
     with pytest.raises(ElmoError, match="does not exist"):
@@ -79,7 +79,7 @@ def test_bad_inputs_are_clear_errors_before_any_worker_starts(tmp_path):
     with pytest.raises(ElmoError, match="would both be written to part0.hdf5"):
         shard_names(expand_inputs(str(corpus / "part0.*")))
     with pytest.raises(ElmoError, match="no-such-model"):
-        dump_on_ray(corpus / "part0.txt", tmp_path / "out", command_line_reference("no-such-model"))
+        dump_on_ray(corpus / "part0.txt", tmp_path / "out", resolve(reference_to("no-such-model")))
     assert not (tmp_path / "out").exists()
 
 
@@ -128,14 +128,14 @@ def test_the_cli_on_a_local_cluster_writes_what_dump_writes_per_file(tmp_path, m
 def test_two_workers_match_the_single_dump_and_a_rerun_redoes_only_a_missing_shard(cluster, tmp_path):
     inputs = write_corpus(tmp_path / "corpus", n_files=4, n_lines=80)
     out = tmp_path / "out"
-    first = dump_on_ray(str(tmp_path / "corpus" / "*.txt"), out, command_line_reference(MODEL), workers=2, batch_size=8)
+    first = dump_on_ray(str(tmp_path / "corpus" / "*.txt"), out, resolve(reference_to(MODEL)), workers=2, batch_size=8)
     assert [s.status for s in first.shards] == [DONE] * 4
     assert_same_as_single_dump(inputs, out, tmp_path)
     mtimes = {p.name: p.stat().st_mtime_ns for p in out.glob("*.hdf5")}
     (out / "part2.hdf5").unlink()
     redone = []
     dump_on_ray(
-        str(tmp_path / "corpus" / "*.txt"), out, command_line_reference(MODEL), workers=2, on_shard=redone.append
+        str(tmp_path / "corpus" / "*.txt"), out, resolve(reference_to(MODEL)), workers=2, on_shard=redone.append
     )
     assert [s.output for s in redone] == ["part2.hdf5"]
     assert {p.name: p.stat().st_mtime_ns for p in out.glob("*.hdf5") if p.name != "part2.hdf5"} == {
@@ -157,7 +157,7 @@ def test_a_worker_killed_mid_shard_is_retried_and_leaves_no_partial_file(cluster
 
     def run():
         try:
-            dump_on_ray(str(tmp_path / "corpus" / "*.txt"), out, command_line_reference(MODEL), workers=2, batch_size=2)
+            dump_on_ray(str(tmp_path / "corpus" / "*.txt"), out, resolve(reference_to(MODEL)), workers=2, batch_size=2)
         except Exception as err:  # reported by the main thread
             errors.append(err)
 

@@ -1,14 +1,15 @@
 """`models`: the catalogue of published ELMo models, and which of them are in the cache."""
 
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 from wasabi import table
 
-from ..hub.cache import cache_dir, is_downloaded
-from ..hub.catalogue import Catalogue, load_catalogue
 from .app import app
+
+if TYPE_CHECKING:
+    from ..hub.catalogue import Catalogue
 
 
 @app.command("models")
@@ -25,6 +26,9 @@ def models_command(
 ) -> None:
     """List the published models: name, language, format, size (layers x LSTM / projection), downloaded, and
     the publisher's page each comes from."""
+    from ..hub.cache import cache_dir, is_downloaded
+    from ..hub.catalogue import load_catalogue
+
     catalogue = load_catalogue(catalogue_path)
     entries = catalogue.in_language(language) if language else catalogue.models
     root = cache_dir(cache)
@@ -47,5 +51,5 @@ def models_command(
     typer.echo(f"{len(rows)} models; cache: {root}. Fetch one with: python -m spacy_elmo download NAME")
 
 
-def _languages(catalogue: Catalogue) -> List[str]:
+def _languages(catalogue: "Catalogue") -> List[str]:
     return sorted({e.language for e in catalogue.models})

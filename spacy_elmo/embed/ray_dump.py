@@ -20,7 +20,7 @@ from typing import Any, Callable, Dict, List, Optional, Union
 
 from .. import __version__
 from ..errors import ElmoError
-from ..models import ModelReference, load_reference
+from ..models import ModelReference, ResolvedModel, resolve
 from ..nn.kernels import KERNEL_VARIABLE
 from ..util.io import file_sha256
 from .errors import RayMissingError
@@ -51,7 +51,8 @@ class ShardWriter:
     """A worker: the biLM, loaded once, and the files it is given turned into shards."""
 
     def __init__(self, reference: ModelReference, batch_size: int, stateful: bool, device: Optional[str]) -> None:
-        self.bilm = load_reference(reference)
+        # Resolved again here: a bundled model or the cache may sit at another path on this node.
+        self.bilm = resolve(reference).load()
         if device is not None:
             self.bilm.to(device)
         self.batch_size = batch_size
@@ -68,7 +69,7 @@ class ShardWriter:
 def dump_on_ray(
     inputs: Union[str, Path],
     out_dir: Union[str, Path],
-    reference: ModelReference,
+    model: ResolvedModel,
     address: Optional[str] = None,
     workers: Optional[int] = None,
     gpus_per_worker: float = 0.0,
@@ -84,7 +85,9 @@ def dump_on_ray(
     cluster to join (default `$RAY_ADDRESS`; neither: a local cluster of `workers` CPUs, shut down at the
     end; an already connected `ray` is used as it is). `on_shard` is called as each shard ends. A shard
     that fails (bad bytes in its file, a worker that died `MAX_RESTARTS` times) is marked `failed` in the
-    manifest and the others go on; then an ElmoError lists the failures.
+    manifest and the others go on; then an ElmoError lists the failures. `model` is resolved by the
+    caller, so a model that is not there fails before a worker starts; each worker resolves its reference
+    again, on its own node.
     """
     out_dir = Path(out_dir)
     paths = expand_inputs(inputs)
@@ -98,7 +101,7 @@ def dump_on_ray(
         raise ElmoError(f"--workers must be at least 1, got {workers}")
     if gpus_per_worker < 0:
         raise ElmoError(f"--gpus-per-worker must be 0 or more, got {gpus_per_worker}")
-    settings: Dict[str, Any] = {"model": reference.describe(), "stateful": stateful}
+    settings: Dict[str, Any] = {"model": model.reference.describe(), "stateful": stateful}
     previous = None if overwrite else read_manifest(out_dir)
     shards = []
     for path, name in zip(paths, names):
@@ -112,7 +115,7 @@ def dump_on_ray(
     todo = [shard for shard in shards if shard.status != DONE]
     if todo:
         cluster = _Cluster(address, workers, gpus_per_worker)
-        _run(todo, manifest, out_dir, _Job(reference, batch_size, stateful), cluster, on_shard)
+        _run(todo, manifest, out_dir, _Job(model.reference, batch_size, stateful), cluster, on_shard)
     failed = [shard for shard in shards if shard.status == FAILED]
     if failed:
         reasons = "; ".join(f"{shard.input}: {shard.error}" for shard in failed)
