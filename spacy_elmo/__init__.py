@@ -9,16 +9,22 @@ from typing import TYPE_CHECKING
 from .util.lazy import lazy_names
 
 if TYPE_CHECKING:
-    from .formats import WeightsError, load_weights, save_weights
-    from .models import load_bilm
-    from .nn.bilm import BiLM, BiLMOutput
-    from .nn.chars import CharacterMapper, batch_to_ids
-    from .nn.options import ElmoOptions, OptionsError, preset
-    from .pipeline.hooks import restore_vectors
+    from .formats import WeightsError as WeightsError
+    from .formats import load_weights as load_weights
+    from .formats import save_weights as save_weights
+    from .models import load_bilm as load_bilm
+    from .nn.bilm import BiLM as BiLM
+    from .nn.bilm import BiLMOutput as BiLMOutput
+    from .nn.chars import CharacterMapper as CharacterMapper
+    from .nn.chars import batch_to_ids as batch_to_ids
+    from .nn.options import ElmoOptions as ElmoOptions
+    from .nn.options import OptionsError as OptionsError
+    from .nn.options import preset as preset
+    from .pipeline.hooks import restore_vectors as restore_vectors
 
 __version__ = "0.1.0"
 
-__getattr__, __dir__ = lazy_names(
+__getattr__, __dir__, __all__ = lazy_names(
     __name__,
     {
         ".formats": ["WeightsError", "load_weights", "save_weights"],
@@ -29,18 +35,3 @@ __getattr__, __dir__ = lazy_names(
         ".pipeline.hooks": ["restore_vectors"],
     },
 )
-
-__all__ = [
-    "BiLM",
-    "BiLMOutput",
-    "CharacterMapper",
-    "ElmoOptions",
-    "OptionsError",
-    "WeightsError",
-    "batch_to_ids",
-    "load_bilm",
-    "load_weights",
-    "preset",
-    "restore_vectors",
-    "save_weights",
-]

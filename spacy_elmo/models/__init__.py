@@ -8,19 +8,20 @@ from typing import TYPE_CHECKING
 from ..util.lazy import lazy_names
 
 if TYPE_CHECKING:
-    from .bundled import DEFAULT_MODEL, MODELS_DIR, bundled_model_paths, bundled_models
-    from .sources import (
-        ModelReference,
-        ResolvedModel,
-        is_model_name,
-        load_bilm,
-        model_reference,
-        reference_options,
-        reference_to,
-        resolve,
-    )
+    from .bundled import DEFAULT_MODEL as DEFAULT_MODEL
+    from .bundled import MODELS_DIR as MODELS_DIR
+    from .bundled import bundled_model_paths as bundled_model_paths
+    from .bundled import bundled_models as bundled_models
+    from .sources import ModelReference as ModelReference
+    from .sources import ResolvedModel as ResolvedModel
+    from .sources import is_model_name as is_model_name
+    from .sources import load_bilm as load_bilm
+    from .sources import model_reference as model_reference
+    from .sources import reference_options as reference_options
+    from .sources import reference_to as reference_to
+    from .sources import resolve as resolve
 
-__getattr__, __dir__ = lazy_names(
+__getattr__, __dir__, __all__ = lazy_names(
     __name__,
     {
         ".bundled": ["DEFAULT_MODEL", "MODELS_DIR", "bundled_model_paths", "bundled_models"],
@@ -36,18 +37,3 @@ __getattr__, __dir__ = lazy_names(
         ],
     },
 )
-
-__all__ = [
-    "DEFAULT_MODEL",
-    "MODELS_DIR",
-    "ModelReference",
-    "ResolvedModel",
-    "bundled_model_paths",
-    "bundled_models",
-    "is_model_name",
-    "load_bilm",
-    "model_reference",
-    "reference_options",
-    "reference_to",
-    "resolve",
-]
