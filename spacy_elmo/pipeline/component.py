@@ -57,14 +57,9 @@ Pooling = Union[str, List[float], Model]
 DEFAULT_MODEL_CONFIG = {"@architectures": "spacy-elmo.BiLM.v2"}
 
 
-# What `set_annotations` writes, as `nlp.analyze_pipes()` reports it: `doc.tensor` only with `set_tensor`;
-# the hooks make `.vector` and `.similarity` of docs, spans and tokens read `doc._.elmo`.
-ASSIGNS = ["doc._.elmo", "doc.tensor", "doc.user_hooks", "doc.user_span_hooks", "doc.user_token_hooks"]
-
-
 @Language.factory(
     "elmo",
-    assigns=ASSIGNS,
+    assigns=["doc._.elmo", "doc.tensor", "doc.user_hooks", "doc.user_span_hooks", "doc.user_token_hooks"],
     default_config={
         "model": DEFAULT_MODEL_CONFIG,
         "pooling": "mean",
