@@ -21,7 +21,7 @@ import torch
 
 from benchmarks.common import DEFAULT_TEXT, load_sentences, machine
 from spacy_elmo.embed import dump_on_ray, write_layers
-from spacy_elmo.models import DEFAULT_MODEL, command_line_reference, load_reference
+from spacy_elmo.models import DEFAULT_MODEL, reference_to, resolve
 
 
 def write_corpus(folder: Path, sentences: List[List[str]], n_files: int) -> List[Path]:
@@ -49,10 +49,10 @@ def main() -> None:
     print(machine() + f", ray {ray.__version__}, model {args.model}, kernel {os.environ['SPACY_ELMO_CPU_KERNEL']}")
     sentences = load_sentences(args.text, args.tokens)
     n_tokens = sum(map(len, sentences))
-    reference = command_line_reference(args.model)
+    model = resolve(reference_to(args.model))
     with tempfile.TemporaryDirectory() as tmp:
         inputs = write_corpus(Path(tmp), sentences, args.files)
-        bilm = load_reference(reference)
+        bilm = model.load()
         start = time.perf_counter()
         for path in inputs:
             write_layers(bilm, path, Path(tmp) / "plain" / f"{path.stem}.hdf5", args.batch_size)
@@ -63,7 +63,7 @@ def main() -> None:
             ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
             up = time.perf_counter() - start
             start = time.perf_counter()
-            dump_on_ray(os.path.join(tmp, "*.txt"), Path(tmp) / f"ray{workers}", reference, workers=workers,
+            dump_on_ray(os.path.join(tmp, "*.txt"), Path(tmp) / f"ray{workers}", model, workers=workers,
                         batch_size=args.batch_size)  # fmt: skip
             took = time.perf_counter() - start
             ray.shutdown()

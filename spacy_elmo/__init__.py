@@ -1,37 +1,37 @@
-"""ELMo (Peters et al. 2018) for spaCy: the biLM in PyTorch, exact to the published weights."""
+"""ELMo (Peters et al. 2018) for spaCy: the biLM in PyTorch, exact to the published weights.
 
-from typing import Any
+Every name is imported from its module on first use (util/lazy.py): `import spacy_elmo` and
+`python -m spacy_elmo --help` load neither torch nor spaCy; the biLM, the weights and pretraining run
+without spaCy, which only `restore_vectors` (and the `elmo` component) import."""
 
-from .formats import WeightsError, load_weights, save_weights
-from .models import load_bilm
-from .nn.bilm import BiLM, BiLMOutput
-from .nn.chars import CharacterMapper, batch_to_ids
-from .nn.options import ElmoOptions, OptionsError, preset
+from typing import TYPE_CHECKING
+
+from .util.lazy import lazy_names
+
+if TYPE_CHECKING:
+    from .formats import WeightsError as WeightsError
+    from .formats import load_weights as load_weights
+    from .formats import save_weights as save_weights
+    from .models import load_bilm as load_bilm
+    from .nn.bilm import BiLM as BiLM
+    from .nn.bilm import BiLMOutput as BiLMOutput
+    from .nn.chars import CharacterMapper as CharacterMapper
+    from .nn.chars import batch_to_ids as batch_to_ids
+    from .nn.options import ElmoOptions as ElmoOptions
+    from .nn.options import OptionsError as OptionsError
+    from .nn.options import preset as preset
+    from .pipeline.hooks import restore_vectors as restore_vectors
 
 __version__ = "0.1.0"
 
-
-def __getattr__(name: str) -> Any:
-    # spaCy is imported only by what needs it: the biLM, the weights and pretraining run without it
-    # (`python -m spacy_elmo pretrain` on a training machine needs torch, h5py and the config library).
-    if name == "restore_vectors":
-        from .pipeline.hooks import restore_vectors
-
-        return restore_vectors
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-__all__ = [
-    "BiLM",
-    "BiLMOutput",
-    "CharacterMapper",
-    "ElmoOptions",
-    "OptionsError",
-    "WeightsError",
-    "batch_to_ids",
-    "load_bilm",
-    "load_weights",
-    "preset",
-    "restore_vectors",
-    "save_weights",
-]
+__getattr__, __dir__, __all__ = lazy_names(
+    __name__,
+    {
+        ".formats": ["WeightsError", "load_weights", "save_weights"],
+        ".models": ["load_bilm"],
+        ".nn.bilm": ["BiLM", "BiLMOutput"],
+        ".nn.chars": ["CharacterMapper", "batch_to_ids"],
+        ".nn.options": ["ElmoOptions", "OptionsError", "preset"],
+        ".pipeline.hooks": ["restore_vectors"],
+    },
+)

@@ -1,5 +1,7 @@
 """Small pipelines the tests build again and again: the tiny bundled biLM with a listening tagger."""
 
+from typing import Any, Dict
+
 import spacy
 from spacy.language import Language
 
@@ -15,11 +17,21 @@ TAGGER_ON_ELMO = {
 }
 
 
+# The settings of spacy-elmo.BiLM.v2 that say where its weights come from.
+SOURCE_KEYS = ("name", "path", "options", "weights")
+
+
+def elmo_config(**model: Any) -> Dict[str, Any]:
+    """An `elmo` component's config whose biLM (`spacy-elmo.BiLM.v2`) has the settings `model`; without a
+    source among them, the bundled fixture-tiny."""
+    if not any(key in model for key in SOURCE_KEYS):
+        model = {"name": "fixture-tiny", **model}
+    return {"model": {"@architectures": "spacy-elmo.BiLM.v2", **model}}
+
+
 def tiny_tagger_pipeline(frozen: bool) -> Language:
     """`elmo` (fixture-tiny) and a tagger listening to it, not yet initialized."""
     nlp = spacy.blank("en")
-    nlp.add_pipe(
-        "elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v2", "name": "fixture-tiny"}, "frozen": frozen}
-    )
+    nlp.add_pipe("elmo", config={**elmo_config(), "frozen": frozen})
     nlp.add_pipe("tagger", config=TAGGER_ON_ELMO)
     return nlp

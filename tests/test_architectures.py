@@ -4,7 +4,6 @@ argument by argument, and the legacy version builds what the newer one builds.""
 import configparser
 import inspect
 import re
-from pathlib import Path
 
 import pytest
 from spacy.util import registry
@@ -12,6 +11,8 @@ from spacy.util import registry
 from spacy_elmo.pipeline import architectures
 from spacy_elmo.pipeline.layers.scalar_mix import build_scalar_mix_v2
 from spacy_elmo.pipeline.layers.thinc_bilm import build_bilm_v2
+
+from .paths import REPO
 
 REGISTERED = [
     ("architectures", "spacy-elmo.BiLM.v1"),
@@ -24,7 +25,7 @@ REGISTERED = [
     ("misc", "spacy-elmo.sentence_windows.v1"),
     ("loggers", "spacy-elmo.MixLogger.v1"),
 ]
-SETUP_CFG = Path(__file__).parent.parent / "setup.cfg"
+SETUP_CFG = REPO / "setup.cfg"
 
 
 @pytest.mark.parametrize("table,name", REGISTERED)

@@ -14,10 +14,10 @@ from spacy_elmo import load_bilm
 from spacy_elmo.formats import ArchiveError, model_layout
 from spacy_elmo.formats import archive as archive_module
 from spacy_elmo.formats.archive import unsafe_name_reason
-from spacy_elmo.models import MODELS_DIR
 
-TINY = MODELS_DIR / "fixture-tiny"
-TINY_FILES = [(p.name, p.read_bytes()) for p in sorted(TINY.iterdir()) if p.suffix != ".md"]
+from .paths import TINY_MODEL
+
+TINY_FILES = [(p.name, p.read_bytes()) for p in sorted(TINY_MODEL.iterdir()) if p.suffix != ".md"]
 
 
 def _zip(path, entries, compression=zipfile.ZIP_STORED):
@@ -57,7 +57,7 @@ def _same(a, b):
 def test_a_tar_archive_loads_like_the_directory(tmp_path, name, mode):
     archive = _tar(tmp_path / name, [(f"tiny/{n}", d) for n, d in TINY_FILES], mode)
     assert model_layout(archive).root == "tiny"
-    _same(load_bilm(archive), load_bilm(TINY))
+    _same(load_bilm(archive), load_bilm(TINY_MODEL))
 
 
 def test_a_zip_declaring_tens_of_gigabytes_is_refused_before_unpacking(tmp_path):
@@ -99,7 +99,7 @@ def test_a_gzip_that_is_no_tar_is_diagnosed_as_an_archive(tmp_path):
     import gzip
 
     path = tmp_path / "weights.hdf5.gz"
-    path.write_bytes(gzip.compress((TINY / "weights.hdf5").read_bytes()))
+    path.write_bytes(gzip.compress((TINY_MODEL / "weights.hdf5").read_bytes()))
     with pytest.raises(ArchiveError, match="not a zip or tar archive"):
         load_bilm(path)
 
@@ -139,22 +139,16 @@ def test_unsafe_tar_members_are_refused(tmp_path, member):
     assert not (tmp_path / "weights.hdf5").exists()
 
 
+SAFE_NAMES = [("weights.hdf5", True), ("model/weights.hdf5", False)]  # (name, as a single file name)
+UNSAFE_FILE_NAMES = ["model/weights.hdf5", "..", "", ".", ".hidden", "a\nb"]
+UNSAFE_PATHS = ["a/../../b", "/etc/passwd", "C:evil", "a\\b"]
+
+
 @pytest.mark.parametrize(
     "name, single, bad",
-    [
-        ("weights.hdf5", True, False),
-        ("model/weights.hdf5", False, False),
-        ("model/weights.hdf5", True, True),
-        ("..", True, True),
-        ("a/../../b", False, True),
-        ("/etc/passwd", False, True),
-        ("C:evil", False, True),
-        ("a\\b", False, True),
-        ("", True, True),
-        (".", True, True),
-        (".hidden", True, True),
-        ("a\nb", True, True),
-    ],
+    [(name, single, False) for name, single in SAFE_NAMES]
+    + [(name, True, True) for name in UNSAFE_FILE_NAMES]
+    + [(name, False, True) for name in UNSAFE_PATHS],
 )
 def test_one_check_for_names_that_become_paths(name, single, bad):
     assert bool(unsafe_name_reason(name, single=single)) == bad

@@ -2,7 +2,6 @@
 
 import json
 import shutil
-from pathlib import Path
 
 import h5py
 import numpy as np
@@ -14,8 +13,10 @@ from spacy_elmo.formats import WeightsError, save_weights
 from spacy_elmo.nn.options import OptionsError
 
 from .cli import run_cli
+from .paths import ALLENNLP_DIR, CONFIGS
+from .pipelines import elmo_config
 
-FIXTURE = Path(__file__).resolve().parent / "fixtures" / "elmo-allennlp"
+FIXTURE = ALLENNLP_DIR
 OPTIONS, WEIGHTS = FIXTURE / "options.json", FIXTURE / "lm_weights.hdf5"
 
 
@@ -71,11 +72,11 @@ def test_unknown_model_name_fails_when_the_config_is_built():
 
     nlp = spacy.blank("en")
     with pytest.raises(Exception, match="no ELMo model 'nope'.*not a bundled model.*spacy_elmo models"):
-        nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v2", "name": "nope"}})
+        nlp.add_pipe("elmo", config=elmo_config(name="nope"))
 
 
 def test_wrong_number_of_pooling_weights_fails_spacy_debug_config(tmp_path):
-    config = Path(__file__).resolve().parent.parent / "configs" / "tagger_elmo.cfg"
+    config = CONFIGS / "tagger_elmo.cfg"
     result = run_cli(
         "debug",
         "config",
@@ -218,7 +219,7 @@ def test_a_saved_pipeline_with_such_options_fails_at_load(tmp_path, monkeypatch)
     import spacy
 
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v2", "name": "fixture-tiny"}})
+    nlp.add_pipe("elmo", config=elmo_config())
     nlp.initialize()
     to_dict = ElmoOptions.to_dict
     monkeypatch.setattr(

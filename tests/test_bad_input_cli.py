@@ -2,18 +2,17 @@
 nothing overwritten or half-written."""
 
 import shutil
-from pathlib import Path
 
 import h5py
 import pytest
 
 from .cli import assert_clear_error, run_cli
+from .paths import REPO
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURE = ROOT / "tests" / "fixtures" / "elmo-allennlp"
+FIXTURE = REPO / "tests" / "fixtures" / "elmo-allennlp"
 OPTIONS, WEIGHTS = FIXTURE / "options.json", FIXTURE / "lm_weights.hdf5"
-TINY_RUN_CONFIG = ROOT / "configs" / "pretrain_tiny.cfg"
-BILM_TF_TRAIN = ROOT / "tests" / "fixtures" / "elmo-bilm-tf" / "train"
+TINY_RUN_CONFIG = REPO / "configs" / "pretrain_tiny.cfg"
+BILM_TF_TRAIN = REPO / "tests" / "fixtures" / "elmo-bilm-tf" / "train"
 
 
 @pytest.fixture(scope="module")

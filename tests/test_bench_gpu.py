@@ -1,14 +1,11 @@
 """benchmarks/bench_gpu.py runs end to end on the CPU at the tiny size, through the code a GPU runs, so
 that a crash in it (such as the presets' `[paths] dev` it once left in place) fails CI, not a GPU session."""
 
-from pathlib import Path
-
 import pytest
 
 from .cli import run_cli
+from .paths import REPO
 from .tiny_corpus import write_tiny_corpus
-
-REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.slow

@@ -10,7 +10,7 @@ from spacy_elmo.errors import ElmoError
 from spacy_elmo.pretrain import load_config
 from spacy_elmo.pretrain.presets import preset_config
 
-ROOT = Path(__file__).resolve().parent.parent
+from .paths import REPO
 
 
 def tokenize(*args):
@@ -92,7 +92,7 @@ def test_the_recipe_connects_with_the_shipped_defaults(raw, tmp_path, monkeypatc
 
     run("tokenize", "raw/*.txt", "--output-dir", "corpus", "--holdout-every", "3")
     run("vocab", "corpus/train/*.txt", "--output", "corpus/vocab.txt")
-    config = ROOT / "configs" / "pretrain_tiny.cfg"
+    config = REPO / "configs" / "pretrain_tiny.cfg"
     run(
         "pretrain", config, "--output", "model", "--training.max_steps", "3", "--no-progress", "--logging.plot", "false"
     )

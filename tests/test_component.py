@@ -12,6 +12,8 @@ from spacy_elmo.formats import WeightsError
 from spacy_elmo.pipeline.layers import ActivationCache
 from spacy_elmo.pipeline.layers.batch_plan import plan_batches
 
+from .pipelines import elmo_config
+
 MONEY = "She went to the bank to withdraw money ."
 RIVER = "They sat on the bank of the river ."
 TEXTS = [MONEY, RIVER, "He deposited the cheque at the bank .", "Banks lend money .", "Yes"]
@@ -20,9 +22,8 @@ TEXTS = [MONEY, RIVER, "He deposited the cheque at the bank .", "Banks lend mone
 def _nlp(fixture_paths, **config):
     options, weights = fixture_paths
     nlp = spacy.blank("en")
-    model = {"@architectures": "spacy-elmo.BiLM.v2", "options": str(options), "weights": str(weights)}
-    model.update(config.pop("model", {}))
-    nlp.add_pipe("elmo", config={"model": model, **config})
+    model = elmo_config(options=str(options), weights=str(weights), **config.pop("model", {}))
+    nlp.add_pipe("elmo", config={**model, **config})
     return nlp
 
 
@@ -150,6 +151,17 @@ def test_tensor_is_opt_in(nlp):
     assert nlp(MONEY).tensor.size == 0
 
 
+def test_analyze_pipes_reports_what_the_component_writes(fixture_paths):
+    nlp = _nlp(fixture_paths, set_tensor=True)
+    assigns = nlp.analyze_pipes()["summary"]["elmo"]["assigns"]
+    assert {"doc._.elmo", "doc.tensor", "doc.user_hooks", "doc.user_token_hooks"} <= set(assigns)
+    doc = nlp(MONEY)
+    for attr in assigns:  # each declared attribute is written
+        name = attr.split(".")[-1]
+        value = getattr(doc._, name) if attr.startswith("doc._.") else getattr(doc, name)
+        assert len(value), attr
+
+
 def test_store_layers_false_keeps_only_vectors(fixture_paths):
     doc = _nlp(fixture_paths, store_layers=False)(MONEY)
     assert "layers" not in doc._.elmo and doc[0].has_vector
@@ -171,7 +183,7 @@ def test_weights_that_do_not_fit_the_options_fail_clearly(fixture_paths, tmp_pat
     nlp = spacy.blank("en")
     nlp.add_pipe(
         "elmo",
-        config={"model": {"@architectures": "spacy-elmo.BiLM.v2", "options": str(options), "weights": str(broken)}},
+        config=elmo_config(options=str(options), weights=str(broken)),
     )
     with pytest.raises(WeightsError, match="char_embed"):
         nlp.initialize()
@@ -261,7 +273,7 @@ def test_pooling_is_any_layer_mix_or_fixed():
     nlp.add_pipe(
         "elmo",
         config={
-            "model": {"@architectures": "spacy-elmo.BiLM.v2", "name": "fixture-tiny"},
+            **elmo_config(),
             "pooling": {
                 "@layers": "spacy-elmo.ScalarMix.v1",
                 "weights": [0.0, 1.0, 2.0],
@@ -280,7 +292,7 @@ def test_pooling_is_any_layer_mix_or_fixed():
     top.add_pipe(
         "elmo",
         config={
-            "model": {"@architectures": "spacy-elmo.BiLM.v2", "name": "fixture-tiny"},
+            **elmo_config(),
             "pooling": {"@layers": "spacy-elmo.Pooling.v1", "weights": "top"},
         },
     )

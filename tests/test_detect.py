@@ -8,11 +8,9 @@ import pytest
 
 from spacy_elmo import load_bilm
 from spacy_elmo.formats import ModelFormatError, model_layout
-from spacy_elmo.models import MODELS_DIR
 
-from .paths import MANYLANGS_DIR
+from .paths import MANYLANGS_DIR, TINY_MODEL
 
-TINY = MODELS_DIR / "fixture-tiny"
 MANYLANGS = MANYLANGS_DIR / "words-2layers-relu"
 
 
@@ -22,7 +20,7 @@ def two_formats(tmp_path):
     folder = tmp_path / "both"
     shutil.copytree(MANYLANGS, folder)
     for name in ("options.json", "weights.hdf5"):
-        shutil.copy(TINY / name, folder / name)
+        shutil.copy(TINY_MODEL / name, folder / name)
     return folder
 
 
@@ -44,7 +42,7 @@ def test_two_formats_in_one_archive_are_refused(two_formats, tmp_path):
 
 def test_two_models_in_two_subfolders_are_refused_naming_the_files(tmp_path):
     shutil.copytree(MANYLANGS, tmp_path / "fr")
-    shutil.copytree(TINY, tmp_path / "en")
+    shutil.copytree(TINY_MODEL, tmp_path / "en")
     with pytest.raises(ModelFormatError, match="several models") as err:
         model_layout(tmp_path)
     assert "fr/encoder.pkl" in str(err.value) and "en/weights.hdf5" in str(err.value)

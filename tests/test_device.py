@@ -8,7 +8,6 @@ the mix (a CPU index into a CUDA tensor) and quietly copy it at every step.
 Run with `pytest -k device`; on a machine with a GPU, tests/test_gpu.py runs the real thing.
 """
 
-from pathlib import Path
 from typing import Any, List, Set
 
 import numpy as np
@@ -32,10 +31,10 @@ from spacy_elmo.pretrain.model import LanguageModel
 from spacy_elmo.pretrain.steps import HostBatch, NonFiniteGuard, RunningStats
 from spacy_elmo.pretrain.vocab import Vocabulary
 
+from .paths import TINY_MODEL
 from .pipelines import tiny_tagger_pipeline
 
 META = torch.device("meta")
-TINY_MODEL = Path(__file__).resolve().parent.parent / "spacy_elmo" / "models" / "fixture-tiny"
 SENTENCES = [["The", "bank", "raised", "its", "rates", "."], ["Rivers", "have", "banks", "."], ["Hi"]]
 
 

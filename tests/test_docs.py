@@ -19,7 +19,7 @@ import pytest
 from sybil import Document, Example, Sybil
 from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipParser
 
-from .paths import REPO
+from .paths import REPO, TINY_MODEL
 
 DOCUMENTS = [
     "README.md",
@@ -31,7 +31,7 @@ DOCUMENTS = [
     "benchmarks/peers/README.md",
 ]
 SAMPLE = REPO / "benchmarks" / "data" / "gutenberg-sample.txt"
-FIXTURE_MODEL = REPO / "spacy_elmo" / "models" / "fixture-tiny"
+FIXTURE_MODEL = TINY_MODEL
 SHELL_TIMEOUT = 300
 SANDBOX = "__sandbox__"
 

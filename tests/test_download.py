@@ -28,11 +28,13 @@ from spacy_elmo.hub import (
     downloaded_model_dir,
     load_catalogue,
 )
-from spacy_elmo.hub import fetch as fetch_module
+from spacy_elmo.hub import (
+    fetch as fetch_module,
+)
 from spacy_elmo.hub.cache import model_dir
-from spacy_elmo.models import MODELS_DIR
 
-TINY = MODELS_DIR / "fixture-tiny"
+from .paths import TINY_MODEL
+
 HOST = "models.example.org"
 
 
@@ -53,7 +55,7 @@ def zip_bytes(entries):
     return buf.getvalue()
 
 
-TINY_ZIP = zip_bytes([(p.name, p.read_bytes()) for p in sorted(TINY.iterdir()) if p.suffix != ".md"])
+TINY_ZIP = zip_bytes([(p.name, p.read_bytes()) for p in sorted(TINY_MODEL.iterdir()) if p.suffix != ".md"])
 
 
 def entry(name, files, fmt="nlpl"):
@@ -80,7 +82,7 @@ def zip_file(name, data, known=True):
 @pytest.fixture
 def catalogue(tmp_path, server):
     """A catalogue of test models, their files served by `server`."""
-    wrapped = zip_bytes([(f"tiny/{p.name}", p.read_bytes()) for p in sorted(TINY.iterdir()) if p.suffix != ".md"])
+    wrapped = zip_bytes([(f"tiny/{p.name}", p.read_bytes()) for p in sorted(TINY_MODEL.iterdir()) if p.suffix != ".md"])
     archives = {
         "tiny.zip": TINY_ZIP,
         "wrapped.zip": wrapped,
@@ -91,7 +93,7 @@ def catalogue(tmp_path, server):
     for name, data in archives.items():
         server.files[f"/{HOST}/elmo/{name}"] = data
     for name in ("options.json", "weights.hdf5"):
-        server.files[f"/{HOST}/elmo/tiny_{name}"] = (TINY / name).read_bytes()
+        server.files[f"/{HOST}/elmo/tiny_{name}"] = (TINY_MODEL / name).read_bytes()
     models = [
         entry("tiny-zip", [zip_file("tiny.zip", TINY_ZIP)]),
         entry("tiny-unverified", [zip_file("tiny.zip", TINY_ZIP, known=False)]),
@@ -131,7 +133,7 @@ def test_download_unpacks_verifies_and_records(tmp_path, catalogue, server):
     path = get("tiny-zip", catalogue, cache, server)
     assert path == cache / "tiny-zip"
     for name in ("options.json", "weights.hdf5"):
-        assert (path / name).read_bytes() == (TINY / name).read_bytes()
+        assert (path / name).read_bytes() == (TINY_MODEL / name).read_bytes()
     record = json.loads((path / "spacy_elmo_download.json").read_text())
     assert record["files"][0]["sha256"] == hashlib.sha256(TINY_ZIP).hexdigest()
     assert record["files"][0]["fetched_from"] == f"{server.base()}/{HOST}/elmo/tiny.zip"
@@ -148,7 +150,9 @@ def test_downloaded_bilm_tf_files_load(tmp_path, catalogue, server):
 
     path = get("tiny-files", catalogue, tmp_path, server)
     record = json.loads((path / "spacy_elmo_download.json").read_text())
-    assert [f["size"] for f in record["files"]] == [(TINY / n).stat().st_size for n in ("options.json", "weights.hdf5")]
+    assert [f["size"] for f in record["files"]] == [
+        (TINY_MODEL / n).stat().st_size for n in ("options.json", "weights.hdf5")
+    ]
     assert [f["size_in_catalogue"] for f in record["files"]] == [None, None]
     bilm = load_bilm(path / "options.json", path / "weights.hdf5")
     assert bilm.embed([["a", "test"]])[0].shape[1] == 2
@@ -170,7 +174,7 @@ def test_a_dropped_connection_is_resumed_by_the_next_run(tmp_path, catalogue, se
     assert_nothing_installed(tmp_path, "tiny-zip")
     path = get("tiny-zip", catalogue, tmp_path, server)
     assert server.requests[-1] == (url_path, f"bytes={half}-")
-    assert (path / "weights.hdf5").read_bytes() == (TINY / "weights.hdf5").read_bytes()
+    assert (path / "weights.hdf5").read_bytes() == (TINY_MODEL / "weights.hdf5").read_bytes()
 
 
 def test_a_dropped_connection_is_resumed_within_one_run(tmp_path, catalogue, server):
@@ -178,14 +182,14 @@ def test_a_dropped_connection_is_resumed_within_one_run(tmp_path, catalogue, ser
     server.drop_after[url_path] = 1000
     path = get("tiny-zip", catalogue, tmp_path, server)
     assert server.requests == [(url_path, None), (url_path, "bytes=1000-")]
-    assert (path / "options.json").read_bytes() == (TINY / "options.json").read_bytes()
+    assert (path / "options.json").read_bytes() == (TINY_MODEL / "options.json").read_bytes()
 
 
 def test_a_server_that_ignores_range_restarts_the_file(tmp_path, catalogue, server):
     server.drop_after[f"/{HOST}/elmo/tiny.zip"] = 1000
     server.ignore_range = True
     path = get("tiny-zip", catalogue, tmp_path, server)
-    assert (path / "weights.hdf5").read_bytes() == (TINY / "weights.hdf5").read_bytes()
+    assert (path / "weights.hdf5").read_bytes() == (TINY_MODEL / "weights.hdf5").read_bytes()
 
 
 def test_a_directory_not_made_by_download_is_not_replaced_without_force(tmp_path, catalogue, server):
@@ -246,7 +250,7 @@ def test_a_mirror_can_be_a_directory(tmp_path, catalogue, server):
     path = download_model(
         "tiny-files", cache=tmp_path / "c", base_url=mirror.as_uri(), catalogue=load_catalogue(catalogue)
     )
-    assert (path / "weights.hdf5").read_bytes() == (TINY / "weights.hdf5").read_bytes()
+    assert (path / "weights.hdf5").read_bytes() == (TINY_MODEL / "weights.hdf5").read_bytes()
     with pytest.raises(RemoteFileError, match="mirror directory has no"):
         download_model("tiny-gone", cache=tmp_path / "c", base_url=mirror.as_uri(), catalogue=load_catalogue(catalogue))
 
@@ -359,7 +363,7 @@ def test_a_model_named_like_the_cache_folders_is_refused(tmp_path, catalogue, se
 def test_a_damaged_deflate_stream_is_a_download_error(tmp_path, server):
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
-        for p in sorted(TINY.iterdir()):
+        for p in sorted(TINY_MODEL.iterdir()):
             zf.writestr(p.name, p.read_bytes())
     data = bytearray(buf.getvalue())
     with zipfile.ZipFile(io.BytesIO(bytes(data))) as zf:
@@ -395,7 +399,7 @@ def test_an_archive_without_a_model_is_not_installed(tmp_path, server):
 def test_verify_says_whether_the_cache_was_altered(tmp_path, catalogue, server):
     path = get("tiny-zip", catalogue, tmp_path, server)
     record = json.loads((path / "spacy_elmo_download.json").read_text())
-    weights_sha = hashlib.sha256((TINY / "weights.hdf5").read_bytes()).hexdigest()
+    weights_sha = hashlib.sha256((TINY_MODEL / "weights.hdf5").read_bytes()).hexdigest()
     assert record["installed"]["weights.hdf5"] == weights_sha
     args = ["download", "tiny-zip", "--verify", "--catalogue", str(catalogue), "--cache-dir", str(tmp_path)]
     result = CliRunner().invoke(app, args)
@@ -418,7 +422,7 @@ def test_a_damaged_downloaded_model_names_the_command_that_replaces_it(tmp_path,
         load_bilm(path)
 
 
-OTHER_TINY_ZIP = zip_bytes([(p.name, p.read_bytes()) for p in sorted(TINY.iterdir(), reverse=True)])
+OTHER_TINY_ZIP = zip_bytes([(p.name, p.read_bytes()) for p in sorted(TINY_MODEL.iterdir(), reverse=True)])
 
 
 def test_a_resume_uses_if_range_and_restarts_when_the_file_changed(tmp_path, catalogue, server):
@@ -433,7 +437,7 @@ def test_a_resume_uses_if_range_and_restarts_when_the_file_changed(tmp_path, cat
     assert server.requests[-1][1] is not None, "it asked to resume"
     record = json.loads((path / "spacy_elmo_download.json").read_text())
     assert record["files"][0]["sha256"] == hashlib.sha256(OTHER_TINY_ZIP).hexdigest()
-    assert (path / "weights.hdf5").read_bytes() == (TINY / "weights.hdf5").read_bytes()
+    assert (path / "weights.hdf5").read_bytes() == (TINY_MODEL / "weights.hdf5").read_bytes()
     assert not list((tmp_path / "downloads").glob("tiny-unverified/*")), "no .part or validator is left"
 
 
@@ -443,7 +447,7 @@ def test_a_part_without_a_validator_is_started_again(tmp_path, catalogue, server
     server.drop_after[url_path] = 1000
     path = get("tiny-zip", catalogue, tmp_path, server)
     assert server.requests == [(url_path, None), (url_path, None)]
-    assert (path / "weights.hdf5").read_bytes() == (TINY / "weights.hdf5").read_bytes()
+    assert (path / "weights.hdf5").read_bytes() == (TINY_MODEL / "weights.hdf5").read_bytes()
 
 
 # kill -9 at a named point: the download runs in a subprocess that replaces `module.attr` with a
@@ -506,6 +510,6 @@ def test_a_kill_at_any_point_leaves_nothing_and_the_rerun_fetches_nothing(
     path = get(name, catalogue, cache, server, force=force)
     assert len(server.requests) == fetched, "complete files in the cache were fetched again"
     assert sorted(p.name for p in path.iterdir()) == ["options.json", "spacy_elmo_download.json", "weights.hdf5"]
-    assert (path / "weights.hdf5").read_bytes() == (TINY / "weights.hdf5").read_bytes()
+    assert (path / "weights.hdf5").read_bytes() == (TINY_MODEL / "weights.hdf5").read_bytes()
     assert sorted(p.name for p in cache.iterdir()) == ["downloads", name]
     assert [p.name for p in (cache / "downloads").iterdir()] == [f".{name}.lock"], "staging copies were left"

@@ -16,7 +16,8 @@ from spacy_elmo.errors import DiskFullError
 from spacy_elmo.hub import CatalogueError, ChecksumError, DownloadError, load_catalogue
 
 from .full_disk import FullDiskFile
-from .test_download import HOST, TINY, assert_nothing_installed, entry, get
+from .paths import TINY_MODEL
+from .test_download import HOST, assert_nothing_installed, entry, get
 
 pytestmark = pytest.mark.usefixtures("no_proxy_no_env")
 
@@ -25,8 +26,8 @@ def _german_like_archive():
     """The tiny model laid out as the German archive is: one folder holding options.json, weights.hdf5, the
     vocabulary and the TF checkpoint files bilm-tf's trainer writes (not part of the model)."""
     members = {
-        "bilm-output-result/options.json": (TINY / "options.json").read_bytes(),
-        "bilm-output-result/weights.hdf5": (TINY / "weights.hdf5").read_bytes(),
+        "bilm-output-result/options.json": (TINY_MODEL / "options.json").read_bytes(),
+        "bilm-output-result/weights.hdf5": (TINY_MODEL / "weights.hdf5").read_bytes(),
         "bilm-output-result/vocab-train.txt": b"<S>\n</S>\n<UNK>\nthe\n",
         "bilm-output-result/checkpoint": b'model_checkpoint_path: "model.ckpt-5"\n',
         "bilm-output-result/model.ckpt-5.index": b"\x00" * 64,
@@ -67,7 +68,7 @@ def test_parts_are_joined_checked_unpacked_and_load(tmp_path, server):
     assert len(PARTS) == 3
     cache = tmp_path / "cache"
     path = get("tiny-parts", _catalogue(tmp_path, server, part_sha1=True), cache, server)
-    assert (path / "weights.hdf5").read_bytes() == (TINY / "weights.hdf5").read_bytes()
+    assert (path / "weights.hdf5").read_bytes() == (TINY_MODEL / "weights.hdf5").read_bytes()
     assert (path / "vocab-train.txt").exists()
     assert load_bilm(path).embed([["a", "test"]])[0].shape[1] == 2
     record = json.loads((path / "spacy_elmo_download.json").read_text())

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from .cli import run_cli
+from .paths import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 PROJECT = REPO / "benchmarks" / "downstream"
 DATA = os.environ.get("SPACY_ELMO_DATA", "")
 

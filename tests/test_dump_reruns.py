@@ -9,15 +9,15 @@ import pytest
 from spacy_elmo.embed.manifest import model_files, model_identity
 from spacy_elmo.embed.ray_dump import ShardWriter
 from spacy_elmo.errors import ElmoError
-from spacy_elmo.models import MODELS_DIR, command_line_reference
+from spacy_elmo.models import reference_to, resolve
 
 from .paths import FIXTURES
-
-TINY = MODELS_DIR / "fixture-tiny"
+from .paths import TINY_MODEL as TINY
 
 
 def _identity(model, options=None, weights=None):
-    return model_identity(model_files(command_line_reference(str(model), options, weights)))
+    reference = reference_to(str(model)) if options is None else reference_to(options, weights)
+    return model_identity(model_files(resolve(reference)))
 
 
 def test_the_same_files_are_the_same_model_wherever_and_however_named(tmp_path):
@@ -46,7 +46,7 @@ def test_a_tfhub_modules_identity_covers_its_variables(tmp_path):
 def test_a_worker_that_reads_other_model_files_refuses_its_shard(tmp_path):
     corpus = tmp_path / "in.txt"
     corpus.write_text("a test\n", encoding="utf8")
-    writer = ShardWriter(command_line_reference("fixture-tiny"), 8, False, None)
+    writer = ShardWriter(reference_to("fixture-tiny"), 8, False, None)
     with pytest.raises(ElmoError, match=r"read other model files than the driver"):
         writer.write(str(corpus), str(tmp_path / "out.hdf5"), "0" * 64)
     assert not (tmp_path / "out.hdf5").exists()

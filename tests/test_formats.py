@@ -20,6 +20,7 @@ from spacy_elmo.formats.manylangs_chars import parse_dic
 from spacy_elmo.models import bundled_model_paths
 
 from .paths import ALLENNLP_DIR, MANYLANGS_DIR
+from .pipelines import elmo_config
 
 SENTENCES = [["Paris", "est", "très", "belle", "."], ["Москва", "—", "столица"], ["我们", "🙂"]]
 MANYLANGS = MANYLANGS_DIR / "words-2layers-relu"
@@ -177,7 +178,7 @@ def test_dic_lines_are_read_as_its_reader_reads_them():
 
 def _elmo_nlp(lang, model):
     nlp = spacy.blank(lang)
-    nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v2", **model}})
+    nlp.add_pipe("elmo", config=elmo_config(**model))
     return nlp
 
 

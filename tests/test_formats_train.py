@@ -5,7 +5,6 @@ for its language and the model path, with an ELMoForManyLangs model; the saved p
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import spacy
@@ -14,9 +13,9 @@ from spacy.tokens import Doc, DocBin
 from spacy_elmo.formats import ManyLangsBiLM
 from spacy_elmo.pipeline.layers import get_bilm
 
-from .paths import MANYLANGS_DIR
+from .paths import CONFIGS, MANYLANGS_DIR
 
-CONFIG = Path(__file__).parent.parent / "configs" / "tagger_elmo.cfg"
+CONFIG = CONFIGS / "tagger_elmo.cfg"
 SENTENCES = [
     ("Москва — столица России .", ["PROPN", "PUNCT", "NOUN", "PROPN", "PUNCT"]),
     ("Я люблю жизнь .", ["PRON", "VERB", "NOUN", "PUNCT"]),

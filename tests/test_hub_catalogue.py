@@ -1,7 +1,6 @@
 """The packaged catalogue of published models: valid, consistent, and refusing bad catalogue files."""
 
 import json
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -9,6 +8,8 @@ import pytest
 from spacy_elmo.formats import format_names
 from spacy_elmo.hub import CatalogueError, UnknownModelError, is_catalogue_name, load_catalogue
 from spacy_elmo.hub.catalogue import CATALOGUE_PATH
+
+from .paths import REPO
 
 CATALOGUE = load_catalogue()
 
@@ -179,7 +180,7 @@ def test_unreadable_catalogue_files_are_refused(tmp_path):
 
 
 def test_docs_list_every_model():
-    text = (Path(__file__).parents[1] / "docs" / "models.md").read_text(encoding="utf8")
+    text = (REPO / "docs" / "models.md").read_text(encoding="utf8")
     for entry in CATALOGUE.models:
         family = f"`{entry.name.rpartition('-')[0]}-<code>`"  # a family listed once, as `prefix-<code>`
         assert f"`{entry.name}`" in text or family in text, entry.name

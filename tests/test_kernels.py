@@ -55,11 +55,17 @@ def test_linear_equals_nn_linear(monkeypatch, kernel):
         torch.testing.assert_close(linear(x, layer.weight, layer.bias, PackedWeights()), layer(x))
 
 
-@needs_onednn
-def test_packed_copy_follows_in_place_updates(monkeypatch, weights):
+@pytest.fixture
+def onednn_product(monkeypatch, weights):
+    """(weight, x, an empty packed-weights cache) with oneDNN pinned."""
     monkeypatch.setenv(KERNEL_VARIABLE, kernels.ONEDNN)
     weight, _, _, x = weights
-    cache = PackedWeights()
+    return weight, x, PackedWeights()
+
+
+@needs_onednn
+def test_packed_copy_follows_in_place_updates(onednn_product):
+    weight, x, cache = onednn_product
     with torch.no_grad():
         before = batched_product(x, weight, slice(None), cache)
         weight.mul_(2.0)  # an optimizer step or load_state_dict bumps the version counter the same way
@@ -109,10 +115,8 @@ def test_a_bad_pinned_kernel_is_refused(monkeypatch):
 
 
 @needs_onednn
-def test_a_copied_cache_starts_empty(monkeypatch, weights):
-    monkeypatch.setenv(KERNEL_VARIABLE, kernels.ONEDNN)
-    weight, _, _, x = weights
-    cache = PackedWeights()
+def test_a_copied_cache_starts_empty(onednn_product):
+    weight, x, cache = onednn_product
     with torch.no_grad():
         batched_product(x, weight, slice(None), cache)
     assert cache._key is not None

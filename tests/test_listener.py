@@ -16,6 +16,9 @@ from spacy_elmo import BiLM
 from spacy_elmo.pipeline.layers import ElmoListener, get_bilm
 from spacy_elmo.pipeline.layers.listener import find_listener_cfg, replace_listener_cfg
 
+from .paths import CONFIGS
+from .pipelines import elmo_config
+
 TRAIN = [
     ("Alice went to the bank .", {"tags": ["NNP", "VBD", "TO", "DT", "NN", "."]}),
     ("Bob sat on the bank .", {"tags": ["NNP", "VBD", "IN", "DT", "NN", "."]}),
@@ -30,7 +33,7 @@ def _pipeline(fixture_paths, frozen=True, heads=("tagger",), upstream="elmo", wi
             "elmo",
             config={
                 "frozen": frozen,
-                "model": {"@architectures": "spacy-elmo.BiLM.v2", "options": str(options), "weights": str(weights)},
+                **elmo_config(options=str(options), weights=str(weights)),
             },
         )
     for head in heads:
@@ -211,13 +214,12 @@ def test_replace_listeners_gives_a_standalone_head(fixture_paths, tmp_path):
 
 def test_replace_listeners_inside_the_shipped_encoder_config():
     """The shipped configs put the listener inside a Tok2Vec (`model.tok2vec.embed`)."""
-    from pathlib import Path
 
     from spacy.training import Example
     from spacy.util import load_model_from_config
     from thinc.api import Config
 
-    path = Path(__file__).resolve().parent.parent / "configs" / "tagger_elmo.cfg"
+    path = CONFIGS / "tagger_elmo.cfg"
     config = Config().from_disk(
         path, overrides={"paths.train": "x", "paths.dev": "x", "components.elmo.model.name": "fixture-tiny"}
     )
@@ -234,7 +236,7 @@ def test_replace_listener_cfg_finds_the_listener_where_it_is_nested():
     listener = {"@architectures": "spacy-elmo.ElmoListener.v1", "upstream": "elmo", "width": 96, "mix": {"x": 1}}
     tok2vec = {"@architectures": "spacy.Tok2Vec.v2", "embed": listener, "encode": {"width": 96}}
     assert find_listener_cfg(tok2vec) is listener and find_listener_cfg({"embed": {}}) is None
-    bilm = {"@architectures": "spacy-elmo.BiLM.v2", "name": "fixture-tiny"}
+    bilm = elmo_config()["model"]
     assert replace_listener_cfg(bilm, tok2vec, frozen=False) == {
         "@architectures": "spacy-elmo.ElmoTok2Vec.v1",
         "bilm": bilm,

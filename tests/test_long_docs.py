@@ -9,13 +9,14 @@ from spacy.util import registry
 from spacy_elmo.errors import ElmoError
 from spacy_elmo.pipeline.segment import Segment, segment
 
+from .pipelines import elmo_config
+
 
 def _pipeline(fixture_paths, **model):
     """A blank pipeline whose `elmo` component reads the fixture biLM; `model` adds or overrides settings."""
     options, weights = fixture_paths
     nlp = spacy.blank("en")
-    config = {"@architectures": "spacy-elmo.BiLM.v2", "options": str(options), "weights": str(weights), **model}
-    nlp.add_pipe("elmo", config={"model": config, "pooling": "top"})
+    nlp.add_pipe("elmo", config={**elmo_config(options=str(options), weights=str(weights), **model), "pooling": "top"})
     return nlp
 
 

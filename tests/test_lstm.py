@@ -48,9 +48,14 @@ def test_layer_matches_the_cell_definition_with_ragged_rows():
     assert clipped > 0, "the test must exercise the clips"
 
 
+def seeded_stack(seed: int) -> BiLSTMStack:
+    """Two layers (input 4, cell 6, projection 4), both clips at 3, skip connections; weights from `seed`."""
+    torch.manual_seed(seed)
+    return BiLSTMStack(2, 4, 6, 4, 3.0, 3.0, use_skip_connections=True)
+
+
 def test_one_direction_equals_its_slice_of_both():
-    torch.manual_seed(1)
-    stack = BiLSTMStack(2, 4, 6, 4, 3.0, 3.0, use_skip_connections=True)
+    stack = seeded_stack(1)
     x = torch.randn(2, 3, 7, 4)
     lengths = [7, 7, 2]
     with torch.no_grad():
@@ -85,8 +90,7 @@ def test_gradients_flow_to_every_parameter():
 def test_input_gates_in_chunks_give_the_same_result(monkeypatch):
     import spacy_elmo.nn.lstm as lstm_module
 
-    torch.manual_seed(3)
-    stack = BiLSTMStack(2, 4, 6, 4, 3.0, 3.0, use_skip_connections=True)
+    stack = seeded_stack(3)
     x = torch.randn(2, 3, 9, 4)
     lengths = [9, 6, 1]
     with torch.no_grad():

@@ -8,10 +8,12 @@ from spacy.tokens import Doc
 
 from spacy_elmo import restore_vectors
 
+from .pipelines import elmo_config
+
 
 def test_from_docs_keeps_each_parts_vectors_and_layers():
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v2", "name": "fixture-tiny"}})
+    nlp.add_pipe("elmo", config=elmo_config())
     first, second = nlp("The bank raised rates ."), nlp("Rivers  have banks .")
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # spaCy's W101 ("skipping ... custom extension") would be an error

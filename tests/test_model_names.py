@@ -15,12 +15,12 @@ from thinc.api import Config
 from spacy_elmo import load_bilm
 from spacy_elmo.errors import ElmoError
 from spacy_elmo.hub import ModelNotDownloadedError, download_model, load_catalogue
-from spacy_elmo.models import MODELS_DIR
 
 from .cli import run_cli
+from .paths import TINY_MODEL
+from .pipelines import elmo_config
 
 NAME = "allennlp-small"
-TINY = MODELS_DIR / "fixture-tiny"
 SENTENCES = [["The", "bank", "by", "the", "river", "."], ["Money", "."]]
 
 
@@ -36,7 +36,7 @@ def cache(tmp_path, monkeypatch):
 def mirror(tmp_path):
     """A mirror laid out as `<base>/<host>/<path>`, with the tiny model's files at NAME's URLs."""
     root = tmp_path / "mirror"
-    sources = {"options.json": TINY / "options.json", "weights.hdf5": TINY / "weights.hdf5"}
+    sources = {"options.json": TINY_MODEL / "options.json", "weights.hdf5": TINY_MODEL / "weights.hdf5"}
     for entry in load_catalogue().get(NAME).files:
         parts = urlsplit(entry.url)
         target = root / parts.netloc / parts.path.lstrip("/")
@@ -45,35 +45,31 @@ def mirror(tmp_path):
     return root.as_uri()
 
 
-def _elmo_config(name):
-    return {"model": {"@architectures": "spacy-elmo.BiLM.v2", "name": name}}
-
-
 def test_a_catalogue_name_not_downloaded_fails_with_the_download_command(cache):
     with pytest.raises(ModelNotDownloadedError, match=f"python -m spacy_elmo download {NAME}"):
         load_bilm(NAME)
     # The config builds (a saved pipeline naming the model carries its weights and must load anywhere);
     # the weights' first use says what to run.
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config=_elmo_config(NAME))
+    nlp.add_pipe("elmo", config=elmo_config(name=NAME))
     with pytest.raises(ModelNotDownloadedError, match=f"python -m spacy_elmo download {NAME}"):
         nlp.initialize()
 
 
 def test_an_unknown_name_lists_where_names_come_from(cache):
     with pytest.raises(ElmoError, match="spacy_elmo models"):
-        spacy.blank("en").add_pipe("elmo", config=_elmo_config("no-such-elmo"))
+        spacy.blank("en").add_pipe("elmo", config=elmo_config(name="no-such-elmo"))
 
 
 def test_a_downloaded_catalogue_name_loads_everywhere(cache, mirror, tmp_path):
     download_model(NAME, base_url=mirror, progress=False)
-    expected = load_bilm(TINY).embed(SENTENCES)
+    expected = load_bilm(TINY_MODEL).embed(SENTENCES)
 
     for got, want in zip(load_bilm(NAME).embed(SENTENCES), expected):
         np.testing.assert_array_equal(got, want)
 
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config=_elmo_config(NAME))
+    nlp.add_pipe("elmo", config=elmo_config(name=NAME))
     nlp.initialize()
     doc = nlp(" ".join(SENTENCES[0]))
     np.testing.assert_allclose(doc._.elmo["layers"], expected[0], atol=1e-6)
@@ -89,9 +85,12 @@ def test_a_downloaded_catalogue_name_loads_everywhere(cache, mirror, tmp_path):
 def test_a_config_naming_a_downloaded_model_round_trips(cache, mirror, tmp_path):
     download_model(NAME, base_url=mirror, progress=False)
     nlp = spacy.blank("de")
-    nlp.add_pipe("elmo", config=_elmo_config(NAME))
+    nlp.add_pipe("elmo", config=elmo_config(name=NAME))
     nlp.initialize()
     assert Config(nlp.config)["components"]["elmo"]["model"]["name"] == NAME
+    # The model named, not the default one: its layers are the tiny model's that the mirror served.
+    expected = load_bilm(TINY_MODEL).embed([["Bank", "."]])[0]
+    np.testing.assert_allclose(nlp("Bank .")._.elmo["layers"], expected, atol=1e-6)
     nlp.to_disk(tmp_path / "pipeline")
     shutil.rmtree(cache)  # the saved pipeline carries the weights
     reloaded = spacy.load(tmp_path / "pipeline")

@@ -8,9 +8,20 @@ import pytest
 
 import spacy_elmo
 from spacy_elmo import load_bilm
-from spacy_elmo.models import DEFAULT_MODEL, MODELS_DIR, bundled_model_paths, bundled_models
+from spacy_elmo.errors import ElmoError
+from spacy_elmo.hub import ModelNotDownloadedError
+from spacy_elmo.models import (
+    DEFAULT_MODEL,
+    MODELS_DIR,
+    bundled_model_paths,
+    bundled_models,
+    model_reference,
+    reference_to,
+    resolve,
+)
 
 from .cli import run_cli
+from .paths import REPO
 
 
 def test_default_model_is_bundled():
@@ -49,7 +60,7 @@ def test_default_model_ships_its_softmax_and_evaluate_takes_its_directory(tmp_pa
     ]
     heldout = tmp_path / "heldout.txt"
     heldout.write_text("\n".join(sentences) + "\n", encoding="utf8")
-    result = run_cli("evaluate", Path(__file__).parents[1] / "models" / DEFAULT_MODEL, heldout, "--json")
+    result = run_cli("evaluate", REPO / "models" / DEFAULT_MODEL, heldout, "--json")
     assert result.returncode == 0, result.stderr
     reported = json.loads(result.stdout)
     assert reported["n_tokens"] == sum(len(s.split()) + 1 for s in sentences)
@@ -64,3 +75,24 @@ def test_package_is_the_default_weights_plus_at_most_2_mb():
     weights = bundled_model_paths()[1].stat().st_size
     assert size - weights <= 2_000_000, f"the package is {(size - weights) / 1e6:.1f} MB beside the weights"
     assert not list(package.rglob("softmax.hdf5"))
+
+
+def test_one_resolver_says_which_files_and_where_they_came_from(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPACY_ELMO_CACHE", str(tmp_path / "cache"))
+    options, weights = bundled_model_paths("fixture-tiny")
+    by_name = resolve(reference_to("fixture-tiny"))
+    assert (by_name.origin, by_name.path) == ("bundled", MODELS_DIR / "fixture-tiny")
+    assert resolve(reference_to(by_name.path)).origin == "path"
+    pair = resolve(reference_to(options, weights))
+    assert (pair.origin, pair.options, pair.weights, pair.path) == ("options", options, weights, None)
+    assert pair.reference.describe() == {"options": str(options), "weights": str(weights)}
+    assert resolve(model_reference()).path == MODELS_DIR / DEFAULT_MODEL
+    alone = resolve(reference_to(options))  # an options.json alone: an untrained biLM, refused for use
+    assert (alone.origin, alone.trained) == ("options", False)
+    with pytest.raises(ElmoError, match="has no weights"):
+        alone.load()
+    assert alone.load(untrained=True).n_layers == alone.read_options().n_output_layers
+    with pytest.raises(ModelNotDownloadedError, match="python -m spacy_elmo download allennlp-small"):
+        resolve(reference_to("allennlp-small"))
+    with pytest.raises(ElmoError, match="weights .* given without options"):
+        model_reference(weights=weights)

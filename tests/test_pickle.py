@@ -16,6 +16,8 @@ from spacy.training import Example
 from tests.paths import REPO
 from tests.pipelines import tiny_tagger_pipeline
 
+from .pipelines import elmo_config
+
 TEXTS = ["The cat sat on the mat .", "Dogs bark .", "She went to the bank .", "Yes", "A  spaced   text ."]
 TAGS = {"The cat sat on the mat .": ["DT", "NN", "VBD", "IN", "DT", "NN", "."], "Dogs bark .": ["NNS", "VBP", "."]}
 
@@ -30,7 +32,7 @@ def _vectors(docs):
 
 def _tiny_elmo(**model):
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v2", "name": "fixture-tiny", **model}})
+    nlp.add_pipe("elmo", config=elmo_config(**model))
     return nlp
 
 

@@ -6,7 +6,6 @@ numerically; what these tests pin is which flags a GPU would see (tests/test_gpu
 under torch's defaults)."""
 
 import threading
-from pathlib import Path
 from typing import Dict, Iterator, List
 
 import pytest
@@ -21,10 +20,10 @@ from spacy_elmo.nn.precision import fp32_scope
 from spacy_elmo.pipeline.layers.thinc_bilm import ensure_loaded
 from spacy_elmo.pretrain import load_config, train
 
-from .pipelines import TAGGER_ON_ELMO
+from .paths import PRETRAIN_TINY_CONFIG
+from .pipelines import TAGGER_ON_ELMO, elmo_config
 from .tiny_corpus import write_tiny_corpus
 
-TINY = Path(__file__).resolve().parent.parent / "configs" / "pretrain_tiny.cfg"
 SENTENCES = [["The", "bank", "raised", "its", "rates", "."], ["Rivers", "have", "banks", "."]]
 FINE_GRAINED = precision._fine_grained("cudnn", "conv") is not None
 
@@ -99,7 +98,7 @@ class Recorder:
 @pytest.fixture
 def small_bilm() -> BiLM:
     torch.manual_seed(0)
-    return BiLM(load_config(TINY).options).eval()
+    return BiLM(load_config(PRETRAIN_TINY_CONFIG).options).eval()
 
 
 CALLS = {
@@ -144,8 +143,7 @@ def test_the_component_computes_in_fp32_unless_its_tf32_option_and_restores(call
     """Prediction, and fine-tuning's forward and backward (a full backward hook sees the gradients
     through the char-CNN), with `tf32` of `spacy-elmo.BiLM.v2` as the config sets it."""
     nlp = spacy.blank("en")
-    model = {"@architectures": "spacy-elmo.BiLM.v2", "name": "fixture-tiny", "tf32": tf32}
-    nlp.add_pipe("elmo", config={"model": model, "frozen": False})
+    nlp.add_pipe("elmo", config={**elmo_config(tf32=tf32), "frozen": False})
     nlp.add_pipe("tagger", config=TAGGER_ON_ELMO)
     doc = nlp.make_doc("The bank raised its rates .")
     examples = [Example.from_dict(doc, {"tags": ["D", "N", "V", "D", "N", "P"]})]
@@ -227,7 +225,7 @@ def test_a_pretraining_step_computes_in_fp32_unless_tf32(caller, tmp_path, tf32)
     hook = torch.nn.modules.module.register_module_forward_hook(lambda *_: seen.append(flags()))
     try:
         config = load_config(
-            TINY,
+            PRETRAIN_TINY_CONFIG,
             {
                 **write_tiny_corpus(tmp_path / "corpus"),
                 "training.max_steps": 1,

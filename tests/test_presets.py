@@ -1,7 +1,5 @@
 """Model sizes are defined once (options.PRESETS): the shipped pretraining configs are generated from them."""
 
-from pathlib import Path
-
 import pytest
 
 from spacy_elmo.nn.options import preset
@@ -9,8 +7,7 @@ from spacy_elmo.pretrain import load_config
 from spacy_elmo.pretrain.presets import preset_config, preset_names
 
 from .cli import assert_clear_error, run_cli
-
-CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+from .paths import CONFIGS
 
 
 @pytest.mark.parametrize("name", ["tiny", "small", "medium", "original"])

@@ -6,7 +6,6 @@ The model is configs/pretrain_tiny.cfg (char dim 4, filters [[1,4],[2,8],[3,16]]
 
 import json
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,13 +20,14 @@ from spacy_elmo.pretrain import (
     RunDirError,
     TrainingError,
     VocabError,
-    load_config,
     load_language_model,
     parse_overrides,
     train,
     unigram_perplexity,
 )
-from spacy_elmo.pretrain import trainer as trainer_module
+from spacy_elmo.pretrain import (
+    trainer as trainer_module,
+)
 from spacy_elmo.pretrain.batching import PAD_TARGET, StreamBatcher, TokenRows
 from spacy_elmo.pretrain.checkpoint import CHECKPOINT_FILE, MetricsLog, load_checkpoint
 from spacy_elmo.pretrain.corpus import expand_paths, sentence_stream
@@ -37,26 +37,25 @@ from spacy_elmo.pretrain.steps import HostBatch
 from spacy_elmo.pretrain.vocab import Vocabulary, build_vocabulary
 
 from .cli import run_cli
-from .paths import ALLENNLP_DIR, BILM_TF_DIR
+from .paths import ALLENNLP_DIR, TRAIN_TEXT, TRAIN_VOCAB
+from .pretraining import tiny_pretrain_config as tiny_config
 
-ROOT = Path(__file__).parent.parent
-TINY = ROOT / "configs" / "pretrain_tiny.cfg"
-DATA = BILM_TF_DIR / "train" / "data.txt"
-VOCAB = BILM_TF_DIR / "train" / "vocab.txt"
-SENTENCES = [line.split() for line in DATA.read_text(encoding="utf8").splitlines() if line.strip()]
-
-
-def tiny_config(**overrides):
-    base = {"paths.train": str(DATA), "paths.vocab": str(VOCAB), "paths.dev": str(DATA), "logging.plot": False}
-    base.update(overrides)
-    return load_config(TINY, base)
+SENTENCES = [line.split() for line in TRAIN_TEXT.read_text(encoding="utf8").splitlines() if line.strip()]
 
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
+    """The full tiny run (80 epochs, minutes on a loaded 2-core CPU), for the test that it learns."""
     out = tmp_path_factory.mktemp("run")
-    config = tiny_config(**{"logging.plot": True})
-    result = train(config, out, show_progress=False)
+    result = train(tiny_config(**{"logging.plot": True}), out, show_progress=False)
+    return out, result
+
+
+@pytest.fixture(scope="module")
+def short_run(tmp_path_factory):
+    """A few steps of the tiny run (seconds), held out at its end: for what any finished run must do."""
+    out = tmp_path_factory.mktemp("short-run")
+    result = train(tiny_config(**{"training.max_steps": 12}), out, show_progress=False)
     return out, result
 
 
@@ -76,7 +75,7 @@ def test_stream_packs_rows_with_boundaries_as_targets_only():
 
 
 def test_rows_continue_their_own_text_across_batches():
-    vocab = Vocabulary.from_file(VOCAB)
+    vocab = Vocabulary.from_file(TRAIN_VOCAB)
     batches = list(StreamBatcher(iter(SENTENCES), vocab, batch_size=3, unroll_steps=7))
     rows = [sum((batch.tokens[i] for batch in batches), []) for i in range(3)]
     assert sum(len(r) for r in rows) == sum(len(s) + 1 for s in SENTENCES)
@@ -114,7 +113,7 @@ def test_char_encoding_per_distinct_token_matches_per_position():
     config = tiny_config()
     torch.manual_seed(0)
     model = LanguageModel(config.options, 32)
-    vocab = Vocabulary.from_file(VOCAB)
+    vocab = Vocabulary.from_file(TRAIN_VOCAB)
     mapper = CharacterMapper(50)
     fwd = next(StreamBatcher(iter(SENTENCES), vocab, 2, 6))
     bwd = next(StreamBatcher(iter(SENTENCES[::-1]), vocab, 2, 6, reverse=True))
@@ -158,9 +157,10 @@ def test_bad_configs_name_the_key(overrides, message):
 # --- training, perplexity, export ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_perplexity_falls_far_below_unigram(trained):
     out, result = trained
-    unigram = unigram_perplexity(Vocabulary.from_file(VOCAB), DATA, DATA)
+    unigram = unigram_perplexity(Vocabulary.from_file(TRAIN_VOCAB), TRAIN_TEXT, TRAIN_TEXT)
     assert result.heldout is not None
     assert result.heldout.average < unigram / 3, (result.heldout, unigram)
     records = list(MetricsLog(out / "log.jsonl").records())
@@ -168,8 +168,8 @@ def test_perplexity_falls_far_below_unigram(trained):
     assert (out / "perplexity.png").stat().st_size > 1000
 
 
-def test_export_reproduces_the_trainers_activations(trained):
-    out, _ = trained
+def test_export_reproduces_the_trainers_activations(short_run):
+    out, _ = short_run
     model, vocab = load_language_model(out)
     checkpoint = load_checkpoint(out / CHECKPOINT_FILE)
     trainer_model = LanguageModel(model.options, len(vocab))
@@ -183,22 +183,23 @@ def test_export_reproduces_the_trainers_activations(trained):
     assert json.loads((out / "options.json").read_text())["char_cnn"]["n_characters"] == 262
 
 
-def test_evaluate_cli_reports_the_trainers_heldout_perplexity(trained):
-    out, result = trained
+def test_evaluate_cli_reports_the_trainers_heldout_perplexity(short_run):
+    out, result = short_run
     # The trainer evaluates with the config's window (10) and eval batch (64); the packing of sentences
     # into rows, hence the context carried into each sentence, depends on both.
-    cli = run_cli("evaluate", out, DATA, "--json", "--unroll-steps", 10, "--batch-size", 64)
+    cli = run_cli("evaluate", out, TRAIN_TEXT, "--json", "--unroll-steps", 10, "--batch-size", 64)
     assert cli.returncode == 0, cli.stderr
     reported = json.loads(cli.stdout)
     assert reported["average"] == pytest.approx(result.heldout.average, rel=1e-5)
     assert reported["n_tokens"] == sum(len(s) + 1 for s in SENTENCES)
 
 
+@pytest.mark.slow  # 200 training steps: minutes on a loaded 2-core CPU
 def test_sampled_softmax_trains(tmp_path):
     config = tiny_config(**{"training.softmax": "sampled", "training.n_negative_samples": 8, "training.max_steps": 200})
     result = train(config, tmp_path / "run", show_progress=False)
     assert result.step == 200
-    assert result.heldout.average < unigram_perplexity(Vocabulary.from_file(VOCAB), DATA, DATA)
+    assert result.heldout.average < unigram_perplexity(Vocabulary.from_file(TRAIN_VOCAB), TRAIN_TEXT, TRAIN_TEXT)
 
 
 def test_resume_continues_exactly(tmp_path):
@@ -214,11 +215,11 @@ def test_resume_continues_exactly(tmp_path):
     assert steps == [4, 6, 8, 10]
 
 
-def test_continue_from_a_run_and_from_published_weights(trained, tmp_path):
-    out, _ = trained
+def test_continue_from_a_run_and_from_published_weights(short_run, tmp_path):
+    out, _ = short_run
     config = tiny_config(**{"paths.init": str(out), "training.max_steps": 1})
     model = LanguageModel(config.options, 32)
-    initialize_from(model, Vocabulary.from_file(VOCAB), out)
+    initialize_from(model, Vocabulary.from_file(TRAIN_VOCAB), out)
     exported, _ = load_language_model(out)
     assert parameters_digest(model) == parameters_digest(exported)
     train(config, tmp_path / "continued", show_progress=False)
@@ -236,19 +237,16 @@ def test_continue_from_a_run_and_from_published_weights(trained, tmp_path):
 # --- bad input -------------------------------------------------------------------------------------
 
 
-def test_empty_corpus_fails_and_writes_nothing(tmp_path):
-    empty = tmp_path / "empty.txt"
-    empty.write_text("\n \n", encoding="utf8")
-    with pytest.raises(CorpusError, match="no tokens"):
-        train(tiny_config(**{"paths.train": str(empty)}), tmp_path / "run", show_progress=False)
-    assert not (tmp_path / "run").exists()
-
-
-def test_vocab_without_specials_fails_and_writes_nothing(tmp_path):
-    vocab = tmp_path / "vocab.txt"
-    vocab.write_text("the\nof\n", encoding="utf8")
-    with pytest.raises(VocabError, match="<UNK>"):
-        train(tiny_config(**{"paths.vocab": str(vocab)}), tmp_path / "run", show_progress=False)
+@pytest.mark.parametrize(
+    "key, text, error, message",
+    [("paths.train", "\n \n", CorpusError, "no tokens"), ("paths.vocab", "the\nof\n", VocabError, "<UNK>")],
+    ids=["empty-corpus", "vocab-without-specials"],
+)
+def test_a_bad_corpus_or_vocabulary_fails_and_writes_nothing(tmp_path, key, text, error, message):
+    bad = tmp_path / "bad.txt"
+    bad.write_text(text, encoding="utf8")
+    with pytest.raises(error, match=message):
+        train(tiny_config(**{key: str(bad)}), tmp_path / "run", show_progress=False)
     assert not (tmp_path / "run").exists()
 
 
@@ -259,8 +257,8 @@ def test_sizes_that_disagree_fail_before_writing(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
-def test_output_directory_holding_another_run_is_refused(trained, tmp_path):
-    out, _ = trained
+def test_output_directory_holding_another_run_is_refused(short_run, tmp_path):
+    out, _ = short_run
     before = sorted((p.name, p.stat().st_mtime_ns) for p in out.iterdir())
     with pytest.raises(RunDirError, match="--resume"):
         train(tiny_config(), out, show_progress=False)

@@ -14,18 +14,15 @@ import pytest
 from spacy_elmo.pretrain.checkpoint import CHECKPOINT_FILE, MetricsLog, load_checkpoint
 
 from .cli import run_cli
-from .paths import BILM_TF_DIR
+from .paths import PRETRAIN_TINY_CONFIG, TRAIN_TEXT, TRAIN_VOCAB
 
-ROOT = Path(__file__).parent.parent
-TINY = ROOT / "configs" / "pretrain_tiny.cfg"
-DATA = BILM_TF_DIR / "train" / "data.txt"
 PATHS = [
     "--paths.train",
-    str(DATA),
+    str(TRAIN_TEXT),
     "--paths.vocab",
-    str(BILM_TF_DIR / "train" / "vocab.txt"),
+    str(TRAIN_VOCAB),
     "--paths.dev",
-    str(DATA),
+    str(TRAIN_TEXT),
     "--logging.plot",
     "false",
 ]
@@ -34,7 +31,7 @@ PATHS = [
 def pretrain_args(out: Path, *extra: str):
     return [
         "pretrain",
-        str(TINY),
+        str(PRETRAIN_TINY_CONFIG),
         "--output",
         str(out),
         "--no-progress",

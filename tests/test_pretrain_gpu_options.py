@@ -3,7 +3,6 @@ what needs CUDA): prefetching in a thread, char ids gathered from the run's toke
 negatives drawn per step from a generator on the device, bf16 autocast and the TF32 opt-in."""
 
 import math
-from pathlib import Path
 
 import pytest
 
@@ -11,9 +10,8 @@ from spacy_elmo.pretrain import load_config, train
 from spacy_elmo.pretrain.checkpoint import LOG_FILE, MetricsLog
 from spacy_elmo.pretrain.export import WEIGHTS_FILE
 
+from .paths import PRETRAIN_TINY_CONFIG
 from .tiny_corpus import write_tiny_corpus
-
-TINY = Path(__file__).resolve().parent.parent / "configs" / "pretrain_tiny.cfg"
 
 SAMPLED = {"training.softmax": "sampled", "training.n_negative_samples": 8, "logging.plot": False}
 
@@ -21,7 +19,7 @@ SAMPLED = {"training.softmax": "sampled", "training.n_negative_samples": 8, "log
 def run(tmp_path, name, **settings):
     overrides = {**write_tiny_corpus(tmp_path / "corpus"), **SAMPLED, "training.max_steps": 6, **settings}
     out = tmp_path / name
-    return train(load_config(TINY, overrides), out, show_progress=False), MetricsLog(out / LOG_FILE)
+    return train(load_config(PRETRAIN_TINY_CONFIG, overrides), out, show_progress=False), MetricsLog(out / LOG_FILE)
 
 
 @pytest.mark.slow

@@ -15,8 +15,9 @@ import pytest
 
 from spacy_elmo.pretrain.checkpoint import CHECKPOINT_FILE, MetricsLog, load_checkpoint
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURE = ROOT / "tests" / "fixtures" / "elmo-bilm-tf" / "train"
+from .paths import REPO
+
+FIXTURE = REPO / "tests" / "fixtures" / "elmo-bilm-tf" / "train"
 # The first run is long enough that it is always killed mid-way; the resumed one ends soon after.
 FIRST_RUN_STEPS = 100_000
 MORE_STEPS = 8
@@ -45,7 +46,7 @@ def launcher(out: Path, port: int, run_id: str, *extra: str) -> List[str]:
         "-m",
         "spacy_elmo",
         "pretrain",
-        str(ROOT / "configs" / "pretrain_tiny.cfg"),
+        str(REPO / "configs" / "pretrain_tiny.cfg"),
         "--output",
         str(out),
         "--no-progress",

@@ -28,17 +28,15 @@ from spacy_elmo.util import io
 from spacy_elmo.util.io import OutputFileError
 
 from .full_disk import FullDiskFile
-from .paths import BILM_TF_DIR
+from .paths import PRETRAIN_TINY_CONFIG
+from .pretraining import TINY_RUN_PATHS, tiny_pretrain_config
 
-ROOT = Path(__file__).parent.parent
-TINY = ROOT / "configs" / "pretrain_tiny.cfg"
-DATA = BILM_TF_DIR / "train" / "data.txt"
-VOCAB = BILM_TF_DIR / "train" / "vocab.txt"
-PATHS = {"paths.train": str(DATA), "paths.vocab": str(VOCAB), "paths.dev": None, "logging.plot": False}
+PATHS = {**TINY_RUN_PATHS, "paths.dev": None}
 
 
 def tiny(**overrides):
-    return load_config(TINY, {**PATHS, **{k.replace("__", "."): v for k, v in overrides.items()}})
+    """The tiny run without held-out text."""
+    return tiny_pretrain_config(**{"paths.dev": None, **overrides})
 
 
 def files(folder: Path):
@@ -50,12 +48,12 @@ def files(folder: Path):
 def test_non_finite_float_settings_are_refused(key, value, tmp_path):
     overrides = {**PATHS, **parse_overrides([f"--training.{key}", value])}
     with pytest.raises(ConfigError, match=f"\\[training\\] {key}"):
-        train(load_config(TINY, overrides), tmp_path / "run", show_progress=False)
+        train(load_config(PRETRAIN_TINY_CONFIG, overrides), tmp_path / "run", show_progress=False)
     assert not (tmp_path / "run").exists()
 
 
 def test_non_finite_values_in_a_config_file_are_refused(tmp_path):
-    text = TINY.read_text().replace("clip_norm = 10.0", "clip_norm = NaN")
+    text = PRETRAIN_TINY_CONFIG.read_text().replace("clip_norm = 10.0", "clip_norm = NaN")
     with pytest.raises(ConfigError, match="clip_norm"):
         load_config(text, PATHS, from_string=True)
 
@@ -135,7 +133,16 @@ def test_a_short_run_says_what_ends_it_and_prints_no_library_warning(tmp_path, c
 @pytest.mark.slow
 def test_a_second_run_in_a_live_runs_directory_is_refused(tmp_path):
     out = tmp_path / "run"
-    command = [sys.executable, "-m", "spacy_elmo", "pretrain", str(TINY), "--output", str(out), "--no-progress"]
+    command = [
+        sys.executable,
+        "-m",
+        "spacy_elmo",
+        "pretrain",
+        str(PRETRAIN_TINY_CONFIG),
+        "--output",
+        str(out),
+        "--no-progress",
+    ]
     for key, value in PATHS.items():
         command += [f"--{key}", "null" if value is None else str(value).lower()]
     first = subprocess.Popen(

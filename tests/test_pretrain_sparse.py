@@ -1,7 +1,5 @@
 """Sparse softmax updates: the rows of a step's targets and negatives only, the same training as dense."""
 
-from pathlib import Path
-
 import pytest
 import torch
 
@@ -9,10 +7,10 @@ from spacy_elmo.pretrain import ConfigError, load_config, train
 from spacy_elmo.pretrain.checkpoint import CHECKPOINT_FILE, MetricsLog, load_checkpoint
 from spacy_elmo.pretrain.steps import clip_gradients
 
-ROOT = Path(__file__).resolve().parent.parent
-TINY = ROOT / "configs" / "pretrain_tiny.cfg"
-DATA = ROOT / "tests" / "fixtures" / "elmo-bilm-tf" / "train" / "data.txt"
-VOCAB = ROOT / "tests" / "fixtures" / "elmo-bilm-tf" / "train" / "vocab.txt"
+from .paths import PRETRAIN_TINY_CONFIG, REPO
+
+DATA = REPO / "tests" / "fixtures" / "elmo-bilm-tf" / "train" / "data.txt"
+VOCAB = REPO / "tests" / "fixtures" / "elmo-bilm-tf" / "train" / "vocab.txt"
 # Dense and sparse Adagrad apply the same update to the same rows; only the order of float additions
 # (the coalesced duplicate targets) differs.
 TOLERANCE = 1e-5
@@ -31,7 +29,7 @@ def config(**overrides):
         "logging.checkpoint_every": 100,
     }
     base.update(overrides)
-    return load_config(TINY, base)
+    return load_config(PRETRAIN_TINY_CONFIG, base)
 
 
 def test_sparse_and_dense_softmax_train_the_same_model(tmp_path):

@@ -11,6 +11,8 @@ from spacy.tokens import Doc
 
 from spacy_elmo import restore_vectors
 
+from .pipelines import elmo_config
+
 WORD_CHARS = st.characters(blacklist_categories=("Cs", "Zs", "Zl", "Zp", "Cc"), blacklist_characters="\x00")
 WORDS = st.one_of(
     st.text(WORD_CHARS, min_size=1, max_size=12),
@@ -31,7 +33,7 @@ PROPERTY_SETTINGS = settings(
 @pytest.fixture(scope="module")
 def nlp():
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v2", "name": "fixture-tiny"}})
+    nlp.add_pipe("elmo", config=elmo_config())
     return nlp
 
 

@@ -15,13 +15,15 @@ from spacy_elmo import load_bilm
 from spacy_elmo.embed import dump_on_ray, write_layers
 from spacy_elmo.embed.manifest import DONE, expand_inputs, model_files, model_identity, read_manifest, shard_names
 from spacy_elmo.errors import ElmoError
-from spacy_elmo.models import MODELS_DIR, command_line_reference
+from spacy_elmo.models import reference_to, resolve
 
 from .cli import assert_clear_error, run_cli
+from .paths import TINY_MODEL
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed: pip install -e '.[ray]'")
 
 MODEL = "fixture-tiny"
+
 WORDS = "the river bank was muddy after rain and a boat drifted past old mills".split()
 
 
@@ -64,7 +66,7 @@ def cluster():
 def test_bad_inputs_are_clear_errors_before_any_worker_starts(tmp_path):
     corpus = tmp_path / "corpus"
     write_corpus(corpus, n_files=1, n_lines=3)
-    reference = command_line_reference(MODEL)
+    reference = resolve(reference_to(MODEL))
     with pytest.raises(ElmoError, match="no input file matches"):
         dump_on_ray(str(tmp_path / "none" / "*.txt"), tmp_path / "out", reference)
     with pytest.raises(ElmoError, match="does not exist"):
@@ -79,7 +81,7 @@ def test_bad_inputs_are_clear_errors_before_any_worker_starts(tmp_path):
     with pytest.raises(ElmoError, match="would both be written to part0.hdf5"):
         shard_names(expand_inputs(str(corpus / "part0.*")))
     with pytest.raises(ElmoError, match="no-such-model"):
-        dump_on_ray(corpus / "part0.txt", tmp_path / "out", command_line_reference("no-such-model"))
+        dump_on_ray(corpus / "part0.txt", tmp_path / "out", resolve(reference_to("no-such-model")))
     assert not (tmp_path / "out").exists()
 
 
@@ -118,7 +120,7 @@ def test_the_cli_on_a_local_cluster_writes_what_dump_writes_per_file(tmp_path, m
     write_layers(load_bilm(MODEL), inputs[1], tmp_path / "single.hdf5", batch_size=8)  # what `dump` runs
     assert (tmp_path / "single.hdf5").read_bytes() == (out / "part1.hdf5").read_bytes()  # byte for byte
     manifest = read_manifest(out)
-    digest = model_identity(model_files(command_line_reference(MODEL)))
+    digest = model_identity(model_files(resolve(reference_to(MODEL))))
     assert manifest.settings == {"model": {"name": MODEL}, "model_sha256": digest, "stateful": False}
     assert [(s.input, s.size, s.sentences) for s in manifest.shards] == [
         (str(p), p.stat().st_size, 100) for p in inputs
@@ -129,14 +131,14 @@ def test_the_cli_on_a_local_cluster_writes_what_dump_writes_per_file(tmp_path, m
 def test_two_workers_match_the_single_dump_and_a_rerun_redoes_only_a_missing_shard(cluster, tmp_path):
     inputs = write_corpus(tmp_path / "corpus", n_files=4, n_lines=80)
     out = tmp_path / "out"
-    first = dump_on_ray(str(tmp_path / "corpus" / "*.txt"), out, command_line_reference(MODEL), workers=2, batch_size=8)
+    first = dump_on_ray(str(tmp_path / "corpus" / "*.txt"), out, resolve(reference_to(MODEL)), workers=2, batch_size=8)
     assert [s.status for s in first.shards] == [DONE] * 4
     assert_same_as_single_dump(inputs, out, tmp_path)
     mtimes = {p.name: p.stat().st_mtime_ns for p in out.glob("*.hdf5")}
     (out / "part2.hdf5").unlink()
     redone = []
     dump_on_ray(
-        str(tmp_path / "corpus" / "*.txt"), out, command_line_reference(MODEL), workers=2, on_shard=redone.append
+        str(tmp_path / "corpus" / "*.txt"), out, resolve(reference_to(MODEL)), workers=2, on_shard=redone.append
     )
     assert [s.output for s in redone] == ["part2.hdf5"]
     assert {p.name: p.stat().st_mtime_ns for p in out.glob("*.hdf5") if p.name != "part2.hdf5"} == {
@@ -150,8 +152,8 @@ def test_a_rerun_with_other_weights_at_the_same_path_redoes_every_shard(cluster,
     model = tmp_path / "model"
     model.mkdir()
     for name in ("options.json", "weights.hdf5"):
-        (model / name).write_bytes((MODELS_DIR / MODEL / name).read_bytes())
-    reference = command_line_reference(MODEL, model / "options.json", model / "weights.hdf5")
+        (model / name).write_bytes((TINY_MODEL / name).read_bytes())
+    reference = resolve(reference_to(model / "options.json", model / "weights.hdf5"))
     pattern, out = str(tmp_path / "corpus" / "*.txt"), tmp_path / "out"
     write_corpus(tmp_path / "corpus", n_files=1, n_lines=12)
     dump_on_ray(pattern, out, reference, workers=1, batch_size=4)
@@ -175,7 +177,7 @@ def test_a_worker_killed_mid_shard_is_retried_and_leaves_no_partial_file(cluster
 
     def run():
         try:
-            dump_on_ray(str(tmp_path / "corpus" / "*.txt"), out, command_line_reference(MODEL), workers=2, batch_size=2)
+            dump_on_ray(str(tmp_path / "corpus" / "*.txt"), out, resolve(reference_to(MODEL)), workers=2, batch_size=2)
         except Exception as err:  # reported by the main thread
             errors.append(err)
 

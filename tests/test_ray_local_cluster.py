@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from spacy_elmo.embed import dump_on_ray
-from spacy_elmo.models import command_line_reference
+from spacy_elmo.models import reference_to, resolve
 
 from .test_ray_dump import MODEL, assert_same_as_single_dump, write_corpus
 
@@ -36,6 +36,6 @@ def test_a_recorded_local_cluster_that_is_gone_does_not_stop_a_dump(tmp_path, ra
     (ray_temp / "ray").mkdir()
     (ray_temp / "ray" / "ray_current_cluster").write_text(f"127.0.0.1:{port}")
     inputs = write_corpus(tmp_path / "corpus", n_files=1, n_lines=8)
-    dump_on_ray(str(tmp_path / "corpus" / "*.txt"), tmp_path / "out", command_line_reference(MODEL), workers=1)
+    dump_on_ray(str(tmp_path / "corpus" / "*.txt"), tmp_path / "out", resolve(reference_to(MODEL)), workers=1)
     assert not ray.is_initialized(), "the dump's own cluster is shut down"
     assert_same_as_single_dump(inputs, tmp_path / "out", tmp_path)

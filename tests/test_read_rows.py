@@ -9,6 +9,8 @@ from spacy_elmo.pipeline.layers import build_bilm_v2, build_scalar_mix_v2
 from spacy_elmo.pipeline.layers.pooling import pooling_layer
 from spacy_elmo.pipeline.layers.read_rows import ROW_WISE, apply_to_read_rows, mix_read_rows
 
+from .pipelines import elmo_config
+
 TEXTS = ["Alice  went to\nthe bank .", "Bob  sat .", "  "]
 
 
@@ -80,7 +82,7 @@ def test_the_component_pools_the_read_rows_with_any_layer():
     nlp.add_pipe(
         "elmo",
         config={
-            "model": {"@architectures": "spacy-elmo.BiLM.v2", "name": "fixture-tiny"},
+            **elmo_config(),
             "pooling": {"@layers": "spacy-elmo.ScalarMix.v2", "layer_norm": True, "trainable": False},
             "store_layers": True,
         },

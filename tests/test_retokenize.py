@@ -10,6 +10,8 @@ from spacy.tokens import Doc, Span
 from spacy_elmo import restore_vectors
 from spacy_elmo.pipeline.doc_data import MisalignedDataError
 
+from .pipelines import elmo_config
+
 WORDS = ["I", "will", "withdraw", "money", "in", "New", "York", "City", "tomorrow", "."]
 CITY = slice(5, 8)
 
@@ -17,7 +19,7 @@ CITY = slice(5, 8)
 @pytest.fixture(scope="module")
 def nlp():
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v2", "name": "fixture-tiny"}})
+    nlp.add_pipe("elmo", config=elmo_config())
     return nlp
 
 

@@ -11,8 +11,10 @@ from thinc.api import Model
 from spacy_elmo.errors import InputFileError
 from spacy_elmo.models import bundled_model_paths
 
+from .pipelines import elmo_config
+
 TEXT = "The bank raised its rates ."
-TINY = {"model": {"@architectures": "spacy-elmo.BiLM.v2", "name": "fixture-tiny"}}
+TINY = elmo_config()
 
 
 def test_a_write_cut_short_keeps_the_saved_model(tmp_path, monkeypatch):
@@ -46,8 +48,8 @@ def movable_weights(tmp_path):
 
 def _pipeline_on(source):
     nlp = spacy.blank("en")
-    config = {"options": str(source / "options.json"), "weights": str(source / "weights.hdf5")}
-    nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v2", **config}})
+    config = elmo_config(options=str(source / "options.json"), weights=str(source / "weights.hdf5"))
+    nlp.add_pipe("elmo", config=config)
     return nlp
 
 

@@ -14,6 +14,8 @@ from spacy_elmo.nn.token_cache import TokenEmbeddingCache
 from spacy_elmo.pipeline.layers.cache import ActivationCache
 from spacy_elmo.pipeline.layers.thinc_bilm import get_bilm
 
+from .pipelines import elmo_config
+
 N_THREADS = 4
 
 
@@ -90,7 +92,7 @@ def _texts(n_types, capacity, new=20, old=10):
 
 def _pipeline(capacity):
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v2", "name": "fixture-tiny"}})
+    nlp.add_pipe("elmo", config=elmo_config())
     nlp.initialize()
     bilm = get_bilm(nlp.get_pipe("elmo").model)
     bilm.token_cache = TokenEmbeddingCache(capacity)

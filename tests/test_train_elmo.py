@@ -1,7 +1,5 @@
 """End to end: `python -m spacy train` on the shipped configs, on a tiny corpus written here."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 import spacy
@@ -11,8 +9,9 @@ from spacy_elmo import load_bilm
 from spacy_elmo.pipeline.layers import get_bilm
 
 from .cli import run_cli
+from .paths import CONFIGS
 
-CONFIG = Path(__file__).parent.parent / "configs" / "tagger_ner_elmo.cfg"
+CONFIG = CONFIGS / "tagger_ner_elmo.cfg"
 SENTENCES = [
     (
         "Alice went to the bank in Paris .",

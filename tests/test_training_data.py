@@ -7,7 +7,7 @@ from spacy.training import Example
 
 from spacy_elmo.pipeline.training_data import MissingAnnotationError, check_annotations, training_corpus
 
-from .pipelines import TAGGER_ON_ELMO, tiny_tagger_pipeline
+from .pipelines import TAGGER_ON_ELMO, elmo_config, tiny_tagger_pipeline
 
 WORDS = ["Alice", "went", "to", "Paris", "."]
 
@@ -29,7 +29,7 @@ def test_a_tagger_without_tags_stops_in_initialize():
 
 def test_an_ner_without_entities_stops_and_heads_not_listening_are_not_checked():
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v2", "name": "fixture-tiny"}})
+    nlp.add_pipe("elmo", config=elmo_config())
     nlp.add_pipe("ner", config={"model": {"@architectures": "spacy.TransitionBasedParser.v2", **_ner_model()}})
     nlp.add_pipe("tagger", name="plain_tagger")  # its own tok2vec: not the elmo component's business
     no_entities = examples(nlp, tags=["NNP", "VBD", "TO", "NNP", "."])
@@ -42,7 +42,7 @@ def test_an_ner_without_entities_stops_and_heads_not_listening_are_not_checked()
 def test_no_gold_annotation_at_all_is_no_corpus_to_check():
     """`nlp.initialize()` without examples gets spaCy's placeholder example; labels come from add_label."""
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v2", "name": "fixture-tiny"}})
+    nlp.add_pipe("elmo", config=elmo_config())
     nlp.add_pipe("ner", config={"model": {"@architectures": "spacy.TransitionBasedParser.v2", **_ner_model()}})
     nlp.get_pipe("ner").add_label("PER")
     nlp.initialize()

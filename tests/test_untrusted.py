@@ -8,7 +8,9 @@ import spacy
 
 from spacy_elmo.pipeline.layers.bilm_holder import BiLMHolder, UntrustedPickleError
 
-ELMO = {"model": {"@architectures": "spacy-elmo.BiLM.v2", "name": "fixture-tiny"}}
+from .pipelines import elmo_config
+
+ELMO = elmo_config()
 
 
 class _RunsCode:

@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 import tarfile
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,7 +27,7 @@ from benchmarks.wsd.scripts.wsd import (
     scores_by_set,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+from .paths import REPO, TINY_MODEL
 
 RAGANATO_XML = """<?xml version="1.0" encoding="UTF-8" ?>
 <corpus lang="en" source="made-up">
@@ -243,12 +242,12 @@ def test_benchmark_runs_end_to_end_on_made_up_data(tmp_path):
         noun_data += b"00000000 18 n 01 bank 0 000 | " + text + b"; example\n"
     (data / "wordnet-sense-index_3.0-37_all.deb").write_bytes(_deb({"usr/share/wordnet/index.sense": index.encode()}))
     (data / "wordnet-base_3.0-37_all.deb").write_bytes(_deb({"usr/share/wordnet/data.noun": noun_data}))
-    tiny = ROOT / "spacy_elmo" / "models" / "fixture-tiny"
+    tiny = TINY_MODEL
     out = tmp_path / "out"
     subprocess.run(
         [sys.executable, "scripts/evaluate.py", str(out / "r.json"), str(out / "r.md"), f"--data={data}"]
         + [f"--options={tiny / 'options.json'}", f"--weights={tiny / 'weights.hdf5'}"],
-        cwd=ROOT / "benchmarks" / "wsd",
+        cwd=REPO / "benchmarks" / "wsd",
         check=True,
         env={**os.environ, "OMP_NUM_THREADS": "1"},
     )

@@ -1,5 +1,6 @@
 """The typer application every command registers itself on, in a module of its own so that the commands
-import it without importing the package that imports them (as spaCy keeps its `app` in `cli/_util.py`)."""
+import it without importing the package that imports them (as spaCy keeps its `app` in its CLI's `_util`
+module)."""
 
 import typer
 

@@ -1,15 +1,14 @@
 """`download NAME`: fetch a catalogue model into the cache (the only command that downloads)."""
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from ..hub import downloaded_model_dir
-from ..hub.catalogue import Catalogue, load_catalogue
-from ..hub.download import download_model
-from ..hub.record import alterations
 from .app import app
+
+if TYPE_CHECKING:
+    from ..hub.catalogue import Catalogue
 
 
 @app.command("download")
@@ -30,6 +29,9 @@ def download_command(
     ),
 ) -> None:
     """Download, verify and unpack a published model; interrupted downloads resume on the next run."""
+    from ..hub.catalogue import load_catalogue
+    from ..hub.download import download_model
+
     catalogue = load_catalogue(catalogue_path)
     if verify:
         _verify(name, cache, catalogue)
@@ -38,8 +40,12 @@ def download_command(
     typer.echo(f"{name} is in {path}")
 
 
-def _verify(name: str, cache: Optional[Path], catalogue: Catalogue) -> None:
+def _verify(name: str, cache: Optional[Path], catalogue: "Catalogue") -> None:
     """Exit 0 when every file of the cached model has the sha256 recorded at download, else list them."""
+    from ..hub import downloaded_model_dir
+    from ..hub.cache import redownload_command
+    from ..hub.record import alterations
+
     path = downloaded_model_dir(name, cache, catalogue=catalogue)
     changes = alterations(path)
     if not changes:
@@ -48,5 +54,5 @@ def _verify(name: str, cache: Optional[Path], catalogue: Catalogue) -> None:
     typer.echo(f"{name} in {path} was altered since it was downloaded:")
     for line in changes:
         typer.echo(f"  {line}")
-    typer.echo(f"Replace it with:  python -m spacy_elmo download --force {name} --cache-dir {path.parent}")
+    typer.echo(f"Replace it with:  {redownload_command(path)}")
     raise typer.Exit(1)

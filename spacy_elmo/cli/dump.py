@@ -7,10 +7,8 @@ from typing import Optional
 import typer
 from tqdm import tqdm
 
-from ..embed import check_has_tokens, dump_on_ray, write_layers
 from ..errors import ElmoError
-from ..models import DEFAULT_MODEL, command_line_reference, load_reference
-from ..util.io import count_lines
+from ..models.bundled import DEFAULT_MODEL
 from .app import app
 
 ENGINES = ("local", "ray")
@@ -59,7 +57,13 @@ def dump_command(
     ),
 ) -> None:
     """Write one dataset per input line, key = the line index, shape [L+1, n_tokens, 2P] (float32)."""
-    reference = command_line_reference(model, options, weights)
+    from ..embed import check_has_tokens, dump_on_ray, write_layers
+    from ..models import reference_to, resolve
+    from ..util.io import count_lines
+
+    if (options is None) != (weights is None):
+        raise ElmoError("give both --options and --weights, or neither (and a model name or directory)")
+    resolved = resolve(reference_to(model) if options is None else reference_to(options, weights))
     if engine == "ray":
         if output_path.exists() and not output_path.is_dir():
             raise ElmoError(f"{output_path} is a file; with --engine ray give the folder to write the shards to")
@@ -67,7 +71,7 @@ def dump_command(
             manifest = dump_on_ray(
                 input_path,
                 output_path,
-                reference,
+                resolved,
                 address=address,
                 workers=workers,
                 gpus_per_worker=gpus_per_worker,
@@ -89,7 +93,7 @@ def dump_command(
         raise ElmoError(f"{output_path} exists; pass --overwrite to replace it, or choose another output file")
     check_has_tokens(input_path)
     n_lines = count_lines(input_path)
-    bilm = load_reference(reference)
+    bilm = resolved.load()
     with tqdm(total=n_lines, unit="sent", desc="dump", disable=not progress) as bar:
         written = write_layers(bilm, input_path, output_path, batch_size, stateful, on_block=bar.update)
     typer.echo(f"wrote {written.sentences} sentences to {output_path}")

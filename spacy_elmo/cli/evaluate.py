@@ -4,15 +4,10 @@ import json
 from pathlib import Path
 from typing import List
 
-import torch
 import typer
 from wasabi import msg
 
 from ..errors import ElmoError
-from ..models import bundled_models, resolve_model
-from ..pretrain.corpus import expand_paths
-from ..pretrain.export import load_language_model
-from ..pretrain.perplexity import perplexity
 from .app import app
 
 
@@ -38,12 +33,20 @@ def evaluate_command(
     ),
 ) -> None:
     """Forward, backward and average perplexity (full softmax, states carried, as the original reports)."""
-    if str(model_dir) in bundled_models() and not model_dir.exists():
+    import torch
+
+    from ..models import reference_to, resolve
+    from ..pretrain.corpus import expand_paths
+    from ..pretrain.export import load_language_model
+    from ..pretrain.perplexity import perplexity
+
+    resolved = resolve(reference_to(model_dir))
+    if resolved.origin == "bundled":
         raise ElmoError(
             f"the bundled model {str(model_dir)!r} ships no softmax.hdf5 in the package; its softmax and vocab.txt "
             f"are in a source checkout's models/{model_dir}/: give that directory (evaluate models/{model_dir} ...)"
         )
-    model_dir = resolve_model(model_dir)
+    model_dir = resolved.model_path()
     paths = expand_paths(heldout)
     model, vocab = load_language_model(model_dir)
     model.to(torch.device("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device)

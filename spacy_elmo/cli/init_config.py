@@ -6,8 +6,6 @@ import typer
 from wasabi import msg
 
 from ..errors import ElmoError
-from ..pretrain.presets import preset_config, preset_names
-from ..util.io import atomic_output
 from .app import app
 
 
@@ -18,6 +16,9 @@ def init_config_command(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists."),
 ) -> None:
     """Write the pretraining config of PRESET (the same as configs/pretrain_PRESET.cfg)."""
+    from ..pretrain.presets import preset_config, preset_names
+    from ..util.io import atomic_output
+
     if preset not in preset_names():
         raise ElmoError(f"unknown preset {preset!r}; choose one of {', '.join(preset_names())}")
     if output.exists() and not overwrite:

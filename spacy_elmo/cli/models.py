@@ -1,14 +1,15 @@
 """`models`: the catalogue of published ELMo models, and which of them are in the cache."""
 
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 from wasabi import table
 
-from ..hub.cache import cache_dir, is_downloaded
-from ..hub.catalogue import Catalogue, ModelEntry, load_catalogue
 from .app import app
+
+if TYPE_CHECKING:
+    from ..hub.catalogue import Catalogue, ModelEntry
 
 
 @app.command("models")
@@ -25,6 +26,9 @@ def models_command(
 ) -> None:
     """List the published models: name, language, format, size (layers x LSTM / projection), downloaded, and
     the publisher's page each comes from."""
+    from ..hub.cache import cache_dir, is_downloaded
+    from ..hub.catalogue import load_catalogue
+
     catalogue = load_catalogue(catalogue_path)
     entries = catalogue.in_language(language) if language else catalogue.models
     root = cache_dir(cache)
@@ -49,7 +53,7 @@ def models_command(
     typer.echo(f"{len(rows)} models; cache: {root}. Fetch one with: python -m spacy_elmo download NAME")
 
 
-def _sources(entries: List[ModelEntry]) -> List[str]:
+def _sources(entries: List["ModelEntry"]) -> List[str]:
     """A line per file with mirrors (its URLs, in the order `download` tries them) and per file that is
     fetched by hand (its page)."""
     lines = []
@@ -62,5 +66,5 @@ def _sources(entries: List[ModelEntry]) -> List[str]:
     return lines
 
 
-def _languages(catalogue: Catalogue) -> List[str]:
+def _languages(catalogue: "Catalogue") -> List[str]:
     return sorted({e.language for e in catalogue.models})

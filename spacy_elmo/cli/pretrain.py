@@ -7,8 +7,6 @@ from pathlib import Path
 import typer
 from wasabi import msg
 
-from ..pretrain.config import load_config, parse_overrides
-from ..pretrain.trainer import train
 from .app import app
 
 
@@ -29,6 +27,9 @@ def pretrain_command(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
 ) -> None:
     """Train a biLM. Override any config value like `spacy train`: --training.batch_size 64."""
+    from ..pretrain.config import load_config, parse_overrides
+    from ..pretrain.trainer import train
+
     main = os.environ.get("RANK", "0") == "0"
     logging.basicConfig(level=logging.INFO if main else logging.WARNING, format="%(message)s")
     config = load_config(config_path, parse_overrides(ctx.args))

@@ -20,8 +20,6 @@ from tqdm import tqdm
 from wasabi import msg
 
 from ..errors import ElmoError
-from ..pretrain.corpus import expand_paths
-from ..util.io import atomic_output, text_lines
 from .app import app
 
 TRAIN_DIR = "train"
@@ -30,6 +28,8 @@ TEST_FILE = "test.txt"
 
 
 def _lines(path: Path) -> Iterator[str]:
+    from ..util.io import text_lines
+
     for line in text_lines(path, "input"):
         line = line.strip()
         if line:
@@ -82,6 +82,9 @@ def tokenize_command(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace output files that exist."),
 ) -> None:
     """Write each input's lines with spaCy's tokens joined by single spaces, whitespace tokens left out."""
+    from ..pretrain.corpus import expand_paths
+    from ..util.io import atomic_output
+
     paths = expand_paths(inputs)
     targets = output_files(paths, output_dir, holdout=holdout_every is not None)
     existing = [str(t) for t in targets.values() if t.exists()]
@@ -90,7 +93,7 @@ def tokenize_command(
         raise ElmoError(
             f"{existing[0]}{more} exist(s); pass --overwrite to replace them, or choose another --output-dir"
         )
-    import spacy  # here, so that the other commands run where spaCy is not installed
+    import spacy
 
     tokenizer: Any = spacy.blank(lang).tokenizer
     n_tokens = n_lines = n_heldout = 0

@@ -7,8 +7,6 @@ import typer
 from tqdm import tqdm
 from wasabi import msg
 
-from ..pretrain.corpus import expand_paths
-from ..pretrain.vocab import build_vocabulary, count_tokens
 from .app import app
 
 
@@ -24,6 +22,9 @@ def vocab_command(
     ),
 ) -> None:
     """Write `<S>`, `</S>`, `<UNK>`, then the tokens by descending frequency, one per line."""
+    from ..pretrain.corpus import expand_paths
+    from ..pretrain.vocab import build_vocabulary, count_tokens
+
     paths = expand_paths(corpus)
     counts = count_tokens(tqdm(paths, unit="file", desc="counting", disable=len(paths) < 2))
     vocab = build_vocabulary(counts, min_count=min_count, max_size=max_size)

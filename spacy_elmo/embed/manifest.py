@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 from ..errors import ElmoError, InputFileError
 from ..formats import is_model_path, model_layout
-from ..models import DEFAULT_MODEL, ModelReference, named_model_dir
+from ..models import ResolvedModel
 from ..util.io import atomic_output, check_input_file, file_sha256, read_text
 
 MANIFEST_NAME = "manifest.json"
@@ -118,14 +118,14 @@ def is_complete(shard: Shard, previous: Optional[Manifest], settings: Dict[str, 
     return False
 
 
-def model_files(reference: ModelReference) -> Dict[str, Path]:
-    """The files the referenced model's weights and sizes are read from, by their role in its format
+def model_files(model: ResolvedModel) -> Dict[str, Path]:
+    """The files the resolved model's weights and sizes are read from, by their role in its format
     (`options`, `weights`, ...; an archive is one file), so the same files given as a pair or as their
     directory are the same model."""
-    if reference.options is not None and reference.weights is not None:
-        return {"options": Path(reference.options), "weights": Path(reference.weights)}
-    model = reference.path or reference.options
-    path = Path(model) if model is not None else named_model_dir(reference.name or DEFAULT_MODEL)
+    if model.path is None:
+        assert model.options is not None
+        return {"options": model.options, **({} if model.weights is None else {"weights": model.weights})}
+    path = model.path
     if not is_model_path(path) or not path.is_dir():
         return {"archive": path}
     layout = model_layout(path)

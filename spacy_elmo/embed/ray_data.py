@@ -16,8 +16,8 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
-from ..models import DEFAULT_MODEL, command_line_reference, load_reference
-from ..pipeline.layers.pooling import PoolingWeights, check_pooling, pooling_weights
+from ..models import DEFAULT_MODEL, reference_to, resolve
+from ..nn.pooling_weights import PoolingWeights, check_pooling, pooling_weights
 
 
 class ElmoEmbedder:
@@ -41,7 +41,7 @@ class ElmoEmbedder:
 
         if pooling is not None:
             check_pooling(pooling)
-        self.bilm = load_reference(command_line_reference(model))
+        self.bilm = resolve(reference_to(model)).load()
         self.bilm.to(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         n_layers = self.bilm.options.n_output_layers
         self.weights = None if pooling is None else pooling_weights(pooling, n_layers)

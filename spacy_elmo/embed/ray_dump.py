@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Union
 
 from .. import __version__
 from ..errors import ElmoError
-from ..models import ModelReference, load_reference
+from ..models import ModelReference, ResolvedModel, resolve
 from ..nn.kernels import KERNEL_VARIABLE
 from ..util.io import file_sha256
 from .errors import RayMissingError
@@ -63,8 +63,10 @@ class ShardWriter:
     """A worker: the biLM, loaded once, and the files it is given turned into shards."""
 
     def __init__(self, reference: ModelReference, batch_size: int, stateful: bool, device: Optional[str]) -> None:
-        self.identity = model_identity(model_files(reference))
-        self.bilm = load_reference(reference)
+        # Resolved again here: a bundled model or the cache may sit at another path on this node.
+        model = resolve(reference)
+        self.identity = model_identity(model_files(model))
+        self.bilm = model.load()
         if device is not None:
             self.bilm.to(device)
         self.batch_size = batch_size
@@ -88,7 +90,7 @@ class ShardWriter:
 def dump_on_ray(
     inputs: Union[str, Path],
     out_dir: Union[str, Path],
-    reference: ModelReference,
+    model: ResolvedModel,
     address: Optional[str] = None,
     workers: Optional[int] = None,
     gpus_per_worker: float = 0.0,
@@ -106,7 +108,9 @@ def dump_on_ray(
     this machine; neither: a local cluster of this run's own, of `workers` CPUs, shut down at the end, even
     where another runs on the machine; an already connected `ray` is used as it is). `on_shard` is called as
     each shard ends. A shard that fails (bad bytes in its file, a worker that died `MAX_RESTARTS` times)
-    is marked `failed` in the manifest and the others go on; then an ElmoError lists the failures.
+    is marked `failed` in the manifest and the others go on; then an ElmoError lists the failures. `model`
+    is resolved by the caller, so a model that is not there fails before a worker starts; each worker
+    resolves its reference again, on its own node.
     """
     out_dir = Path(out_dir)
     paths = expand_inputs(inputs)
@@ -120,8 +124,8 @@ def dump_on_ray(
         raise ElmoError(f"--workers must be at least 1, got {workers}")
     if gpus_per_worker < 0:
         raise ElmoError(f"--gpus-per-worker must be 0 or more, got {gpus_per_worker}")
-    identity = model_identity(model_files(reference))
-    settings: Dict[str, Any] = {"model": reference.describe(), "model_sha256": identity, "stateful": stateful}
+    identity = model_identity(model_files(model))
+    settings: Dict[str, Any] = {"model": model.reference.describe(), "model_sha256": identity, "stateful": stateful}
     previous = None if overwrite else read_manifest(out_dir)
     shards = []
     for path, name in zip(paths, names):
@@ -135,7 +139,7 @@ def dump_on_ray(
     todo = [shard for shard in shards if shard.status != DONE]
     if todo:
         cluster = _Cluster(address, workers, gpus_per_worker)
-        _run(todo, manifest, out_dir, _Job(reference, identity, batch_size, stateful), cluster, on_shard)
+        _run(todo, manifest, out_dir, _Job(model.reference, identity, batch_size, stateful), cluster, on_shard)
     failed = [shard for shard in shards if shard.status == FAILED]
     if failed:
         reasons = "; ".join(f"{shard.input}: {shard.error}" for shard in failed)

@@ -31,18 +31,6 @@ from .nlpl import NLPL
 from .tfhub import TFHUB
 
 PathLike = Union[str, Path]
-DOWNLOAD_RECORD = "spacy_elmo_download.json"  # what `download` (spacy_elmo.hub) writes into each model it installs
-
-
-def _redownload_hint(directory: Path) -> str:
-    """For a model `download` installed: the command that replaces a damaged copy."""
-    if not (directory / DOWNLOAD_RECORD).is_file():
-        return ""
-    return (
-        f"; the model was installed by `download`: replace it with  python -m spacy_elmo download --force "
-        f"{directory.name} --cache-dir {directory.parent}"
-    )
-
 
 FORMATS: Tuple[ModelFormat, ...] = (
     MANYLANGS,
@@ -81,13 +69,7 @@ def _opened(path: PathLike, small_files_only: bool = False) -> Iterator[Tuple[Pa
     (its JSON files and checkpoint indexes only, with `small_files_only`)."""
     path = Path(path)
     if path.is_dir():
-        try:
-            yield path, detect_layout(_files_under(path), str(path), FORMATS)
-        except InputFileError as err:
-            hint = _redownload_hint(path)
-            if not hint:
-                raise
-            raise type(err)(f"{err}{hint}") from None
+        yield path, detect_layout(_files_under(path), str(path), FORMATS)
         return
     if not path.exists():
         raise InputFileError(f"model {path} does not exist; give a model directory, a zip archive or an options.json")

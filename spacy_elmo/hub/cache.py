@@ -19,13 +19,12 @@ from typing import Optional, Union
 
 import platformdirs
 
-from ..formats import DOWNLOAD_RECORD
 from ..formats.archive import unsafe_name_reason
 from .errors import DownloadError
 
 CACHE_ENV = "SPACY_ELMO_CACHE"
 MIRROR_ENV = "SPACY_ELMO_MIRROR"
-RECORD_NAME = DOWNLOAD_RECORD
+RECORD_NAME = "spacy_elmo_download.json"  # what `download` writes into each model it installs, last
 RESERVED_NAMES = ("downloads",)  # the cache's own folders: a model of that name would replace them
 
 
@@ -71,6 +70,19 @@ def lock_path(name: str, cache: Path) -> Path:
 def is_downloaded(name: str, cache: Path) -> bool:
     """A model counts as downloaded once its record exists: the record is written last, before the rename."""
     return (model_dir(name, cache) / RECORD_NAME).is_file()
+
+
+def redownload_command(directory: Path) -> str:
+    """The command that replaces the model `download` installed in `directory` (altered or damaged)."""
+    return f"python -m spacy_elmo download --force {directory.name} --cache-dir {directory.parent}"
+
+
+def redownload_hint(directory: Path) -> str:
+    """What to append to an error about the model in `directory`: how to replace it, when `download`
+    installed it ('' for any other folder, which the user made and must mend)."""
+    if not (directory / RECORD_NAME).is_file():
+        return ""
+    return f"; the model was installed by `download`: replace it with  {redownload_command(directory)}"
 
 
 def mirror_base(override: Optional[str] = None) -> Optional[str]:

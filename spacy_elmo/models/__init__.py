@@ -1,32 +1,39 @@
 """Where models come from: the bundled models (bundled.py) and the one module that decides what a model
 reference is and loads it (sources.py), for `load_bilm`, BiLM.v2, the `elmo` component, `dump` and
-`evaluate`."""
+`evaluate`. Names are imported from their modules on first use: `bundled` alone (the CLI's defaults)
+loads no torch."""
 
-from .bundled import DEFAULT_MODEL, MODELS_DIR, bundled_model_paths, bundled_models
-from .sources import (
-    ModelReference,
-    command_line_reference,
-    is_model_name,
-    load_bilm,
-    load_reference,
-    model_reference,
-    named_model_dir,
-    reference_options,
-    resolve_model,
+from typing import TYPE_CHECKING
+
+from ..util.lazy import lazy_names
+
+if TYPE_CHECKING:
+    from .bundled import DEFAULT_MODEL as DEFAULT_MODEL
+    from .bundled import MODELS_DIR as MODELS_DIR
+    from .bundled import bundled_model_paths as bundled_model_paths
+    from .bundled import bundled_models as bundled_models
+    from .sources import ModelReference as ModelReference
+    from .sources import ResolvedModel as ResolvedModel
+    from .sources import is_model_name as is_model_name
+    from .sources import load_bilm as load_bilm
+    from .sources import model_reference as model_reference
+    from .sources import reference_options as reference_options
+    from .sources import reference_to as reference_to
+    from .sources import resolve as resolve
+
+__getattr__, __dir__, __all__ = lazy_names(
+    __name__,
+    {
+        ".bundled": ["DEFAULT_MODEL", "MODELS_DIR", "bundled_model_paths", "bundled_models"],
+        ".sources": [
+            "ModelReference",
+            "ResolvedModel",
+            "is_model_name",
+            "load_bilm",
+            "model_reference",
+            "reference_options",
+            "reference_to",
+            "resolve",
+        ],
+    },
 )
-
-__all__ = [
-    "DEFAULT_MODEL",
-    "MODELS_DIR",
-    "ModelReference",
-    "bundled_model_paths",
-    "bundled_models",
-    "command_line_reference",
-    "is_model_name",
-    "load_bilm",
-    "load_reference",
-    "model_reference",
-    "named_model_dir",
-    "reference_options",
-    "resolve_model",
-]

@@ -1,6 +1,6 @@
-"""Where a biLM comes from: the one module that decides what a model reference is and loads it, for
-`load_bilm`, BiLM.v2 (`path`, `name`, `options` + `weights`), the `elmo` component's `initialize`,
-`dump --model` and `evaluate`.
+"""Where a biLM comes from: the one module that decides what a model reference is (`resolve`) and the
+one typed answer every caller takes (`ResolvedModel`): `load_bilm`, BiLM.v2 and the `elmo` component,
+`dump` (local and Ray), the Ray Data embedder and `evaluate`.
 
 A reference is, in this order:
 1. an existing path: a model directory or archive of any format that `formats` reads (formats.FORMATS
@@ -9,25 +9,29 @@ A reference is, in this order:
 3. the name of a published model of the catalogue, read from the download cache (`hub`): nothing is
    downloaded here, and one that is not downloaded fails with the download command.
 
-Checks that need no file run when a config is built (`model_reference`); files are read only when the
-weights are loaded or, cheaply, the options (`reference_options`).
+Checks that need no file run when a reference is made (`model_reference`, `reference_to`), so a config
+with a bad one fails when it is built; files are read only when the weights are loaded or, cheaply, the
+options (`reference_options`).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Dict, Optional, Union
+from typing import Dict, Literal, Optional, Union
 
-from ..errors import ElmoError
+from ..errors import ElmoError, InputFileError
 from ..formats import is_model_path, load_model, load_options_and_weights, model_options
 from ..hub import downloaded_model_dir, is_catalogue_name
+from ..hub.cache import redownload_hint
 from ..hub.errors import ModelNotDownloadedError
 from ..nn.bilm import BiLM
 from ..nn.options import ElmoOptions
 from .bundled import DEFAULT_MODEL, bundled_models
 
 PathLike = Union[str, Path]
+# Where a resolved model came from: a path given, a bundled name, a catalogue name, an options.json.
+Origin = Literal["path", "bundled", "catalogue", "options"]
 
 
 def is_model_name(name: str) -> bool:
@@ -35,32 +39,28 @@ def is_model_name(name: str) -> bool:
     return name in bundled_models() or is_catalogue_name(name)
 
 
-def named_model_dir(name: str) -> Path:
-    """The directory of the model called `name`: a bundled model, else a published model of the catalogue
-    that `python -m spacy_elmo download` has put in the cache. A catalogue model that is not downloaded
-    fails with the download command."""
-    bundled = bundled_models()
-    if name in bundled:
-        return bundled[name]
-    if is_catalogue_name(name):
-        return downloaded_model_dir(name)
-    raise ElmoError(
-        f"no ELMo model {name!r}: not an existing file or directory, not a bundled model ({', '.join(bundled)}), "
-        "and not in the catalogue of published models (`python -m spacy_elmo models` lists them)"
-    )
+def _check_name(name: str) -> None:
+    if not is_model_name(name):
+        raise ElmoError(
+            f"no ELMo model {name!r}: not an existing file or directory, not a bundled model "
+            f"({', '.join(bundled_models())}), and not in the catalogue of published models "
+            "(`python -m spacy_elmo models` lists them)"
+        )
 
 
-def resolve_model(reference: PathLike) -> Path:
-    """A model reference as a path: an existing file or directory is itself, anything else a name."""
-    path = Path(reference)
-    return path if path.exists() else named_model_dir(str(reference))
+def _check_weights(options: Optional[PathLike], weights: Optional[PathLike]) -> None:
+    if weights is not None and options is None:
+        raise ElmoError(
+            f"weights {weights} given without options: give the options.json (or the model directory) "
+            "that says how to read them"
+        )
 
 
 @dataclass(frozen=True)
 class ModelReference:
-    """Where a layer's biLM comes from, as its config says: a model `path` (directory or archive), an
-    `options` path (with `weights`; alone, it may be a model directory or archive), or a model `name`;
-    none of them means the default bundled model."""
+    """Where a biLM comes from, as a config or a command gives it: a model `path` (directory or archive),
+    an `options` path (with `weights`; alone, it may be a model directory or archive, or an options.json
+    of an untrained biLM), or a model `name`; none of them means the default bundled model."""
 
     path: Optional[str] = None
     options: Optional[str] = None
@@ -73,6 +73,7 @@ class ModelReference:
 
     def overridden(self, options: Optional[PathLike], weights: Optional[PathLike]) -> "ModelReference":
         """The reference with `options` (+ `weights`) given at initialize, which win over the config."""
+        _check_weights(options, weights)
         if options is None:
             return self
         return ModelReference(options=str(options), weights=None if weights is None else str(weights))
@@ -84,8 +85,8 @@ def model_reference(
     name: Optional[str] = None,
     path: Optional[PathLike] = None,
 ) -> ModelReference:
-    """A layer's reference, with ambiguous or incomplete ones refused when the config is built, not when
-    the weights are loaded; an unknown name fails here, saying where names come from."""
+    """A reference from a config's fields, with ambiguous or incomplete ones refused now, not when the
+    weights are loaded; an unknown name fails here, saying where names come from."""
     if path is not None and (options is not None or weights is not None or name is not None):
         raise ElmoError(
             f"give either the model `path` ({path}) or `options`/`weights`/`name`, not both: the path's "
@@ -93,65 +94,111 @@ def model_reference(
         )
     if options is not None and name is not None:
         raise ElmoError(f"give either the model name ({name!r}) or an options path ({options}), not both")
-    if weights is not None and options is None:
-        raise ElmoError(f"weights {weights} given without `options`: the options.json says how to read them")
-    if name is not None and not is_model_name(name):
-        named_model_dir(name)
-    reference = ModelReference(name=name)
-    if path is not None:
-        reference = replace(reference, path=str(path))
-    if options is not None:
-        reference = replace(reference, options=str(options), weights=None if weights is None else str(weights))
-    return reference
+    _check_weights(options, weights)
+    if name is not None:
+        _check_name(name)
+    return ModelReference(
+        path=None if path is None else str(path),
+        options=None if options is None else str(options),
+        weights=None if weights is None else str(weights),
+        name=name,
+    )
 
 
-def command_line_reference(
-    model: str, options: Optional[PathLike] = None, weights: Optional[PathLike] = None
-) -> ModelReference:
-    """What a command names (`dump --model`, or `--options` with `--weights`): the pair, else `model` as an
-    existing path, else as a model name (an unknown one fails here, before any work starts)."""
-    if (options is None) != (weights is None):
-        raise ElmoError("give both --options and --weights, or neither (and a model name or directory)")
-    if options is not None:
-        return model_reference(options=options, weights=weights)
-    return model_reference(path=model) if Path(model).exists() else model_reference(name=model)
+def reference_to(model: PathLike, weights: Optional[PathLike] = None) -> ModelReference:
+    """What one value names (`load_bilm(x)`, `dump --model x`, the Ray embedder's `model`): with
+    `weights`, `model` is their options.json; else an existing path (a file that is no archive is an
+    options.json alone), else a model name."""
+    if weights is not None or (Path(model).is_file() and not is_model_path(model)):
+        return model_reference(options=model, weights=weights)
+    return model_reference(path=model) if Path(model).exists() else model_reference(name=str(model))
 
 
-def reference_options(reference: ModelReference) -> Optional[ElmoOptions]:
-    """The sizes of the referenced model from its small files alone (no weights); None when they are not
-    there yet (a path that does not exist yet, a catalogue model not downloaded: loading says why)."""
-    if reference.path is not None:
-        return model_options(reference.path) if Path(reference.path).exists() else None
-    if reference.options is None:
+@dataclass(frozen=True)
+class ResolvedModel:
+    """A reference resolved to files: `path`, a model directory or archive of a format in
+    formats.FORMATS, or `options`, an options.json with its `weights` (None: an untrained biLM).
+    `origin` says which kind of source it was and `reference` the source as given."""
+
+    reference: ModelReference
+    origin: Origin
+    path: Optional[Path] = None
+    options: Optional[Path] = None
+    weights: Optional[Path] = None
+
+    @property
+    def trained(self) -> bool:
+        """Whether loading gives trained weights (an options.json alone gives a random biLM)."""
+        return self.path is not None or self.weights is not None
+
+    def load(self, warm_start: bool = False, untrained: bool = False) -> BiLM:
+        """The biLM, in eval mode (`warm_start`: see BiLM.set_warm_start). An options.json without
+        weights is refused unless `untrained` (`load_bilm`'s random initialisation). A model `download`
+        installed that is damaged fails with the command that replaces it."""
+        if self.path is None:
+            assert self.options is not None
+            if not (self.trained or untrained):
+                raise ElmoError(
+                    f"the biLM with options {self.options} has no weights: give its weights file (`weights` in "
+                    "the model config or in [initialize.components.<elmo component>], `--weights` on a command)"
+                )
+            return _warm(load_options_and_weights(self.options, self.weights), warm_start)
         try:
-            return model_options(named_model_dir(reference.name or DEFAULT_MODEL))
-        except ModelNotDownloadedError:
-            return None
-    if is_model_path(reference.options):
-        return model_options(reference.options)
-    return ElmoOptions.from_file(reference.options) if Path(reference.options).is_file() else None
+            return load_model(self.path, warm_start)
+        except InputFileError as err:
+            hint = redownload_hint(self.path)
+            if not hint:
+                raise
+            raise type(err)(f"{err}{hint}") from None
 
+    def model_path(self) -> Path:
+        """The model directory or archive, for what needs the model's own folder (`evaluate`, a published
+        mix); an options.json with its weights is refused."""
+        if self.path is None:
+            raise ElmoError(f"{self.options} is an options file; give the directory or archive of the model")
+        return self.path
 
-def load_reference(reference: ModelReference, warm_start: bool = False) -> BiLM:
-    """The referenced biLM, in eval mode (`warm_start`: see BiLM.set_warm_start)."""
-    if reference.path is not None:
-        return load_model(reference.path, warm_start)
-    if reference.options is None:
-        return load_model(named_model_dir(reference.name or DEFAULT_MODEL), warm_start)
-    if reference.weights is None and is_model_path(reference.options):
-        return load_model(reference.options, warm_start)
-    if reference.weights is None:
-        raise ElmoError(
-            f"the biLM with options {reference.options} has no weights: set `weights` in the model "
-            "config or in [initialize.components.<elmo component>]"
-        )
-    return _warm(load_options_and_weights(reference.options, reference.weights), warm_start)
+    def read_options(self) -> Optional[ElmoOptions]:
+        """The model's sizes from its small files alone (no weights); None when they are not there yet
+        (a path that does not exist yet: loading says why)."""
+        if self.path is not None:
+            return model_options(self.path) if self.path.exists() else None
+        assert self.options is not None
+        return ElmoOptions.from_file(self.options) if self.options.is_file() else None
 
 
 def _warm(bilm: BiLM, warm_start: bool) -> BiLM:
     if warm_start:
         bilm.set_warm_start()
     return bilm
+
+
+def resolve(reference: ModelReference) -> ResolvedModel:
+    """The files `reference` names. A catalogue model that is not downloaded fails with the download
+    command (ModelNotDownloadedError); paths that do not exist are resolved as given, and fail when read."""
+    if reference.path is not None:
+        return ResolvedModel(reference, "path", path=Path(reference.path))
+    if reference.options is not None:
+        options = Path(reference.options)
+        if reference.weights is None and is_model_path(options):
+            return ResolvedModel(reference, "path", path=options)
+        weights = None if reference.weights is None else Path(reference.weights)
+        return ResolvedModel(reference, "options", options=options, weights=weights)
+    name = reference.name or DEFAULT_MODEL
+    bundled = bundled_models()
+    if name in bundled:
+        return ResolvedModel(reference, "bundled", path=bundled[name])
+    _check_name(name)
+    return ResolvedModel(reference, "catalogue", path=downloaded_model_dir(name))
+
+
+def reference_options(reference: ModelReference) -> Optional[ElmoOptions]:
+    """The sizes of the referenced model from its small files alone; None when they are not there yet (a
+    path that does not exist yet, a catalogue model not downloaded: loading says why)."""
+    try:
+        return resolve(reference).read_options()
+    except ModelNotDownloadedError:
+        return None
 
 
 def load_bilm(
@@ -164,9 +211,6 @@ def load_bilm(
     - `options` (a path to options.json or ElmoOptions) with `weights` loaded (random initialisation
       when `weights` is None).
     `warm_start`: see BiLM.set_warm_start."""
-    if weights is None and not isinstance(options, ElmoOptions):
-        if isinstance(options, str) and not Path(options).exists() and is_model_name(options):
-            return load_model(named_model_dir(options), warm_start)
-        if is_model_path(options):
-            return load_model(options, warm_start)
-    return _warm(load_options_and_weights(options, weights), warm_start)
+    if isinstance(options, ElmoOptions):
+        return _warm(load_options_and_weights(options, weights), warm_start)
+    return resolve(reference_to(options, weights)).load(warm_start, untrained=True)

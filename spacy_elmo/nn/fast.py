@@ -65,8 +65,8 @@ class FastBiLM(BiLM):
 
     def __init__(self, exact: BiLM, stack: nn.Module, mode: str) -> None:
         # Built as a BiLM (on the host: a few MB, where the meta device's random init would import torch's
-        # compiler stack, 1.6 s), then given copies of the exact model's tensors: every attribute a BiLM
-        # has, the fast one has too, as a snapshot on the exact model's device.
+        # compiler stack, which takes longer than the build), then given copies of the exact model's
+        # tensors: every attribute a BiLM has, the fast one has too, as a snapshot on the exact model's device.
         super().__init__(exact.options)
         self.mode = mode
         self.lstm = stack

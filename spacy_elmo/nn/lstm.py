@@ -10,7 +10,7 @@ inference it costs over half as much as the products (torch's profiler, the bund
 training set: 4.9 s against 8.2 s). So the +1 rides in the bias of the input products (added once per
 chunk, not once per step), the input gates are added to h W_h inside the product (`baddbmm`), and the
 forget and output gates, adjacent in TF's order, go through one sigmoid: 3.5% more tokens/s
-(benchmarks/downstream/scripts/embed_speed.py). The sums differ from TF's order of addition by float
+(benchmarks/bench_embed.py). The sums differ from TF's order of addition by float
 rounding only. On the CPU without autograd the same step runs in place (the activations overwrite the
 fresh gates tensor, h is written into one preallocated output instead of padded and stacked): the same
 operations, bit for bit. The products go through nn/kernels.py, which on the CPU picks MKL or oneDNN per shape.

@@ -14,9 +14,10 @@ from spacy.util import registry
 from thinc.api import Model
 from thinc.types import Floats2d, Floats3d
 
+from ..nn.pooling_weights import PoolingWeights
 from .layers import ElmoListener, build_elmo_tok2vec, set_frozen
 from .layers.alignment import aligned_pooling
-from .layers.pooling import PoolingWeights, pooling_layer
+from .layers.pooling import pooling_layer
 from .layers.scalar_mix import build_scalar_mix_v2
 from .layers.thinc_bilm import build_bilm_v2
 from .segment import Segmenter, sentence_windows

@@ -34,13 +34,14 @@ from thinc.api import Model, Optimizer
 from thinc.types import Floats3d
 
 from ..errors import ElmoError
+from ..nn.pooling_weights import check_pooling, pooling_weights
 from .component_files import component_from_bytes, component_to_bytes, component_to_disk, read_pooling
 from .doc_data import ensure_extension, set_doc_data
 from .hooks import install_hooks
 from .layers import ElmoListener, apply_to_read_rows, load_source, set_frozen
 from .layers.frozen_cache import FrozenLayerCache
 from .layers.listener import replace_listener_cfg
-from .layers.pooling import check_pooling, pooling_layer, pooling_weights
+from .layers.pooling import pooling_layer
 from .layers.scalar_mix import mixes_in
 from .layers.thinc_bilm import declared_layers, ensure_loaded
 from .training_data import check_annotations, training_corpus
@@ -55,6 +56,7 @@ DEFAULT_MODEL_CONFIG = {"@architectures": "spacy-elmo.BiLM.v2"}
 
 @Language.factory(
     "elmo",
+    assigns=["doc._.elmo", "doc.tensor", "doc.user_hooks", "doc.user_span_hooks", "doc.user_token_hooks"],
     default_config={
         "model": DEFAULT_MODEL_CONFIG,
         "pooling": "mean",
@@ -345,8 +347,6 @@ class ElmoComponent(TrainablePipe):
             the model config.
         weights (Optional[str]): the weights file for `options`.
         """
-        if weights is not None and options is None:
-            raise ElmoError(f"[initialize.components.{self.name}] gives weights {weights} without options")
         if nlp is not None:
             heads = {
                 name: nlp.get_pipe_meta(name).factory for name in self.listening_components if name in nlp.pipe_names

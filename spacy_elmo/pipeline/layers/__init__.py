@@ -1,4 +1,6 @@
-"""thinc glue between spaCy Docs and the torch biLM; nothing here reads HDF5 directly."""
+"""thinc glue between spaCy Docs and the torch biLM: the biLM layer, the listener, the mixes and pooling,
+and the read-rows rule. Files are read through the floors below (models/, formats/): the biLM's
+weights when it loads, and a published module's mix when a ScalarMix starts from one."""
 
 from .cache import ActivationCache
 from .listener import ElmoListener, build_elmo_tok2vec

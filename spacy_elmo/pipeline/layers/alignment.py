@@ -21,9 +21,10 @@ import torch
 from thinc.api import Model, chain
 from thinc.types import Floats2d, Floats3d
 
-from ...models.sources import resolve_model
+from ...models.sources import model_reference, resolve
+from ...nn.pooling_weights import PoolingWeights
 from ..errors import AlignmentError
-from .pooling import PoolingWeights, pooling_layer
+from .pooling import pooling_layer
 from .read_rows import ROW_WISE
 
 ALIGNMENT_FILE = "alignment.pth"
@@ -43,7 +44,9 @@ _NUMPY_GLOBALS: List[Any] = [
 def alignment_path(reference: str) -> Path:
     """The matrix file `reference` names: the file itself, a model directory holding `alignment.pth`, or
     a downloaded catalogue model's name (a name not downloaded fails with the download command)."""
-    path = Path(reference) if Path(reference).exists() else resolve_model(reference)
+    path = Path(reference)
+    if not path.exists():
+        path = resolve(model_reference(name=reference)).model_path()
     if path.is_dir():
         path = path / ALIGNMENT_FILE
     if not path.is_file():

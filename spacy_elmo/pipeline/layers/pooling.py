@@ -8,40 +8,14 @@ strings and lists the component accepts are shorthands for this layer.
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Sequence, Tuple, Union
+from typing import Any, Callable, List, Tuple
 
 import numpy as np
 from thinc.api import Model
 from thinc.types import Floats2d, Floats3d
 
-from ...errors import ElmoError
+from ...nn.pooling_weights import PoolingWeights, check_pooling, pooling_weights
 from .read_rows import ROW_WISE
-
-PoolingWeights = Union[str, Sequence[float]]
-SHORTHANDS = ("mean", "top")
-
-
-def check_pooling(weights: PoolingWeights) -> None:
-    """The shape of the setting, checked when the config is built."""
-    if isinstance(weights, str):
-        if weights not in SHORTHANDS:
-            raise ElmoError(f"pooling {weights!r} is not one of {', '.join(SHORTHANDS)} or a list of layer weights")
-    elif not weights or not all(isinstance(w, (int, float)) and not isinstance(w, bool) for w in weights):
-        raise ElmoError(f"pooling must be 'mean', 'top' or a non-empty list of layer weights, got {weights!r}")
-
-
-def pooling_weights(weights: PoolingWeights, n_layers: int) -> np.ndarray:
-    """The fixed weights `[L+1]` (token layer first) that turn a doc's layers into its token vectors."""
-    if weights == "mean":
-        return np.full(n_layers, 1.0 / n_layers, dtype=np.float32)
-    if weights == "top":
-        return np.eye(n_layers, dtype=np.float32)[-1]
-    if len(weights) != n_layers:
-        raise ElmoError(
-            f"pooling has {len(weights)} weights but the biLM has {n_layers} layers; "
-            f"give one weight per layer (token layer first)"
-        )
-    return np.asarray(weights, dtype=np.float32)
 
 
 def pooling_layer(weights: PoolingWeights = "mean") -> Model[List[Floats3d], List[Floats2d]]:

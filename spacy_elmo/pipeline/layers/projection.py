@@ -1,10 +1,9 @@
 """The projection of `[features; ELMo]` to a head's width: thinc's `Linear`, with its three matrix products
 done by the array module's own `matmul`.
 
-Why not thinc's `Linear`: on a CPU thinc multiplies through its bundled BLIS, NumPy through its BLAS. For
-this layer's shapes (a few hundred rows, 352 -> 96, the widest matrix of an ELMo head) NumPy's BLAS ran
-3x faster on an AMD EPYC (0.25 against 0.73 ms per product at 300 rows, one thread), which is about 1.7 ms
-of a 300-word training step. On a GPU the module is CuPy and both are cuBLAS.
+Why not thinc's `Linear`: on a CPU thinc multiplies through its bundled BLIS, NumPy through its BLAS, and
+for this layer's shapes (a few hundred rows, 352 -> 96, the widest matrix of an ELMo head) NumPy's BLAS
+is the faster, by enough to show in a training step. On a GPU the module is CuPy and both are cuBLAS.
 
 Same node name, dimensions, parameter names and initialisation (glorot-uniform W, zero b, drawn in the same
 order) as thinc's `Linear`: pipelines saved with it load, and a seed gives the same initial weights.

@@ -7,8 +7,8 @@ has. So the mix is handed the read rows only, taken by that same rule from the d
 put back in token order with zero rows for the rest: the mix is told which rows are tokens instead of
 guessing from rows that happen to be zero. A mix whose every output row depends on its own input row
 alone (attr `row_wise`: fixed pooling, a ScalarMix without layer norm) runs on all rows instead and the
-unread ones are zeroed, sparing the copies of the layers, which cost 0.15 ms a 25-token doc holding
-whitespace on an AMD EPYC, several times the mean pooling itself (`python -m benchmarks.bench_read_rows`).
+unread ones are zeroed, sparing the copies of the layers, which cost several times the mean pooling
+itself (docs/results.md, `python -m benchmarks.bench_read_rows`).
 """
 
 from __future__ import annotations

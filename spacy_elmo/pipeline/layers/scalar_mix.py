@@ -85,9 +85,9 @@ def build_scalar_mix_v2(
 
 def _published(reference: str) -> Tuple[List[float], float]:
     from ...formats.tfhub import published_mix_of  # formats loads torch models: only when a mix starts from one
-    from ...models import resolve_model
+    from ...models import reference_to, resolve
 
-    mix = published_mix_of(resolve_model(reference))
+    mix = published_mix_of(resolve(reference_to(reference)).model_path())
     return mix.weights, mix.gamma
 
 

@@ -27,7 +27,7 @@ from thinc.api import Model, PyTorchWrapper_v3, get_torch_default_device, torch2
 from thinc.types import Floats3d
 
 from ...errors import ElmoError
-from ...models.sources import ModelReference, load_reference, model_reference, reference_options
+from ...models.sources import ModelReference, model_reference, reference_options, resolve
 from ...nn.bilm import BiLM
 from ...nn.fast import FAST_MODES, FastModeError
 from ...nn.precision import fp32_scope
@@ -157,7 +157,7 @@ def load_source(model: Model, options: Optional[PathLike] = None, weights: Optio
     """Load the biLM from the given paths, else from the source recorded in the layer's config.
     `options` alone may be a model directory or archive of any format (what `path` takes), so that
     `--paths.elmo_options DIR` works with the shipped configs."""
-    set_bilm(model, load_reference(_reference(model).overridden(options, weights), model.attrs["warm_start"]))
+    set_bilm(model, resolve(_reference(model).overridden(options, weights)).load(model.attrs["warm_start"]))
 
 
 def ensure_loaded(model: Model) -> BiLM:

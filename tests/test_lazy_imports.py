@@ -1,0 +1,54 @@
+"""Each floor loads only what it uses: the modules a fresh interpreter holds after importing a part of
+the package (or running `--help`), beside the circle check of test_import_graph.py. spaCy costs seconds
+to import and Ray more; a Ray worker, a pretraining job and `--help` must not pay for them."""
+
+import importlib
+import json
+import subprocess
+import sys
+
+import pytest
+
+# Prints the top-level modules loaded by `code`: a fresh process, so nothing the tests loaded counts.
+PROBE = "import json, sys\n{code}\nprint(json.dumps(sorted({{name.split('.')[0] for name in sys.modules}})))"
+HELP = (
+    "import runpy\nsys.argv = ['spacy_elmo', '--help']\n"
+    "try:\n    runpy.run_module('spacy_elmo', run_name='__main__')\nexcept SystemExit:\n    pass"
+)
+
+
+def loaded_after(code: str) -> set:
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE.format(code=code)], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    return set(json.loads(result.stdout.splitlines()[-1]))
+
+
+@pytest.mark.parametrize(
+    "code, not_loaded",
+    [
+        ("import spacy_elmo", {"torch", "spacy", "thinc", "ray", "h5py"}),
+        ("import spacy_elmo.pretrain", {"spacy", "thinc", "ray"}),
+        ("import spacy_elmo.embed", {"spacy", "thinc", "ray"}),
+        ("from spacy_elmo.embed import ElmoEmbedder", {"spacy", "thinc", "ray"}),
+        (HELP, {"torch", "spacy", "thinc", "ray", "h5py"}),
+    ],
+    ids=["package", "pretrain", "embed", "ray-data", "cli-help"],
+)
+def test_a_part_loads_only_what_it_uses(code, not_loaded):
+    assert not loaded_after(code) & not_loaded
+
+
+def test_the_probe_sees_what_an_import_loads():
+    assert "spacy" in loaded_after("import spacy_elmo.pipeline.component")
+
+
+@pytest.mark.parametrize("package", ["spacy_elmo", "spacy_elmo.models"])
+def test_every_public_name_of_a_lazy_package_is_there(package):
+    module = importlib.import_module(package)
+    for name in module.__all__:
+        assert getattr(module, name) is not None, name
+    assert set(module.__all__) <= set(dir(module))
+    with pytest.raises(AttributeError, match="no_such_name"):
+        _ = module.no_such_name
