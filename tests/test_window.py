@@ -47,7 +47,7 @@ def test_shards_least_seen_go_first_within_the_bytes(tmp_path):
 
 
 @pytest.mark.slow
-def test_two_windows_rehearsed_on_the_cpu(tmp_path):
+def test_two_windows_rehearsed_on_the_cpu(tmp_path, capfd):
     corpus = write_tiny_corpus(tmp_path / "corpus", 200)
     heldout = tmp_path / "heldout.txt"  # in-domain text, so that ten steps lower its perplexity
     heldout.write_text("".join(Path(corpus["paths.train"][0]).read_text().splitlines(keepends=True)[:40]))
@@ -76,7 +76,9 @@ def test_two_windows_rehearsed_on_the_cpu(tmp_path):
         links.append((candidate / "weights.hdf5").is_symlink())
     first, second = records
     assert first["steps"] >= 1 and first["end"]["average"] < first["start"]["average"]
-    # The second window started from the first one's model, float16 softmax included.
+    # Each training run started from the candidate's biLM and softmax (the trainer says so), and the
+    # second window's candidate was the first one's model, float16 softmax included.
+    assert capfd.readouterr().err.count(f"softmax: {len(vocab)} of {len(vocab)} words taken from {candidate}") == 2
     assert second["start"] == first["end"]
     assert first["train_shards"] != second["train_shards"]
     state = json.loads((candidate / STATE_FILE).read_text())

@@ -15,7 +15,6 @@ from typing import Optional, Sequence
 
 from spacy_elmo.pretrain.corpus import expand_paths
 
-from .accept import accept_window
 from .device import run_window, summary
 from .paths import CANDIDATE_DIR, DEFAULT_WEIGHTS, REPO, SEND_DIR, STATE_FILE
 from .send import pack, room_for_shards, select
@@ -73,6 +72,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         )
         print(summary(record, args.out))
     else:
+        from .accept import accept_window  # here: it needs spaCy, which the device has not
+
         record = accept_window(
             args.returned,
             args.candidate,

@@ -44,7 +44,8 @@ def bank_sentences_right(options: Path, weights: Path) -> int:
     nlp = spacy.blank("en")
     model = {"@architectures": "spacy-elmo.BiLM.v2", "options": str(options), "weights": str(weights)}
     nlp.add_pipe("elmo", config={"model": model})
-    vectors = np.stack([next(t for t in doc if t.text == "bank").vector for doc in nlp.pipe(BANK_SENTENCES)])
+    banks = [next(t for t in doc if t.text == "bank") for doc in nlp.pipe(BANK_SENTENCES)]
+    vectors = np.stack([np.asarray(t.vector, dtype=np.float32) for t in banks])
     unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
     similarity = unit @ unit.T
     np.fill_diagonal(similarity, -np.inf)
@@ -116,6 +117,11 @@ def accept_window(
     """Record the window brought back in `returned`; returns its record with `outcome`: "dropped" (its
     perplexity did not fall: the candidate stays), "candidate" or "default"."""
     record = json.loads((returned / RECORD_FILE).read_text(encoding="utf8"))
+    if "end" not in record:
+        raise WindowError(
+            f"{returned / RECORD_FILE} has no end perplexity (the command was cut short); measure it with "
+            f"python -m spacy_elmo evaluate {returned} HELDOUT, and put it there as the record's 'end'"
+        )
     load_language_model(returned)  # the four files are whole and from one step
     state_path = candidate / STATE_FILE
     state = load_state(state_path)

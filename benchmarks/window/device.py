@@ -131,6 +131,11 @@ def device_name(device: torch.device) -> str:
     return torch.cuda.get_device_name(device) if device.type == "cuda" else cpu_name()
 
 
+def write_record(out: Path, record: Dict[str, Any]) -> None:
+    with atomic_output(out / RECORD_FILE) as tmp:
+        tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf8")
+
+
 def run_window(
     candidate: Path,
     send: Path,
@@ -142,8 +147,10 @@ def run_window(
     device: str,
     extra: Sequence[str] = (),
 ) -> Dict[str, Any]:
-    """One window: held-out perplexity of the candidate, pretraining from it until `budget_s -
-    reserve_s` seconds after the start, then the new candidate and its figures into `out`."""
+    """One window: held-out perplexity of the candidate, pretraining from it until the deadline, then
+    the new candidate into `out` before its two held-out evaluations (float32 and float16 softmax), so a
+    command cut short still brings the model back. The deadline leaves `reserve_s` seconds, or more when
+    the first evaluation shows the two will take longer."""
     started = time.monotonic()
     torch_device = torch.device(device)
     if torch_device.type == "cuda" and not torch.cuda.is_available():
@@ -154,9 +161,9 @@ def run_window(
     elif run_dir.exists() and any(run_dir.iterdir()):
         raise WindowError(f"{run_dir} is not empty: a window starts a new run; remove it or give another --run-dir")
     start = heldout_perplexity(candidate, heldout, torch_device, half_softmax=False)
-    options = ElmoOptions.from_file(candidate / OPTIONS_FILE)
+    reserve_s = max(reserve_s, 3 * (time.monotonic() - started) + 30)
     overrides: Dict[str, Any] = {
-        **model_overrides(options),
+        **model_overrides(ElmoOptions.from_file(candidate / OPTIONS_FILE)),
         "paths.init": str(candidate),
         "paths.train": str(send / TRAIN_DIR),
         "paths.vocab": str(candidate / VOCAB_FILE),
@@ -169,31 +176,33 @@ def run_window(
     env = dict(os.environ)
     if torch_device.type == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = ""
-    command = pretrain_command(config, run_dir, overrides, extra)
     train_started = time.monotonic()
-    run_until(command, env, run_dir, started + budget_s - reserve_s, started + budget_s)
-    train_seconds = time.monotonic() - train_started
-    end = heldout_perplexity(run_dir, heldout, torch_device, half_softmax=False)
-    end_half = heldout_perplexity(run_dir, heldout, torch_device, half_softmax=True)
+    run_until(
+        pretrain_command(config, run_dir, overrides, extra),
+        env,
+        run_dir,
+        started + budget_s - reserve_s,
+        started + budget_s,
+    )
     finished = [r for r in MetricsLog(run_dir / LOG_FILE).records() if r.get("event") == "end"]
     record: Dict[str, Any] = {
         "device": device_name(torch_device),
         "budget_s": budget_s,
-        "train_s": round(train_seconds, 1),
+        "train_s": round(time.monotonic() - train_started, 1),
         "steps": finished[-1]["step"],
         "tokens": finished[-1]["tokens"],
         "train_shards": [p.name for p in train],
         "overrides": {k: v for k, v in overrides.items() if k.startswith("training.")},
         "extra": list(extra),
         "start": start.to_dict(),
-        "end_fp32": end.to_dict(),
-        "end": end_half.to_dict(),
         "curve": eval_curve(run_dir),
     }
     bring_back(run_dir, out)
+    write_record(out, record)
+    record["end_fp32"] = heldout_perplexity(run_dir, heldout, torch_device, half_softmax=False).to_dict()
+    record["end"] = heldout_perplexity(run_dir, heldout, torch_device, half_softmax=True).to_dict()
     record["seconds"] = round(time.monotonic() - started, 1)
-    with atomic_output(out / RECORD_FILE) as tmp:
-        tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf8")
+    write_record(out, record)
     return record
 
 
