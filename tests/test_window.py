@@ -10,6 +10,7 @@ import torch
 
 from benchmarks.window.__main__ import main
 from benchmarks.window.accept import beats
+from benchmarks.window.errors import WindowError
 from benchmarks.window.paths import STATE_FILE
 from benchmarks.window.state import shards_to_send
 from spacy_elmo.pretrain import LanguageModel, Vocabulary, export_model, load_config
@@ -88,5 +89,7 @@ def test_two_windows_rehearsed_on_the_cpu(tmp_path, capfd):
     assert state["default"]["source"] == "window 1" and links == [True, False]
     assert filecmp.cmp(default, tmp_path / "out1" / "weights.hdf5", shallow=False)
     assert filecmp.cmp(candidate / "weights.hdf5", tmp_path / "out2" / "weights.hdf5", shallow=False)
+    with pytest.raises(WindowError, match="accepted already"):
+        main([*where, "accept", str(tmp_path / "out2"), "--default-weights", str(default)])
     card = (candidate / "README.md").read_text()
     assert card.count("## Training windows") == 1 and "| 2 (" in card and (candidate / "windows.png").is_file()

@@ -125,6 +125,8 @@ def accept_window(
     load_language_model(returned)  # the four files are whole and from one step
     state_path = candidate / STATE_FILE
     state = load_state(state_path)
+    if any(w.get("id") == record.get("id") for w in state["windows"]):
+        raise WindowError(f"the window in {returned} was accepted already ({state_path} records it)")
     record["date"] = datetime.date.today().isoformat()
     record["outcome"] = "dropped"
     if record["end"]["average"] < record["start"]["average"]:

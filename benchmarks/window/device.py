@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -186,6 +187,7 @@ def run_window(
     )
     finished = [r for r in MetricsLog(run_dir / LOG_FILE).records() if r.get("event") == "end"]
     record: Dict[str, Any] = {
+        "id": uuid.uuid4().hex,  # so that `accept` takes each window once
         "device": device_name(torch_device),
         "budget_s": budget_s,
         "train_s": round(time.monotonic() - train_started, 1),

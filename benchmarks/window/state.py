@@ -111,6 +111,7 @@ def plot_windows(state: Dict[str, Any], png: Path) -> bool:
     ax.axhline(state["default"]["perplexity"], color="grey", linestyle="--", label="the default")
     ax.set_xlabel("tokens seen in the windows (per direction)")
     ax.set_ylabel("held-out perplexity")
+    ax.set_title("all held-out text at each window's start and end, its first 50,000 tokens between", fontsize=9)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small")
     fig.tight_layout()
