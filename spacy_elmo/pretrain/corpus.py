@@ -1,11 +1,11 @@
 """The training text as a stream of sentences: many files, shuffled, split between processes.
 
 Text is one sentence per line, tokens separated by whitespace (the original's format; tokenize before,
-e.g. with spaCy, if the text is raw). The stream is a pure function of (files, seed, stream name, epoch,
-rank): resuming a run replays it up to the recorded batch instead of storing reader positions, and the
-forward and backward streams use different stream names so their orders are independent. Memory stays
-bounded by the shuffle buffer, whatever the size of the files.
-"""
+e.g. with spaCy, if the text is raw), or packed token-id shards (`shards.py`), read as the same lines.
+The stream is a pure function of (files, seed, stream name, epoch, rank): resuming a run replays it up
+to the recorded batch instead of storing reader positions, and the forward and backward streams use
+different stream names so their orders are independent. Memory stays bounded by the shuffle buffer,
+whatever the size of the files."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from typing import Iterator, List, Sequence, Union
 
 from ..util.io import text_lines
 from .errors import CorpusError
+from .shards import is_packed_dir, is_shard, shard_lines, shard_paths
 
 
 def expand_paths(patterns: Sequence[Union[str, Path]]) -> List[Path]:
@@ -29,6 +30,8 @@ def expand_paths(patterns: Sequence[Union[str, Path]]) -> List[Path]:
         path = Path(pattern)
         if path.is_file():
             matches = [path]
+        elif path.is_dir() and is_packed_dir(path):
+            matches = shard_paths(path)
         elif path.is_dir():
             matches = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
         else:
@@ -41,6 +44,13 @@ def expand_paths(patterns: Sequence[Union[str, Path]]) -> List[Path]:
     return list(dict.fromkeys(found))
 
 
+def corpus_lines(path: Union[str, Path], what: str) -> Iterator[str]:
+    """The lines of a text file or of a packed token-id shard (`shards.py`)."""
+    if is_shard(path):
+        return shard_lines(path)
+    return text_lines(path, what, CorpusError)
+
+
 @dataclass
 class CorpusStats:
     n_sentences: int
@@ -51,7 +61,7 @@ def corpus_stats(paths: Sequence[Path]) -> CorpusStats:
     """Sentences and tokens, counted once so that the number of steps follows from the corpus."""
     n_sentences = n_tokens = 0
     for path in paths:
-        for line in text_lines(path, "training text", CorpusError):
+        for line in corpus_lines(path, "training text"):
             n = len(line.split())
             if n:
                 n_sentences += 1
@@ -66,7 +76,7 @@ def check_dev_file(path: Path) -> None:
     """The held-out file exists and has a token: checked before training, not at the first evaluation."""
     if not path.is_file():
         raise CorpusError(f"[paths] dev: {path} does not exist; give a held-out text file, or null for none")
-    if not any(line.split() for line in text_lines(path, "held-out text", CorpusError)):
+    if not any(line.split() for line in corpus_lines(path, "held-out text")):
         raise CorpusError(
             f"[paths] dev: {path} has no tokens; it needs one whitespace-tokenized sentence per line "
             "(or set it to null for no held-out evaluation)"
@@ -75,7 +85,7 @@ def check_dev_file(path: Path) -> None:
 
 def read_sentences(path: Union[str, Path]) -> Iterator[List[str]]:
     """The file's non-empty lines in order, split on whitespace."""
-    for line in text_lines(path, "text", CorpusError):
+    for line in corpus_lines(path, "text"):
         tokens = line.split()
         if tokens:
             yield tokens
@@ -86,7 +96,7 @@ def _shuffled_lines(paths: Sequence[Path], rng: random.Random, buffer_size: int)
     rng.shuffle(files)
     buffer: List[str] = []
     for path in files:
-        for line in text_lines(path, "training text", CorpusError):
+        for line in corpus_lines(path, "training text"):
             buffer.append(line)
             if len(buffer) >= buffer_size:
                 rng.shuffle(buffer)

@@ -1,0 +1,16 @@
+"""Where a window's pieces live in a checkout: the candidate (the full language model the next window
+continues from), the default in the package, and the ignored folder a device call carries."""
+
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+CANDIDATE_DIR = REPO / "models" / "gutenberg-web-2x512"
+DEFAULT_WEIGHTS = REPO / "spacy_elmo" / "models" / "gutenberg-web-2x512" / "weights.hdf5"
+SEND_DIR = REPO / ".window"  # ignored by git; `carry: [".window"]` takes it to the device
+TRAIN_DIR = "train"  # packed training shards, under SEND_DIR
+HELDOUT_DIR = "heldout"  # the packed held-out text (the Gutenberg test books)
+RECORD_FILE = "window.json"  # what a window brings back beside the model's files
+STATE_FILE = "windows.json"  # in the candidate's folder: the default's figures and every window's
+PLOT_FILE = "windows.png"
+MAX_FILE_BYTES = 16 * 2**20  # the device tool's limit per file brought back
+MAX_SEND_BYTES = 64 * 2**20  # ... and on everything that travels, the checkout included

@@ -1,0 +1,95 @@
+"""The training plan in GPU windows (benchmarks/window): the replace-only-if-better rule, the choice of
+shards, and two whole windows rehearsed on the CPU at the tiny size through the device's own command."""
+
+import filecmp
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from benchmarks.window.__main__ import main
+from benchmarks.window.accept import beats
+from benchmarks.window.errors import WindowError
+from benchmarks.window.paths import STATE_FILE
+from benchmarks.window.state import shards_to_send
+from spacy_elmo.pretrain import LanguageModel, Vocabulary, export_model, load_config
+from tests.paths import REPO
+from tests.tiny_corpus import write_tiny_corpus
+from tests.wsd_data import write_wsd_data
+
+DEFAULT = {"perplexity": 100.0, "wsd_f1": 60.0, "bank": 3}
+
+
+@pytest.mark.parametrize(
+    "candidate, better",
+    [
+        ({"perplexity": 99.0, "wsd_f1": 61.0, "bank": 3}, True),
+        ({"perplexity": 99.0, "wsd_f1": 61.0, "bank": 4}, True),
+        ({"perplexity": 100.0, "wsd_f1": 61.0, "bank": 4}, False),
+        ({"perplexity": 99.0, "wsd_f1": 60.0, "bank": 4}, False),
+        ({"perplexity": 99.0, "wsd_f1": 61.0, "bank": 2}, False),
+        ({"perplexity": 99.0, "wsd_f1": None, "bank": 4}, False),
+    ],
+)
+def test_a_candidate_replaces_the_default_only_when_better_on_every_figure(candidate, better):
+    assert beats(candidate, DEFAULT)[0] is better
+
+
+def test_shards_least_seen_go_first_within_the_bytes(tmp_path):
+    shards = []
+    for name, size in [("a", 30), ("b", 30), ("c", 50)]:
+        (tmp_path / name).write_bytes(bytes(size))
+        shards.append(tmp_path / name)
+    state = {"windows": [{"train_shards": ["a"]}]}
+    assert [p.name for p in shards_to_send(state, shards, 80)] == ["b", "c"]
+    state["windows"].append({"train_shards": ["b", "c"]})
+    assert [p.name for p in shards_to_send(state, shards, 80)] == ["a", "b"]
+
+
+@pytest.mark.slow
+def test_two_windows_rehearsed_on_the_cpu(tmp_path, capfd):
+    corpus = write_tiny_corpus(tmp_path / "corpus", 200)
+    heldout = tmp_path / "heldout.txt"  # in-domain text, so that ten steps lower its perplexity
+    heldout.write_text("".join(Path(corpus["paths.train"][0]).read_text().splitlines(keepends=True)[:40]))
+    config = load_config(REPO / "configs" / "pretrain_tiny.cfg", {**corpus})
+    vocab = Vocabulary.from_file(corpus["paths.vocab"])
+    candidate, send, default = tmp_path / "candidate", tmp_path / "send", tmp_path / "default.hdf5"
+    torch.manual_seed(0)
+    export_model(LanguageModel(config.options, len(vocab)), vocab, candidate, step=0)
+    recorded = {"perplexity": 1e9, "wsd_f1": 0.0, "bank": 0, "source": "made up"}
+    (candidate / STATE_FILE).write_text(json.dumps({"default": recorded, "windows": []}))
+    wsd = write_wsd_data(tmp_path / "wsd")
+    where = ["--candidate", str(candidate), "--send-dir", str(send)]
+    main([*where, "pack", "--train", *corpus["paths.train"], "--heldout", str(heldout), "--shard-tokens", "500"])
+    tiny = ["--device", "cpu", "--config", str(REPO / "configs" / "pretrain_tiny.cfg"), "--training.batch_size", "4"]
+    tiny += ["--logging.log_every", "10"]
+    records, links = [], []
+    for window in (1, 2):
+        out = tmp_path / f"out{window}"
+        main([*where, "send", "--max-mib", "0.0012"])  # the lexicon and two of the three shards
+        # The deadline (2 s after the start) passes before the run logs: it is stopped at its first log.
+        main([*where, "run", "--out", str(out), "--budget-s", "120", "--reserve-s", "118", *tiny])
+        # Without the WSD figure (the second window) a candidate never becomes the default.
+        measured = ["--wsd-data", str(wsd)] if window == 1 else []
+        main([*where, "accept", str(out), *measured, "--default-weights", str(default)])
+        records.append(json.loads((out / "window.json").read_text()))
+        links.append((candidate / "weights.hdf5").is_symlink())
+    first, second = records
+    assert first["steps"] >= 1 and first["end"]["average"] < first["start"]["average"]
+    # Each training run started from the candidate's biLM and softmax (the trainer says so), and the
+    # second window's candidate was the first one's model, float16 softmax included.
+    assert capfd.readouterr().err.count(f"softmax: {len(vocab)} of {len(vocab)} words taken from {candidate}") == 2
+    assert second["start"] == first["end"]
+    assert first["train_shards"] != second["train_shards"]
+    state = json.loads((candidate / STATE_FILE).read_text())
+    # The first beat the made-up default and became it (the candidate's weights a link to the default's);
+    # the second lowered the perplexity too, but had no WSD figure: the candidate only.
+    assert [w["outcome"] for w in state["windows"]] == ["default", "candidate"]
+    assert state["default"]["source"] == "window 1" and links == [True, False]
+    assert filecmp.cmp(default, tmp_path / "out1" / "weights.hdf5", shallow=False)
+    assert filecmp.cmp(candidate / "weights.hdf5", tmp_path / "out2" / "weights.hdf5", shallow=False)
+    with pytest.raises(WindowError, match="accepted already"):
+        main([*where, "accept", str(tmp_path / "out2"), "--default-weights", str(default)])
+    card = (candidate / "README.md").read_text()
+    assert card.count("## Training windows") == 1 and "| 2 (" in card and (candidate / "windows.png").is_file()
