@@ -16,7 +16,8 @@ from benchmarks.window.state import shards_to_send
 from spacy_elmo.pretrain import LanguageModel, Vocabulary, export_model, load_config
 from tests.paths import REPO
 from tests.tiny_corpus import write_tiny_corpus
-from tests.wsd_data import write_wsd_data
+
+from .wsd_data import write_wsd_data
 
 DEFAULT = {"perplexity": 100.0, "wsd_f1": 60.0, "bank": 3}
 
