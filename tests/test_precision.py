@@ -18,6 +18,7 @@ from spacy_elmo import BiLM
 from spacy_elmo.nn import precision
 from spacy_elmo.nn.lstm import BiLSTMLayer
 from spacy_elmo.nn.precision import fp32_scope
+from spacy_elmo.nn.run_options import RunOptions
 from spacy_elmo.pipeline.layers.thinc_bilm import ensure_loaded
 from spacy_elmo.pretrain import load_config, train
 
@@ -120,11 +121,17 @@ def test_bilm_calls_compute_in_fp32_and_restore_the_callers_flags(caller, monkey
     assert flags() == caller
 
 
-@pytest.mark.parametrize("call", ["forward_sentences", "embed"])
+TF32_CALLS = {
+    "forward_sentences": lambda bilm: bilm.forward_sentences(SENTENCES, run=RunOptions(tf32=True)),
+    "embed": lambda bilm: bilm.embed(SENTENCES, run=RunOptions(tf32=True)),
+}
+
+
+@pytest.mark.parametrize("call", list(TF32_CALLS))
 def test_the_tf32_opt_in_computes_in_tf32_and_restores_the_callers_flags(caller, monkeypatch, small_bilm, call):
-    small_bilm.tf32 = True
+    """The opt-in travels with the call (RunOptions), not on the shared module."""
     recorder = Recorder(monkeypatch, small_bilm)
-    CALLS[call](small_bilm)
+    TF32_CALLS[call](small_bilm)
     assert recorder.all_were(TF32), recorder.seen
     assert flags() == caller
 

@@ -31,7 +31,7 @@ which saves the work on padding and leaves each finished row's state exactly at 
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -129,29 +129,6 @@ class BiLSTMLayer(nn.Module):
             return False
         return any(t.requires_grad for t in (x, *state)) or any(p.requires_grad for p in self.parameters())
 
-    def _cell(self, gates: torch.Tensor, c: torch.Tensor, in_place: bool) -> Tuple[torch.Tensor, torch.Tensor]:
-        """From a step's gate pre-activations (the forget bias in them already) and c_{t-1}: the
-        projection's input sigmoid(o) * tanh(c_t) and the clipped c_t. The forget and output gates,
-        adjacent in TF's order, go through one sigmoid. In place (no gradient wanted) the activations
-        overwrite the fresh gates tensor and c_t is built in the forget gate's slot: the same
-        operations in the same order, bit for bit, without a new tensor per operation."""
-        cell = self.cell_dim
-        if in_place:
-            forget_output = gates[..., 2 * cell :].sigmoid_()
-            input_gate = gates[..., :cell].sigmoid_()
-            candidate = gates[..., cell : 2 * cell].tanh_()
-            c = forget_output[..., :cell].mul_(c).addcmul_(input_gate, candidate)
-            if self.cell_clip is not None:
-                c.clamp_(-self.cell_clip, self.cell_clip)
-            return forget_output[..., cell:].mul_(torch.tanh(c)), c
-        forget_output = torch.sigmoid(gates[..., 2 * cell :])
-        c = torch.addcmul(
-            forget_output[..., :cell] * c, torch.sigmoid(gates[..., :cell]), torch.tanh(gates[..., cell : 2 * cell])
-        )
-        if self.cell_clip is not None:
-            c = c.clamp(-self.cell_clip, self.cell_clip)
-        return forget_output[..., cell:] * torch.tanh(c), c
-
     def forward(
         self, x: torch.Tensor, steps_active: Sequence[int], state: State, directions: slice = BOTH
     ) -> Tuple[torch.Tensor, State]:
@@ -181,7 +158,7 @@ class BiLSTMLayer(nn.Module):
                 x_gates = self._input_gates(x, t, n, directions)
                 chunk_start, chunk_steps = t, x_gates.shape[1]
             gates = self.step_gates(x_gates[:, t - chunk_start, :n], h, directions)
-            m, c = self._cell(gates, c, in_place)
+            m, c = cell(gates, c, self.cell_dim, self.cell_clip, in_place)
             h = self.projection_products(m, directions)
             if self.proj_clip is not None:
                 h = h.clamp_(-self.proj_clip, self.proj_clip) if in_place else h.clamp(-self.proj_clip, self.proj_clip)
@@ -205,6 +182,35 @@ class BiLSTMLayer(nn.Module):
         steps = max(1, min(x.shape[2] - t, budget // (n_dir * n * 4 * self.cell_dim)))
         chunk = x[:, :n, t : t + steps].transpose(1, 2).reshape(n_dir, steps * n, x.shape[-1])
         return self.input_products(chunk, directions).view(n_dir, steps, n, 4 * self.cell_dim)
+
+
+def cell(
+    gates: torch.Tensor, c: torch.Tensor, cell_dim: int, cell_clip: Optional[float], in_place: bool
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """From a step's gate pre-activations (the forget bias in them already) and c_{t-1}: the
+    projection's input sigmoid(o) * tanh(c_t) and the clipped c_t. The forget and output gates,
+    adjacent in TF's order, go through one sigmoid. In place (no gradient wanted) the activations
+    overwrite the fresh gates tensor and c_t is built in the forget gate's slot: the same
+    operations in the same order, bit for bit, without a new tensor per operation. A function of
+    sizes, not of a layer, so that a compiled caller (compiled_lstm.py) shares one graph between
+    layers of one size."""
+    if in_place:
+        forget_output = gates[..., 2 * cell_dim :].sigmoid_()
+        input_gate = gates[..., :cell_dim].sigmoid_()
+        candidate = gates[..., cell_dim : 2 * cell_dim].tanh_()
+        c = forget_output[..., :cell_dim].mul_(c).addcmul_(input_gate, candidate)
+        if cell_clip is not None:
+            c.clamp_(-cell_clip, cell_clip)
+        return forget_output[..., cell_dim:].mul_(torch.tanh(c)), c
+    forget_output = torch.sigmoid(gates[..., 2 * cell_dim :])
+    c = torch.addcmul(
+        forget_output[..., :cell_dim] * c,
+        torch.sigmoid(gates[..., :cell_dim]),
+        torch.tanh(gates[..., cell_dim : 2 * cell_dim]),
+    )
+    if cell_clip is not None:
+        c = c.clamp(-cell_clip, cell_clip)
+    return forget_output[..., cell_dim:] * torch.tanh(c), c
 
 
 def input_gates_budget(device: torch.device) -> int:
@@ -293,8 +299,11 @@ class BiLSTMStack(nn.Module):
         return outputs, finals
 
 
+StackForward = Callable[..., Tuple[List[torch.Tensor], List[State]]]
+
+
 def run_directions(
-    lstm: BiLSTMStack,
+    lstm: StackForward,
     x: Tuple[torch.Tensor, torch.Tensor],
     lengths: Tuple[np.ndarray, np.ndarray],
     states: Optional[List[State]] = None,
@@ -302,7 +311,8 @@ def run_directions(
     """Both directions over their inputs `[batch, time, in]` (the backward one already reversed within
     each row), rows in any order, with host-side row lengths. Returns per layer the (forward, backward)
     activations `[batch, time, P]` and the final states (per layer `[2, batch, dim]`), in the rows'
-    order. The one way the biLM and pretraining run the LSTMs.
+    order. The one way the biLM and pretraining run the LSTMs; `lstm` is a `BiLSTMStack` or what takes
+    its place with its `forward`'s arguments (compiled_lstm.run_stack).
 
     Where the two directions' rows have the same lengths (always at inference, nearly always in
     pretraining) they run in lockstep, one product for both; otherwise each direction runs on its own
