@@ -13,7 +13,7 @@ from typing import Callable, Dict, List
 
 import torch
 
-from benchmarks.common import DEFAULT_TEXT, load_sentences
+from benchmarks.common import DEFAULT_TEXT, flops_per_token, load_sentences
 from spacy_elmo import BiLM, preset
 from spacy_elmo.nn.run_options import RunOptions
 
@@ -31,10 +31,12 @@ class Setup:
 
 @dataclass(frozen=True)
 class Workload:
-    """`run(n)` does n units of work (n batches, n steps); `tokens` is the tokens one unit reads."""
+    """`run(n)` does n units of work (n batches, n steps); `tokens` is the tokens one unit reads;
+    `flops_per_token` the nominal FLOPs of a token (benchmarks/common.py), for the fraction of the peak."""
 
     run: Callable[[int], None]
     tokens: int
+    flops_per_token: float
 
 
 @dataclass(frozen=True)
@@ -55,13 +57,13 @@ def inference(run: RunOptions) -> Callable[[Setup], Workload]:
         def work(n: int) -> None:
             bilm.embed(per_unit * n, batch_size=setup.batch_size, run=run)
 
-        return Workload(work, sum(len(s) for s in per_unit))
+        return Workload(work, sum(len(s) for s in per_unit), flops_per_token(bilm.options))
 
     return prepare
 
 
 VARIANTS: Dict[str, Variant] = {
-    "inference, step loop (plain)": Variant(INFERENCE, inference(RunOptions())),
+    "inference, plain step loop": Variant(INFERENCE, inference(RunOptions())),
     "inference, compiled LSTM": Variant(INFERENCE, inference(RunOptions(lstm="compiled"))),
     "inference, pinned copies": Variant(INFERENCE, inference(RunOptions(host_copies="pinned"))),
     "inference, compiled LSTM + pinned copies": Variant(
