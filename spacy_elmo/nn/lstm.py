@@ -6,12 +6,11 @@ clipped; h_t = (sigmoid(o) * tanh(c_t)) W_p, no bias, clipped to +-proj_clip, is
 Gate order is TF's: input, candidate (j), forget, output.
 
 Why the step is written as it is: its elementwise arithmetic is bound by passes over memory, and at
-inference it costs over half as much as the products (torch's profiler, the bundled model over the EWT
-training set: 4.9 s against 8.2 s). So the +1 rides in the bias of the input products (added once per
-chunk, not once per step), the input gates are added to h W_h inside the product (`baddbmm`), and the
-forget and output gates, adjacent in TF's order, go through one sigmoid: 3.5% more tokens/s
-(benchmarks/downstream/scripts/embed_speed.py). The sums differ from TF's order of addition by float
-rounding only. On the CPU without autograd the same step runs in place (the activations overwrite the
+inference torch's profiler found it costing over half as much as the products. So the +1 rides in the
+bias of the input products (added once per chunk, not once per step), the input gates are added to
+h W_h inside the product (`baddbmm`), and the forget and output gates, adjacent in TF's order, go
+through one sigmoid: fewer passes, the same arithmetic. The sums differ from TF's order of addition by
+float rounding only. On the CPU without autograd the same step runs in place (the activations overwrite the
 fresh gates tensor, h is written into one preallocated output instead of padded and stacked): the same
 operations, bit for bit. The products go through nn/kernels.py, which on the CPU picks MKL or oneDNN per shape.
 
@@ -215,9 +214,8 @@ def cell(
 
 def input_gates_budget(device: torch.device) -> int:
     """On an accelerator 128 MB: few, large multiplies, and memory that does not grow with the batch's
-    longest sentence. On a CPU 4 MB, so that a chunk is still in cache when the recurrence reads it:
-    27% more tokens/s than 128 MB for the bundled model at 256 sentences per batch on one thread (Intel
-    Xeon, 11,000 -> 14,000 tokens/s; benchmarks/bench_input_gates.py), and no slower at 32."""
+    longest sentence. On a CPU 4 MB, so that a chunk is still in cache when the recurrence reads it
+    (docs/results.md, measured by benchmarks/bench_input_gates.py)."""
     return CPU_INPUT_GATES_BUDGET if device.type == "cpu" else ACCELERATOR_INPUT_GATES_BUDGET
 
 
