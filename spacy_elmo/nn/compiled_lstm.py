@@ -104,14 +104,6 @@ def run_stack(
         return stack(x, lengths, states, directions)
     if states is None:
         states = stack.zero_states(x.shape[1], x, x.shape[0])
-    outputs: List[torch.Tensor] = []
-    finals: List[State] = []
-    for i, layer in enumerate(stack.layers):
-        assert isinstance(layer, BiLSTMLayer)
-        out, final = run_layer(layer, x, lengths, states[i], directions)
-        if stack.use_skip_connections and i > 0:
-            out = out + x
-        outputs.append(out)
-        finals.append(final)
-        x = out
-    return outputs, finals
+    return stack.run_layers(
+        x, states, lambda layer, inputs, state: run_layer(layer, inputs, lengths, state, directions)
+    )

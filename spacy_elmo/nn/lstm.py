@@ -30,7 +30,7 @@ which saves the work on padding and leaves each finished row's state exactly at 
 
 from __future__ import annotations
 
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple, cast
 
 import numpy as np
 import torch
@@ -226,6 +226,9 @@ def with_forget_bias(bias: torch.Tensor, cell_dim: int) -> torch.Tensor:
     return bias + offset
 
 
+LayerRun = Callable[[BiLSTMLayer, torch.Tensor, State], Tuple[torch.Tensor, State]]
+
+
 def glorot_bound(fan_in: int, fan_out: int) -> float:
     """TF's default (glorot uniform) limit: U(-b, b) keeps the activations' variance through a layer."""
     return float(np.sqrt(6.0 / (fan_in + fan_out)))
@@ -283,12 +286,19 @@ class BiLSTMStack(nn.Module):
         steps_active = rows_running(lengths, x.shape[2])
         if states is None:
             states = self.zero_states(x.shape[1], x, x.shape[0])
+        return self.run_layers(x, states, lambda layer, inputs, state: layer(inputs, steps_active, state, directions))
+
+    def run_layers(
+        self, x: torch.Tensor, states: List[State], run_layer: LayerRun
+    ) -> Tuple[List[torch.Tensor], List[State]]:
+        """The layers in turn, each run by `run_layer(layer, inputs, state)` (the step loop, or
+        compiled_lstm's windows), with dropout between them and the skip connections."""
         outputs: List[torch.Tensor] = []
         finals: List[State] = []
         for i, layer in enumerate(self.layers):
             if self.dropout and self.training:
                 x = F.dropout(x, self.dropout, training=True)
-            out, final = layer(x, steps_active, states[i], directions)
+            out, final = run_layer(cast(BiLSTMLayer, layer), x, states[i])
             if self.use_skip_connections and i > 0:
                 out = out + x
             outputs.append(out)
