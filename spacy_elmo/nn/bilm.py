@@ -221,7 +221,7 @@ class BiLM(nn.Module):
         return self.char_encoder.encode_rows(torch.from_numpy(ids).to(self.device), token_lengths(ids))
 
     def _contextualize(
-        self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool, run: RunOptions
+        self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool, run: RunOptions = EXACT
     ) -> BiLMOutput:
         """`lengths` (boundaries included) stay on the host: they decide the loop, not the arithmetic."""
         batch, time, _ = embedded.shape
