@@ -5,8 +5,11 @@ and how busy the GPU was.
 
     python -m benchmarks.bench_gpu $SPACY_ELMO_DATA/pretrain/gutenberg/train   # one-sentence-per-line .txt files
     python -m benchmarks.bench_gpu DIR --device cpu --tiny   # the same code at the tiny size: seconds, CI
+    python -m benchmarks.bench_gpu DIR --variants   # tests/test_gpu.py, then every candidate side by side
 
 About two minutes on an H100. Prints figures; asserts nothing (the GPU's correctness: tests/test_gpu.py).
+With `--variants` it first runs tests/test_gpu.py under torch's defaults, then times every candidate of
+benchmarks/variants.py against the plain path of its kind, at each batch size, in one table.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -24,6 +28,7 @@ from typing import Dict, List, Optional, Tuple
 import torch
 
 from benchmarks.common import DEFAULT_TEXT, flops_per_token, load_sentences, machine
+from benchmarks.variants import INFERENCE, PRETRAINING, VARIANTS, Setup, of_kind
 from spacy_elmo import BiLM, preset
 from spacy_elmo.nn.options import ElmoOptions
 from spacy_elmo.pretrain import PretrainConfig, Vocabulary, build_vocabulary, count_tokens, load_config
@@ -50,10 +55,11 @@ class Size:
     min_sentences: int
     steps: int
     log_every: int
+    units: int  # batches (or steps) timed per candidate with --variants
 
 
-FULL = Size("original", "pretrain_small.cfg", (1, 32, 128), 64, 60, 10)
-TINY = Size("tiny", "pretrain_tiny.cfg", (1, 4), 8, 4, 2)
+FULL = Size("original", "pretrain_small.cfg", (1, 32, 128), 64, 60, 10, 8)
+TINY = Size("tiny", "pretrain_tiny.cfg", (1, 4), 8, 4, 2, 2)
 
 
 def peaks(device: torch.device) -> Optional[Tuple[float, float]]:
@@ -192,6 +198,33 @@ def softmax_rows(config: PretrainConfig) -> int:
     return len(Vocabulary.from_file(config.vocab))
 
 
+def variants_table(device: torch.device, size: Size) -> List[str]:
+    """Every registered candidate at each batch size: tokens/s (and its ratio to the plain path's),
+    the fraction of the fp32 / TF32 peak, and how busy the GPU was. Each is warmed up (compiled) first."""
+    rows = []
+    for kind in (INFERENCE, PRETRAINING):
+        for batch_size in size.batch_sizes:
+            base: Optional[float] = None
+            for name in of_kind(kind):
+                workload = VARIANTS[name].prepare(Setup(device, size.options, batch_size))
+                workload.run(1)
+                synchronize(device)
+                with BusyMeter(device) as busy:
+                    start = time.perf_counter()
+                    workload.run(size.units)
+                    synchronize(device)
+                    speed = workload.tokens * size.units / (time.perf_counter() - start)
+                base = base or speed
+                label = f"{name}, batch {batch_size} ({speed / base:.2f}x)"
+                rows.append(line(label, device, speed, workload.flops_per_token, busy))
+    return rows
+
+
+def run_gpu_tests() -> int:
+    """tests/test_gpu.py under torch's defaults, as CI runs it; its exit status."""
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "tests/test_gpu.py"], cwd=REPO).returncode
+
+
 def device_name(device: torch.device) -> str:
     if device.type == "cuda":
         return f"GPU: {torch.cuda.get_device_name(device)}, CUDA {torch.version.cuda}"
@@ -203,6 +236,9 @@ def main() -> None:
     parser.add_argument("data", type=Path, help="Directory of one-sentence-per-line .txt files.")
     parser.add_argument("--device", default="cuda", help="Where to run: cuda (default), cuda:N or cpu.")
     parser.add_argument("--tiny", action="store_true", help="The tiny model and a few steps: checks the code runs.")
+    parser.add_argument(
+        "--variants", action="store_true", help="Run tests/test_gpu.py, then time every candidate (variants.py)."
+    )
     args = parser.parse_args()
     device = torch.device(args.device)
     if device.type == "cuda" and not torch.cuda.is_available():
@@ -210,6 +246,12 @@ def main() -> None:
     size = TINY if args.tiny else FULL
     print(machine(), flush=True)
     print(device_name(device), flush=True)
+    if args.variants:
+        if not args.tiny and run_gpu_tests() != 0:
+            raise SystemExit("tests/test_gpu.py failed: the candidates were not timed")
+        for figure in variants_table(device, size):
+            print(figure, flush=True)
+        return
     for figure in inference_speed(device, size) + pretraining_speed(args.data, device, size):
         print(figure, flush=True)
 

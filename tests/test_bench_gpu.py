@@ -1,7 +1,13 @@
 """benchmarks/bench_gpu.py runs end to end on the CPU at the tiny size, through the code a GPU runs, so
 that a crash in it (such as the presets' `[paths] dev` it once left in place) fails CI, not a GPU session."""
 
+import sys
+
 import pytest
+
+from benchmarks import bench_gpu
+from benchmarks.variants import INFERENCE, of_kind
+from spacy_elmo.nn import compiled_lstm
 
 from .cli import run_cli
 from .paths import REPO
@@ -25,3 +31,19 @@ def test_bench_gpu_runs_on_the_cpu_at_the_tiny_size(tmp_path):
     assert all("peak fp32/TF32 n/a" in f and f.endswith("busy n/a") for f in figures), figures
     assert "GPU: none (measured on the CPU)" in result.stdout
     assert "torch " in result.stdout
+
+
+@pytest.mark.slow
+def test_bench_gpu_variants_times_every_candidate_on_the_cpu(tmp_path, monkeypatch, capsys):
+    """`--variants --device cpu --tiny`, in this process with 3-step windows so that compiling is short:
+    one row per registered candidate and batch size, the plain path first at 1.00x."""
+    monkeypatch.setattr(compiled_lstm, "WINDOW", 3)
+    monkeypatch.setattr(sys, "argv", ["bench_gpu", str(tmp_path), "--device", "cpu", "--tiny", "--variants"])
+    bench_gpu.main()
+    rows = [line for line in capsys.readouterr().out.splitlines() if "tokens/s" in line]
+    names = of_kind(INFERENCE)
+    assert [row.split(" (")[0] for row in rows] == [
+        f"{n}, batch {b}" for b in bench_gpu.TINY.batch_sizes for n in names
+    ]
+    assert all("(1.00x)" in row for row in rows[:: len(names)]), rows
+    assert all("peak fp32/TF32 n/a" in row and row.endswith("busy n/a") for row in rows), rows

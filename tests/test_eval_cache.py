@@ -8,6 +8,7 @@ import torch
 from spacy.training import Example
 
 from spacy_elmo import BiLM
+from spacy_elmo.nn.run_options import EXACT
 from spacy_elmo.pipeline.component import Phase
 from spacy_elmo.pipeline.layers import ActivationCache, frozen_cache, get_bilm, set_bilm
 
@@ -28,9 +29,9 @@ def count_bilm_calls(nlp, monkeypatch):
     calls = []
     forward_sentences = BiLM.forward_sentences
 
-    def counting(self, sentences, stateful=False):
+    def counting(self, sentences, stateful=False, run=EXACT):
         calls.append(len(sentences))
-        return forward_sentences(self, sentences, stateful)
+        return forward_sentences(self, sentences, stateful, run)
 
     monkeypatch.setattr(BiLM, "forward_sentences", counting)
     return calls

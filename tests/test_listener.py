@@ -13,6 +13,7 @@ from spacy.training import Example
 from thinc.api import Adam
 
 from spacy_elmo import BiLM
+from spacy_elmo.nn.run_options import EXACT
 from spacy_elmo.pipeline.layers import ElmoListener, get_bilm
 from spacy_elmo.pipeline.layers.listener import find_listener_cfg, replace_listener_cfg
 
@@ -146,8 +147,8 @@ def test_no_torch_graph_outlives_a_fine_tuning_update(fixture_paths, monkeypatch
     graphs = []
     forward_sentences = BiLM.forward_sentences
 
-    def recording(self, sentences, stateful=False):
-        output = forward_sentences(self, sentences, stateful)
+    def recording(self, sentences, stateful=False, run=EXACT):
+        output = forward_sentences(self, sentences, stateful, run)
         if output.layers.grad_fn is not None:
             graphs.append(weakref.ref(output.layers))
         return output

@@ -17,6 +17,7 @@ from spacy_elmo import BiLM
 from spacy_elmo.nn import precision
 from spacy_elmo.nn.lstm import BiLSTMLayer
 from spacy_elmo.nn.precision import fp32_scope
+from spacy_elmo.nn.run_options import RunOptions
 from spacy_elmo.pipeline.layers.thinc_bilm import ensure_loaded
 from spacy_elmo.pretrain import load_config, train
 
@@ -101,30 +102,26 @@ def small_bilm() -> BiLM:
     return BiLM(load_config(PRETRAIN_TINY_CONFIG).options).eval()
 
 
+OPT_IN = RunOptions(tf32=True)
+# Each call, and the flags it must compute under: fp32, unless TF32 travels with the call (RunOptions).
 CALLS = {
-    "forward_sentences": lambda bilm: bilm.forward_sentences(SENTENCES),
-    "forward": lambda bilm: bilm(torch.from_numpy(bilm.char_mapper.batch_ids(SENTENCES))),
-    "embed": lambda bilm: bilm.embed(SENTENCES),
-    "embed stateful": lambda bilm: bilm.embed(SENTENCES, stateful=True),
-    "embed_tokens": lambda bilm: bilm.embed_tokens(SENTENCES[0]),
-    "set_warm_start": lambda bilm: bilm.set_warm_start(SENTENCES),
+    "forward_sentences": (lambda bilm: bilm.forward_sentences(SENTENCES), FP32),
+    "forward": (lambda bilm: bilm(torch.from_numpy(bilm.char_mapper.batch_ids(SENTENCES))), FP32),
+    "embed": (lambda bilm: bilm.embed(SENTENCES), FP32),
+    "embed stateful": (lambda bilm: bilm.embed(SENTENCES, stateful=True), FP32),
+    "embed_tokens": (lambda bilm: bilm.embed_tokens(SENTENCES[0]), FP32),
+    "set_warm_start": (lambda bilm: bilm.set_warm_start(SENTENCES), FP32),
+    "forward_sentences, tf32": (lambda bilm: bilm.forward_sentences(SENTENCES, run=OPT_IN), TF32),
+    "embed, tf32": (lambda bilm: bilm.embed(SENTENCES, run=OPT_IN), TF32),
 }
 
 
 @pytest.mark.parametrize("call", list(CALLS))
-def test_bilm_calls_compute_in_fp32_and_restore_the_callers_flags(caller, monkeypatch, small_bilm, call):
+def test_bilm_calls_compute_in_fp32_unless_told_and_restore_the_callers_flags(caller, monkeypatch, small_bilm, call):
     recorder = Recorder(monkeypatch, small_bilm)
-    CALLS[call](small_bilm)
-    assert recorder.all_were(FP32), recorder.seen
-    assert flags() == caller
-
-
-@pytest.mark.parametrize("call", ["forward_sentences", "embed"])
-def test_the_tf32_opt_in_computes_in_tf32_and_restores_the_callers_flags(caller, monkeypatch, small_bilm, call):
-    small_bilm.tf32 = True
-    recorder = Recorder(monkeypatch, small_bilm)
-    CALLS[call](small_bilm)
-    assert recorder.all_were(TF32), recorder.seen
+    run, wanted = CALLS[call]
+    run(small_bilm)
+    assert recorder.all_were(wanted), recorder.seen
     assert flags() == caller
 
 

@@ -12,6 +12,7 @@ states are detached between calls.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, List, Optional, Sequence, Tuple
 
@@ -22,9 +23,12 @@ from torch import nn
 from ..errors import ElmoError
 from .char_encoder import CharEncoder, token_lengths
 from .chars import BOS_TOKEN, EOS_TOKEN, CharacterMapper
+from .compiled_lstm import run_stack
+from .host_copies import HostBuffers, PendingCopy
 from .lstm import BiLSTMStack, State, run_directions
 from .options import ElmoOptions
 from .precision import fp32_scope
+from .run_options import EXACT, RunOptions
 from .token_cache import TokenEmbeddingCache
 
 WARMUP_TEXT = Path(__file__).resolve().parent.parent / "data" / "warmup.txt"
@@ -57,8 +61,8 @@ class BiLM(nn.Module):
     NumPy arrays); `forward_sentences` and `forward` return torch tensors on the model's device for
     training. The char-CNN output of each token string is cached at inference (see token_cache.py).
 
-    Every call computes in full fp32 whatever torch's process-wide TF32 flags (precision.py);
-    `tf32 = True` opts into TF32 products on a GPU (faster, about 1e-3 away from the exact vectors)."""
+    Every call computes in full fp32 whatever torch's process-wide TF32 flags (precision.py); a call's
+    `run` (run_options.py) opts into TF32 products on a GPU or picks a GPU candidate."""
 
     def __init__(self, options: ElmoOptions, dropout: float = 0.0) -> None:
         super().__init__()
@@ -90,7 +94,6 @@ class BiLM(nn.Module):
         self._warm_on_host: Optional[bool] = False
         self.register_load_state_dict_post_hook(BiLM._forget_warm_on_host)
         self._states: Optional[List[State]] = None  # per layer, [2, rows, dim]
-        self.tf32: bool = False
 
     @property
     def device(self) -> torch.device:
@@ -120,7 +123,7 @@ class BiLM(nn.Module):
     def _forget_warm_on_host(module: nn.Module, incompatible_keys: Any) -> None:
         module._warm_on_host = None
 
-    def set_warm_start(self, sentences: Optional[Sequence[Sequence[str]]] = None) -> None:
+    def set_warm_start(self, sentences: Optional[Sequence[Sequence[str]]] = None, run: RunOptions = EXACT) -> None:
         """Start every stateless sentence from the state each direction reaches after reading
         `sentences` (default: 50 sentences of public-domain English shipped in spacy_elmo/data), streamed
         as in training: forward `<S> w1 .. wn <S> ...`, backward the reverse with `</S>`. Deterministic:
@@ -133,7 +136,7 @@ class BiLM(nn.Module):
         backward = [t for s in reversed(sentences) for t in (EOS_TOKEN, *reversed(s))]
         was_training = self.training
         self.eval()  # no dropout
-        with torch.no_grad(), fp32_scope(self.tf32):
+        with torch.no_grad(), fp32_scope(run.tf32):
             table = self._encode_strings(forward + backward)
             n = len(forward)
             x = torch.stack([table[:n], table[n:]]).unsqueeze(1)  # [2, 1, n, P]
@@ -164,20 +167,22 @@ class BiLM(nn.Module):
         self._states = None
         return super()._apply(fn, recurse)
 
-    def forward(self, char_ids: torch.Tensor, stateful: bool = False) -> BiLMOutput:
+    def forward(self, char_ids: torch.Tensor, stateful: bool = False, run: RunOptions = EXACT) -> BiLMOutput:
         """char_ids `[batch, n_tokens + 2, max_chars]` with `<S>`/`</S>` included (see chars.py);
-        all-zero rows are padding."""
+        all-zero rows are padding. `run`: how the call computes (run_options.py)."""
         # Lengths steer the loop on the host: one transfer per batch.
         lengths = (char_ids > 0).any(dim=-1).sum(dim=1).cpu().numpy()  # [batch], boundaries included
-        with fp32_scope(self.tf32):
-            return self._contextualize(self.char_encoder(char_ids), lengths, stateful)
+        with fp32_scope(run.tf32):
+            return self._contextualize(self.char_encoder(char_ids), lengths, stateful, run)
 
-    def forward_sentences(self, sentences: Sequence[Sequence[str]], stateful: bool = False) -> BiLMOutput:
+    def forward_sentences(
+        self, sentences: Sequence[Sequence[str]], stateful: bool = False, run: RunOptions = EXACT
+    ) -> BiLMOutput:
         """The same as `forward` on the sentences' char ids, from token strings: each distinct string is
         encoded once per batch, and at inference taken from the token cache when it was seen before."""
-        with fp32_scope(self.tf32):
+        with fp32_scope(run.tf32):
             embedded, lengths = self._embed_sentences(sentences)
-            return self._contextualize(embedded, lengths, stateful)
+            return self._contextualize(embedded, lengths, stateful, run)
 
     def _embed_sentences(self, sentences: Sequence[Sequence[str]]) -> Tuple[torch.Tensor, np.ndarray]:
         """Token embeddings `[batch, max_len + 2, P]` with boundaries, and host-side lengths with
@@ -215,10 +220,12 @@ class BiLM(nn.Module):
         ids = np.stack([self.char_mapper.token_ids(t) for t in tokens])
         return self.char_encoder.encode_rows(torch.from_numpy(ids).to(self.device), token_lengths(ids))
 
-    def _contextualize(self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool) -> BiLMOutput:
+    def _contextualize(
+        self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool, run: RunOptions = EXACT
+    ) -> BiLMOutput:
         """`lengths` (boundaries included) stay on the host: they decide the loop, not the arithmetic."""
         batch, time, _ = embedded.shape
-        layers = self._run_directions(embedded, lengths, stateful)
+        layers = self._run_directions(embedded, lengths, stateful, run)
         # Drop <S> and </S>: keep positions 1..n of each row.
         inner_lengths = torch.from_numpy(np.asarray(lengths, dtype=np.int64) - 2).to(embedded.device)
         inner_mask = torch.arange(max(time - 2, 0), device=embedded.device).unsqueeze(0) < inner_lengths.unsqueeze(1)
@@ -230,7 +237,9 @@ class BiLM(nn.Module):
         stacked = stacked * inner_mask.unsqueeze(0).unsqueeze(-1).to(stacked.dtype)
         return BiLMOutput(layers=stacked, mask=inner_mask)
 
-    def _run_directions(self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool) -> List[torch.Tensor]:
+    def _run_directions(
+        self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool, run: RunOptions
+    ) -> List[torch.Tensor]:
         """All L+1 activations `[batch, time, 2P]` over the full sequence, boundaries included."""
         device_lengths = torch.from_numpy(np.asarray(lengths, dtype=np.int64)).to(embedded.device)
         backward_input = reverse_within_lengths(embedded, device_lengths)
@@ -247,7 +256,8 @@ class BiLM(nn.Module):
             ]
         else:
             initial = None
-        outputs, finals = run_directions(self.lstm, (embedded, backward_input), (lengths, lengths), initial)
+        stack = partial(run_stack, self.lstm) if run.lstm == "compiled" else self.lstm
+        outputs, finals = run_directions(stack, (embedded, backward_input), (lengths, lengths), initial)
         if stateful:
             self._store_states(finals, lengths)
         layers = [torch.cat([embedded, embedded], dim=-1)]
@@ -282,21 +292,25 @@ class BiLM(nn.Module):
             new_states.append((merged[0], merged[1]))
         self._states = new_states
 
-    def token_embeddings(self, char_ids: torch.Tensor) -> torch.Tensor:
+    def token_embeddings(self, char_ids: torch.Tensor, run: RunOptions = EXACT) -> torch.Tensor:
         """Context-independent embeddings `[..., P]` of char ids `[..., max_chars]`."""
         flat = char_ids.reshape(1, -1, char_ids.shape[-1])
-        with fp32_scope(self.tf32):
+        with fp32_scope(run.tf32):
             return self.char_encoder(flat).reshape(*char_ids.shape[:-1], -1)
 
     def embed(
-        self, sentences: Sequence[Sequence[str]], stateful: bool = False, batch_size: int = 64
+        self,
+        sentences: Sequence[Sequence[str]],
+        stateful: bool = False,
+        batch_size: int = 64,
+        run: RunOptions = EXACT,
     ) -> List[np.ndarray]:
         """Each sentence's activations, `[L+1, n_tokens, 2P]` float32, in input order.
 
         Stateless (default): sentences are grouped by length so batches carry little padding; the
         result does not depend on `batch_size` or on the other sentences. Stateful: batches are the
         consecutive groups of `batch_size` sentences, in order, row i carrying its state from row i of
-        the previous batch, as the original does.
+        the previous batch, as the original does. `run`: how the calls compute (run_options.py).
         """
         if batch_size < 1:
             raise ElmoError(f"batch_size must be at least 1, got {batch_size}")
@@ -304,13 +318,26 @@ class BiLM(nn.Module):
         if not stateful:
             order.sort(key=lambda i: len(sentences[i]), reverse=True)
         results: List[Optional[np.ndarray]] = [None] * len(sentences)
-        with torch.inference_mode(), fp32_scope(self.tf32):
+        buffers = HostBuffers(self.device) if run.host_copies == "pinned" else None
+        pending: Optional[Tuple[List[int], PendingCopy]] = None
+
+        def keep(chunk: List[int], layers: np.ndarray) -> None:
+            for row, i in enumerate(chunk):
+                results[i] = np.ascontiguousarray(layers[:, row, : len(sentences[i])], dtype=np.float32)
+
+        with torch.inference_mode(), fp32_scope(run.tf32):
             for start in range(0, len(order), batch_size):
                 chunk = order[start : start + batch_size]
-                out = self.forward_sentences([sentences[i] for i in chunk], stateful=stateful)
-                layers = out.layers.cpu().numpy()
-                for row, i in enumerate(chunk):
-                    results[i] = np.ascontiguousarray(layers[:, row, : len(sentences[i])], dtype=np.float32)
+                out = self.forward_sentences([sentences[i] for i in chunk], stateful=stateful, run=run)
+                if buffers is None:
+                    keep(chunk, out.layers.cpu().numpy())
+                    continue
+                copy = buffers.start(out.layers)  # lands while the next batch computes
+                if pending is not None:
+                    keep(pending[0], pending[1].wait())
+                pending = (chunk, copy)
+            if pending is not None:
+                keep(pending[0], pending[1].wait())
         return results  # type: ignore[return-value]
 
     def embed_tokens(self, words: Sequence[str]) -> np.ndarray:

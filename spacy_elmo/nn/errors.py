@@ -1,4 +1,4 @@
-"""The errors of the torch biLM: fast modes and CPU kernels."""
+"""The errors of the torch biLM: fast modes, CPU kernels and per-call options."""
 
 from __future__ import annotations
 
@@ -16,3 +16,7 @@ class FastModeUnavailable(FastModeError):
 
 class KernelChoiceError(ElmoError):
     """`SPACY_ELMO_CPU_KERNEL` names no kernel."""
+
+
+class RunOptionsError(ElmoError):
+    """A biLM call's `RunOptions` names an LSTM mode or a copy mode that does not exist."""

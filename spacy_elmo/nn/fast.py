@@ -30,6 +30,7 @@ from torch import nn
 from .bilm import BiLM
 from .errors import FastModeError, FastModeUnavailable
 from .lstm import BOTH, N_DIRECTIONS, BiLSTMLayer, BiLSTMStack, State, with_forget_bias
+from .run_options import EXACT, RunOptions
 
 FAST_MODES = ("int8",)
 
@@ -90,7 +91,11 @@ class FastBiLM(BiLM):
         super().train(False)
         return self
 
-    def _run_directions(self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool) -> List[torch.Tensor]:
+    def _run_directions(
+        self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool, run: RunOptions
+    ) -> List[torch.Tensor]:
+        if run.lstm != "steps":
+            raise FastModeError(f"a {self.mode!r} fast model runs the step loop only; use lstm='steps'")
         if stateful:
             raise FastModeError(f"a {self.mode!r} fast model is stateless only; use the exact BiLM for stateful=True")
         if torch.is_grad_enabled() and embedded.requires_grad:
@@ -98,9 +103,9 @@ class FastBiLM(BiLM):
                 f"a {self.mode!r} fast model gives no gradients; run it under "
                 "torch.inference_mode() or use the exact BiLM"
             )
-        return super()._run_directions(embedded, lengths, stateful)
+        return super()._run_directions(embedded, lengths, stateful, run)
 
-    def set_warm_start(self, sentences: Optional[Sequence[Sequence[str]]] = None) -> None:
+    def set_warm_start(self, sentences: Optional[Sequence[Sequence[str]]] = None, run: RunOptions = EXACT) -> None:
         raise FastModeError(
             "set the warm start on the exact BiLM and call make_fast on it afterwards: "
             "the fast model takes the exact model's initial state with its weights"

@@ -2,16 +2,14 @@
 
 torch multiplies float32 matrices on the CPU through MKL (`torch.mm`, `torch.bmm`), and also ships
 oneDNN, whose `mkldnn::_linear_pointwise` with a weight packed once by `mkldnn::_reorder_linear_weight`
-is what torch's own compiler emits for linear layers on CPUs. Which one is faster depends on the CPU
-and the shape: on an AMD EPYC (AVX-512) MKL ran ELMo's LSTM products at about half of oneDNN's rate
-(one thread, GFLOP/s, MKL vs oneDNN: input and recurrent products [32 x 512] . [512 x 16384] 81 vs
-147, projection [32 x 4096] . [4096 x 512] 103 vs 193); on an Intel Xeon the two were equal. So the
-choice is measured, not tabled: the first time a product of a given shape (rows rounded up to a power
-of two, inner and outer size, thread count) runs, both kernels are timed on it in alternation and the
-faster is kept for the process; oneDNN must win by `MARGIN` to be chosen, else the plain MKL product
-(the one the model always used) stays. `SPACY_ELMO_CPU_KERNEL` = `mkl` or `onednn` pins the choice
-(the two differ by float rounding, ~1e-7 relative, so a pinned kernel gives run-to-run identical bits
-on a machine whatever its load).
+is what torch's own compiler emits for linear layers on CPUs. Which one is faster depends on the CPU and
+the shape (on one CPU oneDNN ran ELMo's LSTM products at twice MKL's rate, on another at the same:
+docs/fast_modes.md). So the choice is measured, not tabled: the first time a product of a given shape
+(rows rounded up to a power of two, inner and outer size, thread count) runs, both kernels are timed on
+it in alternation and the faster is kept for the process; oneDNN must win by `MARGIN` to be chosen, else
+the plain MKL product (the one the model always used) stays. `SPACY_ELMO_CPU_KERNEL` = `mkl` or `onednn`
+pins the choice (the two differ by float rounding, ~1e-7 relative, so a pinned kernel gives run-to-run
+identical bits on a machine whatever its load).
 
 Only no-grad float32 products on the CPU take this path. With autograd (pretraining, fine-tuning) and
 on accelerators the plain torch product runs, as before: a packed oneDNN weight has no gradient. A

@@ -6,7 +6,7 @@ Users also lower the matmul precision for their own models (`torch.set_float32_m
 `torch.backends.cuda.matmul.allow_tf32`, the fine-grained `fp32_precision` flags of torch >= 2.9,
 which on a CPU can even mean bf16 products). So the biLM's entry points run inside `fp32_scope`:
 the flags are set for the call and put back after it, also after an exception, and the user's other
-torch code keeps the user's choice. TF32 is an explicit opt-in (`BiLM.tf32`, pretraining's `tf32`).
+torch code keeps the user's choice. TF32 is an explicit opt-in (a call's `RunOptions`, pretraining's `tf32`).
 
 The flags are process-wide, not per thread: concurrent calls share one scope (the first to enter saves
 the caller's flags, the last to leave restores them), and TF32 is used only while every open call

@@ -17,6 +17,7 @@ from torch import nn
 from ...formats import describe, rebuild
 from ...nn.bilm import BiLM
 from ...nn.options import ElmoOptions
+from ...nn.run_options import RunOptions
 from ..errors import UntrustedPickleError
 
 
@@ -27,10 +28,10 @@ class BiLMHolder(nn.Module):
         super().__init__()
         self.bilm: Optional[BiLM] = None
 
-    def forward(self, sentences: List[List[str]], stateful: bool) -> torch.Tensor:
+    def forward(self, sentences: List[List[str]], stateful: bool, run: RunOptions) -> torch.Tensor:
         """Token strings -> layers `[L+1, batch, n, 2P]` (boundaries added and removed inside)."""
         assert self.bilm is not None
-        return self.bilm.forward_sentences(sentences, stateful=stateful).layers
+        return self.bilm.forward_sentences(sentences, stateful=stateful, run=run).layers
 
 
 def serialize_holder(holder: BiLMHolder) -> bytes:
@@ -66,9 +67,11 @@ def deserialize_holder(_: BiLMHolder, data: bytes, device: torch.device) -> BiLM
     return holder.to(device)
 
 
-def convert_inputs(model: Model, X: Tuple[List[List[str]], bool], is_train: bool) -> Tuple[ArgsKwargs, Callable]:
-    sentences, stateful = X
-    return ArgsKwargs(args=(sentences,), kwargs={"stateful": stateful}), lambda d: None
+def convert_inputs(
+    model: Model, X: Tuple[List[List[str]], bool, RunOptions], is_train: bool
+) -> Tuple[ArgsKwargs, Callable]:
+    sentences, stateful, run = X
+    return ArgsKwargs(args=(sentences,), kwargs={"stateful": stateful, "run": run}), lambda d: None
 
 
 def convert_outputs(model: Model, inputs_outputs: Any, is_train: bool) -> Tuple[Any, Callable]:

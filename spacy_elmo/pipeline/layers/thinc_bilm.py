@@ -31,6 +31,7 @@ from ...models.sources import ModelReference, model_reference, reference_options
 from ...nn.bilm import BiLM
 from ...nn.fast import FAST_MODES, FastModeError
 from ...nn.precision import fp32_scope
+from ...nn.run_options import RunOptions
 from ..segment import Segmenter, sentence_windows
 from .batch_plan import doc_segments, kept_tokens, plan_batches
 from .bilm_holder import BiLMHolder, convert_inputs, convert_outputs, deserialize_holder, serialize_holder
@@ -179,7 +180,7 @@ def _init(model: Model, X: Optional[InT] = None, Y: Any = None) -> None:
 
 def _forward(model: Model, docs: InT, is_train: bool, *, segmenter: Segmenter) -> Tuple[OutT, Callable]:
     bilm = ensure_loaded(model)
-    bilm.tf32 = model.attrs["tf32"]
+    run = RunOptions(tf32=model.attrs["tf32"])  # per call: the torch module is shared
     wrapper = model.layers[0]
     stateful = model.attrs["stateful"]
     ops = model.ops
@@ -197,14 +198,14 @@ def _forward(model: Model, docs: InT, is_train: bool, *, segmenter: Segmenter) -
     for batch in plan_batches(lengths, model.attrs["max_batch_tokens"], stateful):
         sentences = [words[units[u][0]][units[u][1].start : units[u][1].end] for u in batch]
         if trainable:
-            layers, layers_backprop = wrapper.begin_update((sentences, stateful))
+            layers, layers_backprop = wrapper.begin_update((sentences, stateful, run))
             callbacks.append((batch, layers.shape, layers_backprop))
         elif fast is not None:
             with torch.inference_mode():
-                layers = torch2xp(fast.forward_sentences(sentences).layers, ops=ops)
+                layers = torch2xp(fast.forward_sentences(sentences, run=run).layers, ops=ops)
         else:
             with torch.inference_mode():
-                layers = wrapper.predict((sentences, stateful))
+                layers = wrapper.predict((sentences, stateful, run))
         for row, u in enumerate(batch):
             d, seg = units[u]
             outputs[d][:, rows_of[d][seg.keep_start : seg.keep_end]] = layers[
@@ -219,7 +220,7 @@ def _forward(model: Model, docs: InT, is_train: bool, *, segmenter: Segmenter) -
                 d_layers[:, row, seg.keep_start - seg.start : seg.keep_end - seg.start] = d_outputs[d][
                     :, rows_of[d][seg.keep_start : seg.keep_end]
                 ]
-            with fp32_scope(bilm.tf32):  # the biLM's gradients as exact as its forward
+            with fp32_scope(run.tf32):  # the biLM's gradients as exact as its forward
                 batch_backprop(d_layers)
         return []
 

@@ -1,0 +1,122 @@
+"""How many kernels each GPU candidate launches per unit of work (an inference batch, a pretraining
+step), counted on the CPU, so that progress shows between the rare GPU sessions.
+
+Counted from torch's profiler over one unit after a warm-up one: every aten op the host dispatches
+(views apart, since they launch nothing; an op without a kernel of its own counted by the ops it calls),
+and inside a compiled region every kernel it runs (the aten products it calls and each generated C++
+kernel). Two figures per candidate: `kernels`, and `host launches`, where a compiled region counts
+once, as a captured CUDA graph is one replay on a GPU.
+
+    python -m benchmarks.bench_launches                 # original size, 128 sentences a batch
+    python -m benchmarks.bench_launches --tiny          # the tiny model, 4 sentences: seconds, CI
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from functools import lru_cache, partial
+from typing import Callable, List
+
+import torch
+from torch._inductor import config as inductor_config
+
+from benchmarks.variants import VARIANTS, Setup, of_kind
+from spacy_elmo.util.machine import machine
+
+COMPILED_REGION = "Torch-Compiled Region"
+GENERATED_KERNEL = "cpp_fused_"
+
+
+@dataclass(frozen=True)
+class Launches:
+    kernels: int
+    host_launches: int
+
+
+@lru_cache(maxsize=None)
+def _kind(name: str) -> str:
+    """`composite` (no kernel of its own: counted by what it calls), `view` (launches nothing) or
+    `kernel`, for an aten op's profiler name such as `aten::baddbmm`."""
+    packet = getattr(torch.ops.aten, name.split("::", 1)[1], None)
+    if packet is None:
+        return "kernel"
+    overloads = [getattr(packet, o) for o in packet.overloads()]
+    composite = []
+    for overload in overloads:
+        try:
+            composite.append(
+                torch._C._dispatch_has_kernel_for_dispatch_key(overload.name(), "CompositeImplicitAutograd")
+            )
+        except RuntimeError:  # an overload the dispatcher does not list by that name
+            continue
+    if composite and all(composite):
+        return "composite"
+    return "view" if any(o.is_view for o in overloads) else "kernel"
+
+
+def _count(event: object) -> int:
+    """Kernels of one profiler event and what it calls."""
+    name = event.name  # type: ignore[attr-defined]
+    children = event.cpu_children  # type: ignore[attr-defined]
+    if GENERATED_KERNEL in name:
+        return 1
+    if name.startswith("aten::"):
+        kind = _kind(name)
+        if kind == "kernel":
+            return 1
+        if kind == "view":
+            return 0
+    return sum(_count(child) for child in children)
+
+
+def count_launches(run: Callable[[], None]) -> Launches:
+    """The kernels `run` launches, and the host launches with each compiled region counted once."""
+    with inductor_config.patch({"cpp.enable_kernel_profile": True}):
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
+            run()
+    roots = [e for e in profile.events() if e.cpu_parent is None]
+    kernels = sum(_count(e) for e in roots)
+    regions = [e for e in roots if e.name.startswith(COMPILED_REGION)]
+    return Launches(kernels, kernels - sum(_count(e) for e in regions) + len(regions))
+
+
+def count_variant(name: str, setup: Setup) -> Launches:
+    """What one unit of the registered candidate `name` launches, after a warm-up unit (which compiles
+    and fills the caches)."""
+    workload = VARIANTS[name].prepare(setup)
+    with inductor_config.patch({"cpp.enable_kernel_profile": True}):
+        workload.run(1)
+    return count_launches(partial(workload.run, 1))
+
+
+def measure(names: List[str], setup: Setup) -> List[str]:
+    """One line per candidate: kernels and host launches per unit, and their ratio to the first's."""
+    counts = [count_variant(name, setup) for name in names]
+    base = counts[0]
+    return [
+        f"{name:<44} {c.kernels:>7,} kernels ({c.kernels / base.kernels:.2f})"
+        f"  {c.host_launches:>7,} host launches ({c.host_launches / base.host_launches:.2f})"
+        for name, c in zip(names, counts)
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tiny", action="store_true", help="The tiny model, 4 sentences a batch.")
+    parser.add_argument("--batch-size", type=int, default=None, help="Sentences a batch (default 128; 4 with --tiny).")
+    parser.add_argument("--only", nargs="*", default=None, help="Candidates to count (default: all).")
+    args = parser.parse_args()
+    batch_size = args.batch_size or (4 if args.tiny else 128)
+    setup = Setup(torch.device("cpu"), "tiny" if args.tiny else "original", batch_size)
+    print(machine(), flush=True)
+    for kind in ("inference", "pretraining"):
+        names = [n for n in of_kind(kind) if args.only is None or n in args.only]
+        if names:
+            print(f"{kind}, {setup.size}, {batch_size} a unit, per unit:", flush=True)
+            for line in measure(names, setup):
+                print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
