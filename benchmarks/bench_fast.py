@@ -1,4 +1,4 @@
-"""Speed and deviation of the fast modes (spacy_elmo/nn/fast.py) next to the exact path.
+"""Speed and deviation of the fast modes (spacy_elmo/nn/int8.py) next to the exact path.
 
     python -m benchmarks.bench_fast                                   # small, medium, original; batch 1 and 32
     python -m benchmarks.bench_fast --model spacy_elmo/models/gutenberg-web-2x512  # deviation on a trained model too
@@ -25,7 +25,7 @@ import torch
 
 from benchmarks.common import DEFAULT_TEXT, load_sentences, machine
 from spacy_elmo import BiLM, load_bilm, preset  # noqa: E402
-from spacy_elmo.nn.fast import FAST_MODES, make_fast  # noqa: E402
+from spacy_elmo.nn.int8 import FAST_MODES, make_fast  # noqa: E402
 
 
 def deviation(exact: Sequence[np.ndarray], fast: Sequence[np.ndarray]) -> Dict[str, float]:

@@ -9,8 +9,8 @@ from spacy.tokens import Doc, DocBin
 
 from spacy_elmo import restore_vectors
 from spacy_elmo.formats import WeightsError
-from spacy_elmo.pipeline.layers import ActivationCache
-from spacy_elmo.pipeline.layers.batch_plan import plan_batches
+from spacy_elmo.pipeline.batch_plan import plan_batches
+from spacy_elmo.pipeline.frozen_cache import ActivationCache
 
 from .pipelines import elmo_config
 
@@ -236,7 +236,7 @@ def test_warm_start_config_and_it_survives_to_disk(fixture_paths, tmp_path):
 
 
 def test_int8_fast_mode_is_close_to_exact_and_survives_to_disk(fixture_paths, tmp_path):
-    from spacy_elmo.nn.fast import FastModeError
+    from spacy_elmo.nn.int8 import FastModeError
 
     exact = _nlp(fixture_paths)(MONEY)._.elmo["layers"]
     nlp = _nlp(fixture_paths, model={"fast_mode": "int8"})
@@ -254,10 +254,10 @@ def test_int8_fast_mode_is_close_to_exact_and_survives_to_disk(fixture_paths, tm
 
 def test_fast_mode_that_cannot_run_here_runs_the_exact_biLM_with_a_warning(fixture_paths, monkeypatch):
     """One config serves every machine: int8 on a GPU (here pretended: the CPU biLM counts as a GPU one)."""
-    from spacy_elmo.nn import fast as fast_module
+    from spacy_elmo.nn import int8 as int8_module
 
     reason = "the 'int8' fast mode runs on the CPU only"
-    monkeypatch.setattr(fast_module, "unavailable_reason", lambda mode, device: reason)
+    monkeypatch.setattr(int8_module, "unavailable_reason", lambda mode, device: reason)
     exact = _nlp(fixture_paths)(MONEY)._.elmo["layers"]
     nlp = _nlp(fixture_paths, model={"fast_mode": "int8"})
     with pytest.warns(UserWarning, match="fast_mode 'int8' is not used: .*CPU only.*exact biLM instead"):

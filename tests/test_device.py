@@ -19,10 +19,10 @@ from torch.utils._pytree import tree_flatten
 from spacy_elmo import BiLM
 from spacy_elmo.nn.char_encoder import token_lengths
 from spacy_elmo.nn.chars import CharacterMapper
-from spacy_elmo.nn.fast import FastModeUnavailable, make_fast
+from spacy_elmo.nn.int8 import FastModeUnavailable, make_fast
 from spacy_elmo.nn.options import ElmoOptions
 from spacy_elmo.nn.softmax import LogUniformSampler
-from spacy_elmo.pipeline.layers import bilm_holder
+from spacy_elmo.pipeline import bilm_holder
 from spacy_elmo.pipeline.layers import thinc_bilm as bilm_layer_module
 from spacy_elmo.pipeline.layers.thinc_bilm import get_bilm
 from spacy_elmo.pretrain.batching import StreamBatcher, TokenRows

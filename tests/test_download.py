@@ -31,7 +31,7 @@ from spacy_elmo.hub import (
 from spacy_elmo.hub import (
     fetch as fetch_module,
 )
-from spacy_elmo.hub.cache import model_dir
+from spacy_elmo.hub.cache_layout import model_dir
 
 from .paths import TINY_MODEL
 

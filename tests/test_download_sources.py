@@ -8,7 +8,7 @@ import json
 import pytest
 
 from spacy_elmo.hub import FetchByHandError, RemoteFileError, load_catalogue
-from spacy_elmo.hub.cache import staging_dir
+from spacy_elmo.hub.cache_layout import staging_dir
 
 from .cli import run_cli
 from .test_download import TINY_ZIP, entry, get

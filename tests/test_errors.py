@@ -17,7 +17,7 @@ from spacy_elmo.pipeline.architectures import (
     build_scalar_mix_v1,
     build_sentence_windows_v1,
 )
-from spacy_elmo.pipeline.layers import ActivationCache
+from spacy_elmo.pipeline.frozen_cache import ActivationCache
 
 PACKAGE = Path(spacy_elmo.__file__).parent
 # Raised for programming errors (a wrong type passed in code, an unreachable branch) or by a Python

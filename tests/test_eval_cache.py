@@ -9,8 +9,10 @@ from spacy.training import Example
 
 from spacy_elmo import BiLM
 from spacy_elmo.nn.run_options import EXACT
+from spacy_elmo.pipeline import frozen_cache
 from spacy_elmo.pipeline.component import Phase
-from spacy_elmo.pipeline.layers import ActivationCache, frozen_cache, get_bilm, set_bilm
+from spacy_elmo.pipeline.frozen_cache import ActivationCache
+from spacy_elmo.pipeline.layers import get_bilm, set_bilm
 
 from .pipelines import tiny_tagger_pipeline
 

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from spacy_elmo import batch_to_ids
-from spacy_elmo.nn.fast import FAST_MODES, FastModeError, Int8Linear, make_fast
+from spacy_elmo.nn.int8 import FAST_MODES, FastModeError, Int8Linear, make_fast
 
 MAX_ABS = 0.25
 MIN_MEAN_COSINE = 0.999

@@ -57,9 +57,9 @@ def test_seeded_byte_flips_load_or_fail_with_the_weights_error(tmp_path, bilm):
 
 
 def test_a_downloaded_model_with_a_damaged_header_is_reported_not_raised(tmp_path):
-    """`download` checks an assembled model before installing it (hub/content.py): damaged HDF5 metadata
+    """`download` checks an assembled model before installing it (hub/file_checks.py): damaged HDF5 metadata
     is a problem it names, not h5py's RuntimeError out of the check."""
-    from spacy_elmo.hub.content import model_problem
+    from spacy_elmo.hub.file_checks import model_problem
 
     raw = bytearray(WEIGHTS.read_bytes())
     raw[_object_header("CNN")] = 7  # a group the check walks into

@@ -10,7 +10,7 @@ Variants: `spacy-elmo` (the default: the CPU kernel chosen per shape, nn/kernels
 product through torch's default MKL path, SPACY_ELMO_CPU_KERNEL=mkl, as before the kernel choice),
 `onednn` (every product through oneDNN), `compiled` (the default, with the step's cell arithmetic,
 sigmoid/tanh/products/clip, compiled by torch.compile's inductor into one CPU kernel, shapes dynamic as
-rows finish), `int8` (nn/fast.py's approximate int8 mode).
+rows finish), `int8` (nn/int8.py's approximate int8 mode).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def main() -> None:
 
     from spacy_elmo import load_bilm
     from spacy_elmo.nn import lstm
-    from spacy_elmo.nn.fast import make_fast
+    from spacy_elmo.nn.int8 import make_fast
 
     torch.set_num_threads(args.threads)
     bilm = load_bilm(args.options, args.weights).eval()

@@ -43,7 +43,7 @@ def download_command(
 def _verify(name: str, cache: Optional[Path], catalogue: "Catalogue") -> None:
     """Exit 0 when every file of the cached model has the sha256 recorded at download, else list them."""
     from ..hub import downloaded_model_dir
-    from ..hub.cache import redownload_command
+    from ..hub.cache_layout import redownload_command
     from ..hub.record import alterations
 
     path = downloaded_model_dir(name, cache, catalogue=catalogue)

@@ -26,7 +26,7 @@ def models_command(
 ) -> None:
     """List the published models: name, language, format, size (layers x LSTM / projection), downloaded, and
     the publisher's page each comes from."""
-    from ..hub.cache import cache_dir, is_downloaded
+    from ..hub.cache_layout import cache_dir, is_downloaded
     from ..hub.catalogue import load_catalogue
 
     catalogue = load_catalogue(catalogue_path)

@@ -8,8 +8,8 @@ import shlex
 from pathlib import Path
 from typing import Optional
 
-from .cache import CACHE_ENV, MIRROR_ENV, cache_dir, is_downloaded, model_dir
-from .cache import cache_dir as cache_dir_of
+from .cache_layout import CACHE_ENV, MIRROR_ENV, cache_dir, is_downloaded, model_dir
+from .cache_layout import cache_dir as cache_dir_of
 from .catalogue import Catalogue, ModelEntry, ModelFile, load_catalogue
 from .download import download_model
 from .errors import (

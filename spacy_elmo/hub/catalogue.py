@@ -16,7 +16,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 
 from ..formats import format_names
 from ..util.validation import validate
-from .cache import name_problem
+from .cache_layout import name_problem
 from .errors import CatalogueError, UnknownModelError
 
 CATALOGUE_PATH = Path(__file__).with_name("catalogue.json")

@@ -18,11 +18,11 @@ from typing import Dict, List, Optional, Union, cast
 from filelock import FileLock
 
 from ..util.io import atomic_output, file_digests, file_sha256
-from .cache import RECORD_NAME, cache_dir, is_downloaded, lock_path, mirror_base, model_dir, staging_dir
+from .cache_layout import RECORD_NAME, cache_dir, is_downloaded, lock_path, mirror_base, model_dir, staging_dir
 from .catalogue import Catalogue, JoinedArchive, ModelEntry, ModelFile, load_catalogue
-from .content import file_problem, model_problem
 from .errors import ChecksumError, DownloadError, FetchByHandError, NetworkError, RemoteFileError
 from .fetch import fetch, mirrored_url
+from .file_checks import file_problem, model_problem
 from .record import is_complete, recorded_sha256s, write_record
 from .swap import install, leftovers, recover, temp_dir
 from .unpack import unpack_archive

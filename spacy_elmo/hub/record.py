@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Set
 
 from ..util.io import atomic_output, file_sha256
-from .cache import RECORD_NAME
+from .cache_layout import RECORD_NAME
 from .catalogue import ModelEntry
 
 

@@ -23,7 +23,7 @@ from typing import Dict, Literal, Optional, Union
 from ..errors import ElmoError, InputFileError
 from ..formats import is_model_path, load_model, load_options_and_weights, model_options
 from ..hub import downloaded_model_dir, is_catalogue_name
-from ..hub.cache import redownload_hint
+from ..hub.cache_layout import redownload_hint
 from ..hub.errors import ModelNotDownloadedError
 from ..nn.bilm import BiLM
 from ..nn.options import ElmoOptions

@@ -7,7 +7,7 @@ activation, the clips, the padding); on a GPU a batch is then bound by launching
 time is cut into windows of `WINDOW` steps, and every row runs every step of a window: a row past its
 end keeps its state (`torch.where` on a running mask) and writes zeros. The cell's arithmetic is
 lstm.py's own (`cell`); the products are torch's plain ones, so the outputs differ from the
-step loop's by float rounding only (tests/test_compiled_lstm.py). Inference only: with autograd the
+step loop's by float rounding only (tests/test_gpu_candidates.py). Inference only: with autograd the
 step loop runs.
 """
 

@@ -11,7 +11,7 @@ class FastModeError(ElmoError):
 
 class FastModeUnavailable(FastModeError):
     """The mode cannot run fast on the biLM's device (int8 off the CPU); the exact model is the faster
-    one there. A pipeline falls back to it (pipeline/layers/process_state.py)."""
+    one there. A pipeline falls back to it (pipeline/process_state.py)."""
 
 
 class KernelChoiceError(ElmoError):

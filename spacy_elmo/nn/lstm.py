@@ -62,7 +62,7 @@ class BiLSTMLayer(nn.Module):
     The step loop (`forward`) is the one place where the cell's arithmetic, the clipping and the
     padding are written; it reaches the weights only through three products, `input_products`,
     `step_gates` and `projection_products`, which a subclass may compute differently (the fast layers
-    of nn/fast.py do)."""
+    of nn/int8.py do)."""
 
     def __init__(
         self,

@@ -7,14 +7,14 @@ Training follows spaCy's listener protocol (layers/listener.py): `update` runs t
 and hands every listening head the layers plus a gradient callback; all but the last callback
 accumulate, the last one backpropagates into the biLM and updates it. With `frozen = true` (the
 default, as in the paper) there is no gradient to pass on, so the biLM runs without autograd and its
-layers come from a cache (layers/frozen_cache.py): epochs after the first and every evaluation cost
+layers come from a cache (pipeline/frozen_cache.py): epochs after the first and every evaluation cost
 only the heads.
 
 The component is in one of two phases. It serves (predict runs the biLM and keeps nothing, so a serving
 pipeline does not grow) until its first `update` or `start_training()`; it then trains (a frozen biLM's
 layers are cached, and the training docs given to `initialize` are embedded before the first step)
 until `finish_training()` or the next `initialize`. While it trains, long embeddings (the training text
-from PROGRESS_MIN_TOKENS, other text once it has run PROGRESS_DELAY_S; layers/frozen_cache.py) show a
+from PROGRESS_MIN_TOKENS, other text once it has run PROGRESS_DELAY_S; pipeline/frozen_cache.py) show a
 progress bar on stderr; serving shows none.
 """
 
@@ -37,9 +37,9 @@ from ..errors import ElmoError
 from ..nn.pooling_weights import check_pooling, pooling_weights
 from .component_files import component_from_bytes, component_to_bytes, component_to_disk, read_pooling
 from .doc_data import ensure_extension, set_doc_data
+from .frozen_cache import FrozenLayerCache
 from .hooks import install_hooks
 from .layers import ElmoListener, apply_to_read_rows, load_source, set_frozen
-from .layers.frozen_cache import FrozenLayerCache
 from .layers.listener import replace_listener_cfg
 from .layers.pooling import pooling_layer
 from .layers.scalar_mix import mixes_in

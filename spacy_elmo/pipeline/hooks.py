@@ -16,8 +16,8 @@ import numpy as np
 from spacy.tokens import Doc, Span, Token
 
 from ..errors import ElmoError
+from .batch_plan import read_by_bilm
 from .doc_data import ensure_extension, get_doc_data, rows_match, stored_data
-from .layers.batch_plan import read_by_bilm
 
 Obj = Union[Doc, Span, Token]
 

@@ -20,7 +20,7 @@ from thinc.api import Model
 from thinc.types import Floats2d, Floats3d
 from thinc.util import get_width
 
-from .batch_plan import read_mask
+from ..batch_plan import read_mask
 
 READ_ROWS_NODE = "elmo-read-rows"
 ROW_WISE = "row_wise"  # a mix's attr: output row i depends on input row i alone

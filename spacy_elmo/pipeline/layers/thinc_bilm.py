@@ -7,11 +7,12 @@ carries options, parameters and what else its format needs (formats.describe) in
 bytes, so `spacy.load` needs none of those paths any more, also when the layer sits inside another
 model (after `replace_listeners`).
 
-The layer's segmenter (segment.py; by default per sentence, and windows for anything longer than 256
+The layer's segmenter (pipeline/segment.py; by default per sentence, and windows for anything longer than 256
 tokens) cuts each doc into pieces, so memory stays bounded however long the doc; which tokens the biLM
-reads and how pieces are batched: batch_plan.py. Stateless batches are sorted by length and cut by a
+reads and how pieces are batched: pipeline/batch_plan.py. Stateless batches are sorted by length and cut by a
 padded-token budget; stateful batches keep the docs' order, because the carried states follow batch
-rows. The torch module and its bytes: bilm_holder.py; what layers share in a process: process_state.py.
+rows. The torch module and its bytes: pipeline/bilm_holder.py; what layers share in a process:
+pipeline/process_state.py.
 """
 
 from __future__ import annotations
@@ -29,13 +30,13 @@ from thinc.types import Floats3d
 from ...errors import ElmoError
 from ...models.sources import ModelReference, model_reference, reference_options, resolve
 from ...nn.bilm import BiLM
-from ...nn.fast import FAST_MODES, FastModeError
+from ...nn.int8 import FAST_MODES, FastModeError
 from ...nn.precision import fp32_scope
 from ...nn.run_options import RunOptions
+from ..batch_plan import doc_segments, kept_tokens, plan_batches
+from ..bilm_holder import BiLMHolder, convert_inputs, convert_outputs, deserialize_holder, serialize_holder
+from ..process_state import PROCESS
 from ..segment import Segmenter, sentence_windows
-from .batch_plan import doc_segments, kept_tokens, plan_batches
-from .bilm_holder import BiLMHolder, convert_inputs, convert_outputs, deserialize_holder, serialize_holder
-from .process_state import PROCESS
 
 InT = List[Doc]
 OutT = List[Floats3d]

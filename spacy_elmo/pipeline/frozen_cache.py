@@ -15,14 +15,15 @@ import weakref
 from contextlib import contextmanager
 from typing import Any, Callable, Dict, Hashable, Iterable, Iterator, List, Optional
 
+import numpy as np
 from spacy.attrs import ORTH, SENT_START
 from spacy.tokens import Doc
 from thinc.api import Model
 from thinc.types import Floats3d
 from tqdm import tqdm
 
-from .cache import ActivationCache
-from .thinc_bilm import get_bilm
+from ..nn.lru import LRU
+from .layers.thinc_bilm import get_bilm
 
 # Docs per biLM call when the training docs are embedded ahead of the first step.
 PREFILL_BATCH_DOCS = 1000
@@ -32,6 +33,24 @@ PROGRESS_MIN_TOKENS = 20_000
 PROGRESS_DELAY_S = 2.0
 
 logger = logging.getLogger(__name__)
+
+
+def _nbytes(value: Any) -> int:
+    return int(value.nbytes)
+
+
+class ActivationCache(LRU[Hashable, Any]):
+    """Layers (NumPy, or CuPy on a GPU) by key, at most `max_bytes` of them; thread-safe (nn/lru.py).
+    Keyed by `doc_key`: a stateless frozen biLM's output depends on nothing else."""
+
+    def __init__(self, max_bytes: int) -> None:
+        super().__init__(max_bytes, size_of=_nbytes, what="activation cache budget in bytes (the elmo cache_mb)")
+
+    def put(self, key: Hashable, value: Any) -> None:
+        """Store a read-only reference; the oldest entries go first when the budget is exceeded."""
+        if isinstance(value, np.ndarray):  # CuPy arrays (on a GPU) have no write flag
+            value.setflags(write=False)
+        self.put_many(((key, value),))
 
 
 def doc_key(doc: Doc) -> Hashable:

@@ -10,7 +10,7 @@ from typing import List, Sequence
 import numpy as np
 from spacy.tokens import Doc, Token
 
-from ..segment import Segment, Segmenter, check_segments
+from .segment import Segment, Segmenter, check_segments
 
 
 def read_by_bilm(token: Token) -> bool:
