@@ -39,7 +39,7 @@ class LogUniformSampler:
 
     def expected_count(self, ids: torch.Tensor, n_tries: Union[int, torch.Tensor]) -> torch.Tensor:
         """How often `ids` are expected in a sample of `n_tries` draws that stops at n distinct ids
-        (`n_tries` a 0-d tensor in a compiled step, so that its value is no constant of the graph)."""
+        (`n_tries` a one-element tensor in a compiled step, so that its value is no constant of the graph)."""
         p = self.probability(ids)
         return (-torch.expm1(n_tries * torch.log1p(-p))).float()
 

@@ -18,6 +18,7 @@ What each costs in kernel launches: benchmarks/bench_pretrain_launches.py.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
@@ -95,6 +96,10 @@ class NoSyncStep(PlainStep):
         super().__init__(*args, **kwargs)
         self._number: Optional[torch.Tensor] = None  # the step number, on the device
         self._apply: Callable[..., torch.Tensor] = apply_update
+        self._constants: Dict[str, float] = {
+            "clip_norm": self.settings.clip_norm,
+            "learning_rate": self.settings.learning_rate,
+        }
 
     def update(self, number: int) -> torch.Tensor:
         if self._number is None:
@@ -102,7 +107,7 @@ class NoSyncStep(PlainStep):
         params = [p for p in self.model.parameters() if p.grad is not None]
         state = self.optimizer.state
         sums = [state[p]["sum"] for p in params] if self.settings.optimizer == "adagrad" else None
-        norm = self._apply(params, sums, self.guard, self._number, self.settings.clip_norm, self.settings.learning_rate)
+        norm = self._apply(params, sums, self.guard, self._number, **self._constants)
         if sums is not None:
             torch._foreach_add_([state[p]["step"] for p in params], 1)  # torch's counters, on the host
         return norm
@@ -147,9 +152,15 @@ class CompiledStep(NoSyncStep):
             "fallback_random": True,
             "triton.cudagraphs": self._graphs,
         }
-        self._losses = torch.compile(full_window_loss, dynamic=False, options=options)
-        self._apply = torch.compile(apply_update, dynamic=False, options=options)
         t = self.settings
+        # The settings bound as constants of the graphs: numbers passed as arguments would be read
+        # from tensors at every call.
+        self._losses = torch.compile(
+            functools.partial(full_window_loss, unroll_steps=t.unroll_steps), dynamic=False, options=options
+        )
+        bound = functools.partial(apply_update, clip_norm=t.clip_norm, learning_rate=t.learning_rate)
+        self._apply = torch.compile(bound, dynamic=False, options=options)
+        self._constants = {}
         self._bucket = max(1, math.ceil(2 * t.batch_size * t.unroll_steps / SHAPE_BUCKETS))
 
     def step(self, item: StepInputs, states: States, number: int) -> Tuple[LMOutput, torch.Tensor]:
@@ -167,7 +178,7 @@ class CompiledStep(NoSyncStep):
         negatives = item.negatives.to(device, non_blocking=True) if item.negatives is not None else None
         n_rows = batch.char_ids.shape[0]
         char_ids = F.pad(batch.char_ids, (0, 0, 0, math.ceil(n_rows / self._bucket) * self._bucket - n_rows))
-        n_tries = torch.full((), item.n_tries, dtype=torch.float64, device=device)
+        n_tries = torch.full((1,), item.n_tries, dtype=torch.float64, device=device)  # 0-d: a guard reads it
         with precision(t, device):
             loss, sums, finals = self._losses(
                 self.model,
@@ -178,7 +189,6 @@ class CompiledStep(NoSyncStep):
                 self.sampler,
                 negatives,
                 n_tries,
-                t.unroll_steps,
             )
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
