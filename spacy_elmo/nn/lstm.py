@@ -51,8 +51,14 @@ State = Tuple[torch.Tensor, torch.Tensor]  # h [directions, batch, projection_di
 
 
 def rows_running(lengths: Sequence[int], time: int) -> List[int]:
-    """For each step t, how many rows (sorted longest first) are still running."""
-    return np.searchsorted(-np.asarray(lengths), -np.arange(time), side="left").tolist()
+    """For each step t, how many rows (sorted longest first) are still running. Plain Python, so that
+    torch.compile reads it as constants instead of tracing NumPy (pretrain/step_modes.py)."""
+    running, n = [], len(lengths)
+    for t in range(time):
+        while n and lengths[n - 1] <= t:
+            n -= 1
+        running.append(n)
+    return running
 
 
 class BiLSTMLayer(nn.Module):

@@ -11,7 +11,7 @@ removed from that row. The sampled loss estimates the full one, so perplexity is
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Tuple
+from typing import Any, Optional, Tuple, Union
 
 import torch
 import torch.nn.functional as F
@@ -37,8 +37,9 @@ class LogUniformSampler:
         ids = ids.double()
         return torch.log1p(1.0 / (ids + 1.0)) / self._log_range
 
-    def expected_count(self, ids: torch.Tensor, n_tries: int) -> torch.Tensor:
-        """How often `ids` are expected in a sample of `n_tries` draws that stops at n distinct ids."""
+    def expected_count(self, ids: torch.Tensor, n_tries: Union[int, torch.Tensor]) -> torch.Tensor:
+        """How often `ids` are expected in a sample of `n_tries` draws that stops at n distinct ids
+        (`n_tries` a one-element tensor in a compiled step, so that its value is no constant of the graph)."""
         p = self.probability(ids)
         return (-torch.expm1(n_tries * torch.log1p(-p))).float()
 
@@ -115,7 +116,7 @@ class Softmax(nn.Module):
         targets: torch.Tensor,
         sampler: LogUniformSampler,
         negatives: torch.Tensor,
-        n_tries: int,
+        n_tries: Union[int, torch.Tensor],
         sparse: bool = False,
     ) -> torch.Tensor:
         """Sampled estimate of each target's loss `[N]`, the same negatives `[S]` for every row. With

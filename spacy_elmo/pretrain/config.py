@@ -57,6 +57,10 @@ class TrainingSettings(BaseModel):
     tf32: bool = Field(False, description="TF32 matrix products on a GPU (docs/gpu.md).")
     bf16: bool = Field(False, description="bf16 autocast on a GPU (docs/gpu.md).")
     prefetch: int = Field(0, ge=0, le=64, description="Steps whose inputs a background thread builds ahead.")
+    step_mode: Literal["plain", "no_sync", "compiled"] = Field(
+        "plain",
+        description='"plain"; "no_sync" (no host read in a step); "compiled" (torch.compile, docs/gpu.md).',
+    )
 
     @model_validator(mode="after")
     def _sparse_softmax_fits(self) -> "TrainingSettings":
@@ -68,6 +72,11 @@ class TrainingSettings(BaseModel):
             raise ConfigError(
                 f"sparse_softmax = true works with {' or '.join(SPARSE_OPTIMIZERS)} (torch's "
                 f"{self.optimizer} takes no sparse gradients); change the optimizer or set it to false"
+            )
+        if self.step_mode != "plain" and (self.sparse_softmax or self.optimizer not in SPARSE_OPTIMIZERS):
+            raise ConfigError(
+                f'step_mode = "{self.step_mode}" updates the weights on the device with adagrad or sgd and dense '
+                'gradients; set optimizer = "adagrad" and sparse_softmax = false, or step_mode = "plain"'
             )
         return self
 
@@ -92,6 +101,7 @@ RESUMABLE_CHANGES = {
     "training.tf32",
     "training.bf16",
     "training.prefetch",
+    "training.step_mode",
 } | {f"logging.{name}" for name in LoggingSettings.model_fields}
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Callable, List, Optional, Tuple, TypedDict
+from typing import Callable, List, Optional, Tuple, TypedDict, Union
 
 import numpy as np
 import torch
@@ -114,22 +114,63 @@ class LanguageModel(nn.Module):
         embedded = self.bilm.char_encoder.encode_rows(batch.char_ids, batch.char_lengths)  # [U, P]
         x = (embedded[batch.index[0]], embedded[batch.index[1]])  # [batch, T, P] each
         outputs, finals = run_directions(self.bilm.lstm, x, batch.lengths, states)
-        tops = outputs[-1]
+        sums = self._loss_sums(outputs[-1], batch.positions, batch.targets, sampler, negatives, n_tries)
+        detached = [(h.detach(), c.detach()) for h, c in finals]
+        return LMOutput(sums, batch.counts, detached)
+
+    def full_window_losses(
+        self,
+        char_ids: torch.Tensor,
+        index: Pair,
+        targets: Pair,
+        states: States,
+        sampler: Optional[LogUniformSampler] = None,
+        negatives: Optional[torch.Tensor] = None,
+        n_tries: Union[int, torch.Tensor] = 0,
+    ) -> Tuple[torch.Tensor, States]:
+        """`forward`'s summed losses `[2]` and final states for a step whose rows all run the whole
+        window with a target at every position, computed in shapes fixed by the batch, the window and
+        the number of char-id rows, so that torch.compile makes one graph of it (pretrain/step_modes.py):
+        every row's chars at full width (columns of padding alone do not change the max over positions,
+        see CharEncoder._encode), the LSTM without sorting, every position's state scored. `char_ids`
+        may hold rows that no index points at (padding to a fixed count): they get no gradient."""
+        encoder = self.bilm.char_encoder
+        embedded = encoder.char_features(char_ids, encoder.options.max_characters_per_token)
+        if encoder.projection is not None:
+            embedded = encoder.projection(embedded)
+        batch_size, time = index[0].shape
+        x = torch.stack([embedded[index[0]], embedded[index[1]]])
+        outputs, finals = self.bilm.lstm(x, [time] * batch_size, states)
+        tops = (outputs[-1][0], outputs[-1][1])
+        sums = self._loss_sums(tops, None, targets, sampler, negatives, n_tries)
+        return sums, [(h.detach(), c.detach()) for h, c in finals]
+
+    def _loss_sums(
+        self,
+        tops: Pair,
+        positions: Optional[Pair],
+        targets: Pair,
+        sampler: Optional[LogUniformSampler],
+        negatives: Optional[torch.Tensor],
+        n_tries: Union[int, torch.Tensor],
+    ) -> torch.Tensor:
+        """Each direction's summed target losses `[2]` from its top layer `[batch, T, P]`, at the flat
+        `positions` that have a target (None: all of them)."""
         sums = []
         for d, top in enumerate(tops):
             if self.dropout and self.training:
                 top = F.dropout(top, self.dropout, training=True)
-            hidden = top.reshape(-1, top.shape[-1]).index_select(0, batch.positions[d])
-            targets = batch.targets[d]
+            hidden = top.reshape(-1, top.shape[-1])
+            if positions is not None:
+                hidden = hidden.index_select(0, positions[d])
             if sampler is not None and negatives is not None:
                 losses = self.softmax.sampled_loss(
-                    hidden, targets, sampler, negatives, n_tries, sparse=self.sparse_softmax
+                    hidden, targets[d], sampler, negatives, n_tries, sparse=self.sparse_softmax
                 )
             else:
-                losses = self.softmax.full_loss(hidden, targets)
+                losses = self.softmax.full_loss(hidden, targets[d])
             sums.append(losses.sum())
-        detached = [(h.detach(), c.detach()) for h, c in finals]
-        return LMOutput(torch.stack(sums), batch.counts, detached)
+        return torch.stack(sums)
 
 
 def parameters_digest(model: nn.Module) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Callable, ContextManager, Iterable, Iterator, Optional, Tuple
+from typing import Any, Callable, ContextManager, Iterable, Iterator, Optional, Tuple, Union
 
 import numpy as np
 import torch
@@ -246,14 +246,14 @@ class NonFiniteGuard:
     def __init__(self, device: torch.device) -> None:
         self._first_bad = torch.zeros((), dtype=torch.long, device=device)
 
-    def screen(self, norm: torch.Tensor, parameters: Iterable[torch.Tensor], step: int) -> None:
+    def screen(self, norm: torch.Tensor, parameters: Iterable[torch.Tensor], step: Union[int, torch.Tensor]) -> None:
+        """`step`: the step's number, or a 0-d long tensor of it on the device (read by no host)."""
         finite = torch.isfinite(norm)
         for param in parameters:
             if param.grad is not None:
                 grad = param.grad._values() if param.grad.is_sparse else param.grad
                 grad.copy_(torch.where(finite, grad, torch.zeros_like(grad)))
-        first = torch.full_like(self._first_bad, step)
-        self._first_bad.copy_(torch.where(finite | (self._first_bad > 0), self._first_bad, first))
+        self._first_bad.copy_(torch.where(finite | (self._first_bad > 0), self._first_bad, step))
 
     def raise_if_tripped(self) -> None:
         bad = int(self._first_bad)

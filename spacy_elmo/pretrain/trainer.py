@@ -40,26 +40,20 @@ from .export import (
     export_model,
     repair_export,
 )
-from .model import LanguageModel, LMOutput, States, parameters_digest
+from .model import LanguageModel, States, parameters_digest
 from .perplexity import Perplexity, perplexity
 from .plot import plot_curves
 from .prefetch import Prefetcher
 from .progress import Position, ProgressReport, StopRequest, TrainResult, estimated_steps
 from .start import build_optimizer, initialize_from
-from .steps import (
-    NonFiniteGuard,
-    StepInputs,
-    TrainingError,
-    average_sparse_gradients,
-    check_finite_parameters,
-    clip_gradients,
-    precision,
-    step_inputs,
-)
+from .step_modes import STEP_MODES
+from .steps import StepInputs, TrainingError, check_finite_parameters, step_inputs
 from .vocab import Vocabulary
 
 logger = logging.getLogger(__name__)
 PLOT_FILE = "perplexity.png"
+# The profiler's name for a step's range (benchmarks/bench_pretrain_launches.py counts what it launches).
+STEP_RANGE = "pretrain step"
 
 
 class Trainer:
@@ -164,7 +158,8 @@ class Trainer:
             inputs = Prefetcher(inputs, t.prefetch)
         net = self._data_parallel(model) if ctx.distributed else model
         heldout: Optional[Perplexity] = None
-        guard = NonFiniteGuard(ctx.device)
+        runner = STEP_MODES[t.step_mode](ctx, t, net, model, optimizer, sampler)
+        guard = runner.guard
         progress = ProgressReport(self.context, self.log, self.show_progress, stats, position, total)
         model.train()
         stop = StopRequest(enabled=not ctx.distributed)
@@ -184,8 +179,8 @@ class Trainer:
                     break
                 assert item is not None
                 # Forward, backward and update in full fp32 unless tf32, whatever the process-wide flags.
-                with fp32_scope(t.tf32):
-                    out, norm = self._step(net, model, optimizer, sampler, item, position, guard)
+                with fp32_scope(t.tf32), torch.profiler.record_function(STEP_RANGE):
+                    out, norm = runner.step(item, position.states, position.step + 1)
                 position = Position(position.step + 1, position.tokens + step_tokens, out.states)
                 progress.add(out, norm)
                 step = position.step
@@ -240,39 +235,6 @@ class Trainer:
         if ctx.is_main:
             self.log.path.unlink(missing_ok=True)
         return model, optimizer, sampler, Position(0, 0, model.zero_states(t.batch_size))
-
-    def _step(
-        self,
-        net: Union[LanguageModel, DistributedDataParallel],
-        model: LanguageModel,
-        optimizer: torch.optim.Optimizer,
-        sampler: Optional[LogUniformSampler],
-        item: StepInputs,
-        position: Position,
-        guard: NonFiniteGuard,
-    ) -> Tuple[LMOutput, torch.Tensor]:
-        """One optimisation step; returns the model's output and the gradient norm before clipping.
-        The loss is the mean over targets of each direction, averaged, times the unroll length (bilm-tf's
-        scale, which its learning rate was tuned for)."""
-        ctx, t = self.context, self.settings
-        batch = item.batch.to(ctx.device, non_blocking=True)
-        negatives = item.negatives.to(ctx.device, non_blocking=True) if item.negatives is not None else None
-        with precision(t, ctx.device):
-            out = net(batch, position.states, sampler, negatives, item.n_tries)
-        forward_count, backward_count = out.counts
-        forward_loss = out.loss_sums[0].float() / max(forward_count, 1)
-        backward_loss = out.loss_sums[1].float() / max(backward_count, 1)
-        loss = 0.5 * (forward_loss + backward_loss) * t.unroll_steps
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        if ctx.distributed and t.sparse_softmax:
-            average_sparse_gradients(ctx, model.softmax.parameters())
-        norm = clip_gradients(model.parameters(), t.clip_norm)
-        guard.screen(norm, model.parameters(), position.step + 1)
-        if ctx.device.type == "cpu":
-            guard.raise_if_tripped()  # free on the CPU: stop before the step is taken
-        optimizer.step()
-        return out, norm
 
     def _finish(self, model: LanguageModel, position: Position, heldout: Optional[Perplexity]) -> TrainResult:
         """The end record with every rank's parameter digest, which must agree."""

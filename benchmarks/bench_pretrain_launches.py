@@ -1,0 +1,167 @@
+"""Kernel launches per pretraining step, counted on the CPU, for each [training] step_mode: what a GPU
+step would launch, measured without a GPU, so that progress shows between the rare GPU calls.
+
+    python -m benchmarks.bench_pretrain_launches [--preset small] [--batch-size 128] [--steps 2]
+        [--warmup 2] [--modes plain no_sync compiled]
+
+Trains on the repository's English sample with the preset's model and profiles the steps' ranges
+(`trainer.STEP_RANGE`; the inputs are built outside them). Counted in the last `--steps` steps, per
+step: each aten operator called outside another one (a composite such as `linear` once, the
+operators it calls not; the backward pass's each), views, allocations and operators that return
+their input apart; and each kernel inductor generated (`cpp_fused_*`, seen with its kernel profiling
+on). Host reads: operators that hand a value to the host (`.item()`, `int(tensor)`) or whose output
+size depends on values (nonzero, unique), each a wait for the device on a GPU. `count_step_launches`
+is the callable other benchmarks import. Prints figures only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional
+
+import torch
+import torch._inductor.config as inductor_config
+from torch.profiler import profile
+
+from benchmarks.common import DEFAULT_TEXT, machine
+from spacy_elmo.pretrain import build_vocabulary, count_tokens, load_config, train
+from spacy_elmo.pretrain.trainer import STEP_RANGE
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+ALLOCATIONS = {"aten::empty", "aten::empty_strided", "aten::empty_like", "aten::resize_"}
+# Operators that return their input when it already has the asked dtype, device or layout.
+PASS_THROUGH = {"aten::to", "aten::contiguous", "aten::type_as", "aten::lift_fresh"}
+HOST_READS = {"aten::_local_scalar_dense", "aten::nonzero", "aten::_unique2", "aten::unique_dim", "aten::item"}
+GENERATED_KERNEL_MARKS = ("cpp_fused", "triton_")
+
+
+@dataclass(frozen=True)
+class StepLaunches:
+    """Per step, averaged over the profiled steps."""
+
+    step_mode: str
+    launches: float
+    host_reads: float
+    steps: int
+
+
+@functools.lru_cache(maxsize=None)
+def is_view(name: str) -> bool:
+    """Whether the aten operator `name` ("aten::transpose") only makes a view of its input."""
+    packet = getattr(torch.ops.aten, name.removeprefix("aten::"), None)
+    if packet is None:
+        return False
+    return any(getattr(packet, overload).is_view for overload in packet.overloads())
+
+
+def _ancestors(event: Any) -> Iterable[Any]:
+    parent = event.cpu_parent
+    while parent is not None:
+        yield parent
+        parent = parent.cpu_parent
+
+
+def _launches_in(event: Any) -> int:
+    """1 for an event that launches a kernel by the rule of the module's docstring, else 0."""
+    name = event.name
+    if any(mark in name for mark in GENERATED_KERNEL_MARKS):
+        return 1
+    if not name.startswith("aten::") or any(a.name.startswith("aten::") for a in _ancestors(event)):
+        return 0
+    if name in ALLOCATIONS or is_view(name):
+        return 0
+    below = [child for child in _descendants(event) if child.name.startswith("aten::")]
+    if not below:
+        return 0 if name in PASS_THROUGH else 1
+    return int(any(child.name not in ALLOCATIONS and not is_view(child.name) for child in below))
+
+
+def _descendants(event: Any) -> Iterable[Any]:
+    for child in event.cpu_children:
+        yield child
+        yield from _descendants(child)
+
+
+def count_events(events: Iterable[Any], last_steps: int) -> Dict[str, float]:
+    """Launches and host reads per step in the last `last_steps` step ranges of a profile's events."""
+    events = list(events)
+    ranges = sorted((e for e in events if e.name == STEP_RANGE), key=lambda e: e.time_range.start)[-last_steps:]
+    chosen = {id(r) for r in ranges}
+    launches = host_reads = 0
+    for event in events:
+        if not any(id(a) in chosen for a in _ancestors(event)):
+            continue
+        launches += _launches_in(event)
+        host_reads += int(event.name in HOST_READS)
+    return {"launches": launches / max(len(ranges), 1), "host_reads": host_reads / max(len(ranges), 1)}
+
+
+def write_corpus(directory: Path, text: Path = DEFAULT_TEXT) -> Dict[str, Any]:
+    """The sample's lines as a training file and its vocabulary; the `[paths]` overrides for them."""
+    directory.mkdir(parents=True, exist_ok=True)
+    train_file = directory / "train.txt"
+    lines = [line.strip() for line in text.read_text(encoding="utf8").splitlines() if line.strip()]
+    train_file.write_text("\n".join(lines) + "\n", encoding="utf8")
+    vocab = directory / "vocab.txt"
+    build_vocabulary(count_tokens([train_file])).to_file(vocab)
+    return {"paths.train": [str(train_file)], "paths.vocab": str(vocab), "paths.dev": None}
+
+
+def count_step_launches(
+    preset: str,
+    step_mode: str,
+    batch_size: Optional[int] = None,
+    steps: int = 2,
+    warmup: int = 2,
+    overrides: Optional[Dict[str, Any]] = None,
+) -> StepLaunches:
+    """Train `warmup + steps` steps of `configs/pretrain_{preset}.cfg` in `step_mode` on the CPU and
+    count what the last `steps` steps launch (sampled softmax, 256 negatives: the count does not
+    depend on their number)."""
+    inductor_config.cpp.enable_kernel_profile = True
+    with tempfile.TemporaryDirectory() as tmp:
+        settings: Dict[str, Any] = {
+            **write_corpus(Path(tmp) / "corpus"),
+            "training.max_steps": warmup + steps,
+            "training.step_mode": step_mode,
+            "training.softmax": "sampled",
+            "training.n_negative_samples": 256,
+            "logging.plot": False,
+            "logging.checkpoint_every": 1_000_000,
+            **({"training.batch_size": batch_size} if batch_size else {}),
+            **(overrides or {}),
+        }
+        config = load_config(CONFIGS / f"pretrain_{preset}.cfg", settings)
+        with profile() as profiler:
+            train(config, Path(tmp) / "run", show_progress=False)
+    counts = count_events(profiler.events(), steps)
+    return StepLaunches(step_mode, counts["launches"], counts["host_reads"], steps)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--preset", default="small", help="configs/pretrain_PRESET.cfg")
+    parser.add_argument("--batch-size", type=int, default=None, help="Default: the preset's.")
+    parser.add_argument("--steps", type=int, default=2)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--modes", nargs="+", default=["plain", "no_sync", "compiled"])
+    args = parser.parse_args()
+    print(machine(), flush=True)
+    rows: List[StepLaunches] = []
+    for mode in args.modes:
+        rows.append(count_step_launches(args.preset, mode, args.batch_size, args.steps, args.warmup))
+        print(f"{mode}: {rows[-1].launches:,.0f} launches, {rows[-1].host_reads:,.0f} host reads per step", flush=True)
+    plain = next((r for r in rows if r.step_mode == "plain"), None)
+    print(f"\npreset {args.preset}, batch {args.batch_size or 'as preset'}, {args.steps} steps after {args.warmup}")
+    print("| step_mode | launches/step | vs plain | host reads/step |\n|---|---|---|---|")
+    for row in rows:
+        ratio = f"{row.launches / plain.launches:.3f}" if plain and plain.launches else "-"
+        print(f"| {row.step_mode} | {row.launches:,.0f} | {ratio} | {row.host_reads:,.0f} |")
+
+
+if __name__ == "__main__":
+    main()

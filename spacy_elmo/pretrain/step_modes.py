@@ -1,0 +1,217 @@
+"""How one optimisation step runs ([training] step_mode): the same step three ways.
+
+- "plain": eager, torch's optimizer; on the CPU the NaN guard is read before the update is applied.
+- "no_sync": eager, nothing in the step reads a tensor on the host (no `.item()`, no `int(tensor)`):
+  clipping, the NaN guard (with the step number kept on the device) and the Adagrad or SGD update are
+  written here with foreach operations, where torch's optimizers read their step counters.
+- "compiled": the no_sync step with the forward pass, the loss and its backward pass compiled as one
+  graph and the clip-guard-update as another (torch.compile; CUDA graphs on a GPU, so that a step is a
+  few graph replays instead of thousands of kernel launches from Python). A graph needs fixed shapes:
+  a step whose rows all run the whole window with a target at every position (every step but the last
+  of the data) takes `LanguageModel.full_window_losses`, the distinct tokens padded to one of
+  `SHAPE_BUCKETS` counts; any other step runs the no_sync way. Random numbers (dropout) come from
+  torch's generator as in the eager step (inductor's `fallback_random`), so a compiled run draws the
+  same masks and resumes like the others.
+
+What each costs in kernel launches: benchmarks/bench_pretrain_launches.py.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+
+import torch
+import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel
+
+from ..nn.softmax import LogUniformSampler
+from . import distributed
+from .config import TrainingSettings
+from .model import LanguageModel, LMOutput, States
+from .steps import NonFiniteGuard, StepInputs, TrainingError, average_sparse_gradients, clip_gradients, precision
+
+# Distinct-token counts a compiled step is padded to: this many equal steps up to the most a step can
+# hold (both directions' positions), so at most this many graphs are compiled.
+SHAPE_BUCKETS = 8
+# torch.optim.Adagrad's default, which the update below reproduces.
+ADAGRAD_EPS = 1e-10
+
+
+def scaled_loss(loss_sums: torch.Tensor, counts: Tuple[int, int], unroll_steps: int) -> torch.Tensor:
+    """The loss a step minimises: the mean over targets of each direction, averaged, times the unroll
+    length (bilm-tf's scale, which its learning rate was tuned for)."""
+    forward_loss = loss_sums[0].float() / max(counts[0], 1)
+    backward_loss = loss_sums[1].float() / max(counts[1], 1)
+    return 0.5 * (forward_loss + backward_loss) * unroll_steps
+
+
+class PlainStep:
+    """One optimisation step, `step(item, states, number)`: the step's inputs, the LSTM states carried
+    in and the step's number (from 1) -> the model's output and the gradient norm before clipping (on
+    the device)."""
+
+    def __init__(
+        self,
+        context: distributed.Context,
+        settings: TrainingSettings,
+        net: Union[LanguageModel, DistributedDataParallel],
+        model: LanguageModel,
+        optimizer: torch.optim.Optimizer,
+        sampler: Optional[LogUniformSampler],
+    ) -> None:
+        self.context, self.settings, self.net, self.model = context, settings, net, model
+        self.optimizer, self.sampler = optimizer, sampler
+        self.guard = NonFiniteGuard(context.device)
+
+    def step(self, item: StepInputs, states: States, number: int) -> Tuple[LMOutput, torch.Tensor]:
+        device = self.context.device
+        batch = item.batch.to(device, non_blocking=True)
+        negatives = item.negatives.to(device, non_blocking=True) if item.negatives is not None else None
+        with precision(self.settings, device):
+            out = self.net(batch, states, self.sampler, negatives, item.n_tries)
+        loss = scaled_loss(out.loss_sums, out.counts, self.settings.unroll_steps)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        return out, self.update(number)
+
+    def update(self, number: int) -> torch.Tensor:
+        """Clip, screen and apply the gradients; the norm before clipping."""
+        ctx, t, model = self.context, self.settings, self.model
+        if ctx.distributed and t.sparse_softmax:
+            average_sparse_gradients(ctx, model.softmax.parameters())
+        norm = clip_gradients(model.parameters(), t.clip_norm)
+        self.guard.screen(norm, model.parameters(), number)
+        if ctx.device.type == "cpu":
+            self.guard.raise_if_tripped()  # free on the CPU: stop before the step is taken
+        self.optimizer.step()
+        return norm
+
+
+class NoSyncStep(PlainStep):
+    """The plain step with an update that reads nothing on the host (see the module's docstring)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._number: Optional[torch.Tensor] = None  # the step number, on the device
+        self._apply: Callable[..., torch.Tensor] = apply_update
+        self._constants: Dict[str, float] = {
+            "clip_norm": self.settings.clip_norm,
+            "learning_rate": self.settings.learning_rate,
+        }
+
+    def update(self, number: int) -> torch.Tensor:
+        if self._number is None:
+            self._number = torch.full((), number - 1, dtype=torch.long, device=self.context.device)
+        params = [p for p in self.model.parameters() if p.grad is not None]
+        state = self.optimizer.state
+        sums = [state[p]["sum"] for p in params] if self.settings.optimizer == "adagrad" else None
+        norm = self._apply(params, sums, self.guard, self._number, **self._constants)
+        if sums is not None:
+            torch._foreach_add_([state[p]["step"] for p in params], 1)  # torch's counters, on the host
+        return norm
+
+
+@torch.no_grad()
+def apply_update(
+    params: List[torch.Tensor],
+    sums: Optional[List[torch.Tensor]],
+    guard: NonFiniteGuard,
+    number: torch.Tensor,
+    clip_norm: float,
+    learning_rate: float,
+) -> torch.Tensor:
+    """Clip the gradients, zero them if their norm is not finite (remembering the step `number`, a
+    device tensor counted on here) and take an Adagrad step (`sums`: its accumulators) or an SGD step:
+    the arithmetic of torch's single-tensor Adagrad and SGD (no weight decay, no learning-rate decay)."""
+    number.add_(1)
+    norm = clip_gradients(params, clip_norm)
+    guard.screen(norm, params, number)
+    grads = [p.grad for p in params if p.grad is not None]  # all of them: `params` have gradients
+    if sums is None:
+        torch._foreach_add_(params, grads, alpha=-learning_rate)
+        return norm
+    torch._foreach_addcmul_(sums, grads, grads, value=1)
+    std = torch._foreach_sqrt(sums)
+    torch._foreach_add_(std, ADAGRAD_EPS)
+    torch._foreach_addcdiv_(params, grads, std, value=-learning_rate)
+    return norm
+
+
+class CompiledStep(NoSyncStep):
+    """The no_sync step with the forward and backward pass and the update compiled (see the module's
+    docstring); a step of another shape runs the no_sync way."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.context.distributed:
+            raise TrainingError('step_mode = "compiled" runs on one process; use step_mode = "no_sync" with torchrun')
+        self._graphs = self.context.device.type == "cuda"
+        options: Dict[str, Union[str, int, bool, Callable[..., Any]]] = {
+            "fallback_random": True,
+            "triton.cudagraphs": self._graphs,
+        }
+        t = self.settings
+        # The settings bound as constants of the graphs: numbers passed as arguments would be read
+        # from tensors at every call.
+        self._losses = torch.compile(
+            functools.partial(full_window_loss, unroll_steps=t.unroll_steps), dynamic=False, options=options
+        )
+        bound = functools.partial(apply_update, clip_norm=t.clip_norm, learning_rate=t.learning_rate)
+        self._apply = torch.compile(bound, dynamic=False, options=options)
+        self._constants = {}
+        self._bucket = max(1, math.ceil(2 * t.batch_size * t.unroll_steps / SHAPE_BUCKETS))
+
+    def step(self, item: StepInputs, states: States, number: int) -> Tuple[LMOutput, torch.Tensor]:
+        t, host = self.settings, item.batch
+        full = (t.batch_size, t.unroll_steps)
+        if any(
+            tuple(index.shape) != full or int(target.shape[0]) != full[0] * full[1]
+            for index, target in zip(host.index, host.targets)
+        ):
+            return super().step(item, states, number)
+        device = self.context.device
+        if self._graphs:
+            torch.compiler.cudagraph_mark_step_begin()
+        batch = host.to(device, non_blocking=True)
+        negatives = item.negatives.to(device, non_blocking=True) if item.negatives is not None else None
+        n_rows = batch.char_ids.shape[0]
+        char_ids = F.pad(batch.char_ids, (0, 0, 0, math.ceil(n_rows / self._bucket) * self._bucket - n_rows))
+        n_tries = torch.full((1,), item.n_tries, dtype=torch.float64, device=device)  # 0-d: a guard reads it
+        with precision(t, device):
+            loss, sums, finals = self._losses(
+                self.model,
+                char_ids,
+                batch.index,
+                batch.targets,
+                states,
+                self.sampler,
+                negatives,
+                n_tries,
+            )
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if self._graphs:  # a graph's outputs are overwritten by its next replay
+            finals = [(h.clone(), c.clone()) for h, c in finals]
+        return LMOutput(sums, batch.counts, finals), self.update(number)
+
+
+def full_window_loss(
+    model: LanguageModel,
+    char_ids: torch.Tensor,
+    index: Tuple[torch.Tensor, torch.Tensor],
+    targets: Tuple[torch.Tensor, torch.Tensor],
+    states: States,
+    sampler: Optional[LogUniformSampler],
+    negatives: Optional[torch.Tensor],
+    n_tries: torch.Tensor,
+    unroll_steps: int,
+) -> Tuple[torch.Tensor, torch.Tensor, States]:
+    """The compiled half of a step: the scaled loss, the summed losses and the final states."""
+    sums, finals = model.full_window_losses(char_ids, index, targets, states, sampler, negatives, n_tries)
+    n = int(targets[0].shape[0])
+    return scaled_loss(sums, (n, n), unroll_steps), sums, finals
+
+
+STEP_MODES = {"plain": PlainStep, "no_sync": NoSyncStep, "compiled": CompiledStep}
