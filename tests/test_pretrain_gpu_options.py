@@ -88,4 +88,4 @@ def test_tf32_bf16_and_prefetch_together_train_on_the_cpu(tmp_path):
 def test_a_device_update_step_mode_refuses_adam_and_the_sparse_softmax(tmp_path, setting):
     overrides = {**write_tiny_corpus(tmp_path), **SAMPLED, "training.step_mode": "no_sync", **setting}
     with pytest.raises(ConfigError, match='step_mode = "no_sync" updates the weights on the device'):
-        load_config(TINY, overrides)
+        load_config(PRETRAIN_TINY_CONFIG, overrides)
