@@ -27,11 +27,17 @@ from typing import Dict, List, Optional, Tuple
 
 import torch
 
-from benchmarks.common import DEFAULT_TEXT, flops_per_token, load_sentences, machine
+from benchmarks.common import (
+    DEFAULT_TEXT,
+    flops_per_token,
+    load_sentences,
+    machine,
+    pretraining_flops_per_token,
+    softmax_rows,
+)
 from benchmarks.variants import INFERENCE, PRETRAINING, VARIANTS, Setup, of_kind
 from spacy_elmo import BiLM, preset
-from spacy_elmo.nn.options import ElmoOptions
-from spacy_elmo.pretrain import PretrainConfig, Vocabulary, build_vocabulary, count_tokens, load_config
+from spacy_elmo.pretrain import build_vocabulary, count_tokens, load_config
 from spacy_elmo.pretrain.checkpoint import LOG_FILE, MetricsLog
 from spacy_elmo.pretrain.distributed import Context
 from spacy_elmo.pretrain.trainer import Trainer
@@ -56,10 +62,15 @@ class Size:
     steps: int
     log_every: int
     units: int  # batches (or steps) timed per candidate with --variants
+    pretrain_batch_sizes: Tuple[int, ...]  # sequences a step, for the pretraining candidates
+
+    @property
+    def pretrain_preset(self) -> str:
+        return self.pretrain_config.removeprefix("pretrain_").removesuffix(".cfg")
 
 
-FULL = Size("original", "pretrain_small.cfg", (1, 32, 128), 64, 60, 10, 8)
-TINY = Size("tiny", "pretrain_tiny.cfg", (1, 4), 8, 4, 2, 2)
+FULL = Size("original", "pretrain_small.cfg", (1, 32, 128), 64, 60, 10, 8, (128, 1024))
+TINY = Size("tiny", "pretrain_tiny.cfg", (1, 4), 8, 4, 2, 2, (2,))
 
 
 def peaks(device: torch.device) -> Optional[Tuple[float, float]]:
@@ -68,14 +79,6 @@ def peaks(device: torch.device) -> Optional[Tuple[float, float]]:
         return None
     name = torch.cuda.get_device_name(device)
     return next((peak for key, peak in PEAKS.items() if key in name), None)
-
-
-def pretraining_flops_per_token(options: ElmoOptions, n_classes: int) -> float:
-    """Nominal FLOPs of one step per forward target: the biLM's (char CNN counted once, as a step
-    encodes each distinct token once; both directions' LSTMs) and both directions' softmax over
-    `n_classes` rows (negatives or the vocabulary), forward and backward (backward about twice the
-    forward)."""
-    return 3.0 * (flops_per_token(options) + 2 * 2.0 * options.projection_dim * n_classes)
 
 
 class BusyMeter:
@@ -190,30 +193,25 @@ def pretraining_speed(data: Path, device: torch.device, size: Size) -> List[str]
     return results
 
 
-def softmax_rows(config: PretrainConfig) -> int:
-    """The rows each target's logits are taken over: the negatives, or the whole vocabulary."""
-    t = config.training
-    if t.softmax == "sampled":
-        return t.n_negative_samples
-    return len(Vocabulary.from_file(config.vocab))
-
-
 def variants_table(device: torch.device, size: Size) -> List[str]:
     """Every registered candidate at each batch size: tokens/s (and its ratio to the plain path's),
-    the fraction of the fp32 / TF32 peak, and how busy the GPU was. Each is warmed up (compiled) first."""
+    the fraction of the fp32 / TF32 peak, and how busy the GPU was. Each is warmed up (compiled) first;
+    a workload that times itself (pretraining: the trainer's own rate after its warm-up) is run once."""
     rows = []
-    for kind in (INFERENCE, PRETRAINING):
-        for batch_size in size.batch_sizes:
+    for kind, batch_sizes in ((INFERENCE, size.batch_sizes), (PRETRAINING, size.pretrain_batch_sizes)):
+        for batch_size in batch_sizes:
             base: Optional[float] = None
             for name in of_kind(kind):
-                workload = VARIANTS[name].prepare(Setup(device, size.options, batch_size))
-                workload.run(1)
+                workload = VARIANTS[name].prepare(Setup(device, size.options, batch_size, size.pretrain_preset))
+                if workload.rate is None:
+                    workload.run(1)
                 synchronize(device)
                 with BusyMeter(device) as busy:
                     start = time.perf_counter()
                     workload.run(size.units)
                     synchronize(device)
-                    speed = workload.tokens * size.units / (time.perf_counter() - start)
+                    seconds = time.perf_counter() - start
+                speed = workload.rate() if workload.rate is not None else workload.tokens * size.units / seconds
                 base = base or speed
                 label = f"{name}, batch {batch_size} ({speed / base:.2f}x)"
                 rows.append(line(label, device, speed, workload.flops_per_token, busy))

@@ -1,5 +1,5 @@
-"""How many kernels each GPU candidate launches per unit of work (an inference batch, a pretraining
-step), counted on the CPU, so that progress shows between the rare GPU sessions.
+"""How many kernels each GPU inference candidate launches per batch, counted on the CPU, so that progress
+shows between the rare GPU sessions (pretraining steps: benchmarks/bench_pretrain_launches.py).
 
 Counted from torch's profiler over one unit after a warm-up one: every aten op the host dispatches
 (views apart, since they launch nothing; an op without a kernel of its own counted by the ops it calls),
@@ -21,7 +21,7 @@ from typing import Callable, List
 import torch
 from torch._inductor import config as inductor_config
 
-from benchmarks.variants import VARIANTS, Setup, of_kind
+from benchmarks.variants import INFERENCE, VARIANTS, Setup, of_kind
 from spacy_elmo.util.machine import machine
 
 COMPILED_REGION = "Torch-Compiled Region"
@@ -110,12 +110,11 @@ def main() -> None:
     batch_size = args.batch_size or (4 if args.tiny else 128)
     setup = Setup(torch.device("cpu"), "tiny" if args.tiny else "original", batch_size)
     print(machine(), flush=True)
-    for kind in ("inference", "pretraining"):
-        names = [n for n in of_kind(kind) if args.only is None or n in args.only]
-        if names:
-            print(f"{kind}, {setup.size}, {batch_size} a unit, per unit:", flush=True)
-            for line in measure(names, setup):
-                print(line, flush=True)
+    names = [n for n in of_kind(INFERENCE) if args.only is None or n in args.only]
+    print(f"inference, {setup.size}, {batch_size} a unit, per unit:", flush=True)
+    for line in measure(names, setup):
+        print(line, flush=True)
+    print("pretraining steps: python -m benchmarks.bench_pretrain_launches", flush=True)
 
 
 if __name__ == "__main__":

@@ -27,8 +27,8 @@ import torch
 import torch._inductor.config as inductor_config
 from torch.profiler import profile
 
-from benchmarks.common import DEFAULT_TEXT, machine
-from spacy_elmo.pretrain import build_vocabulary, count_tokens, load_config, train
+from benchmarks.common import machine, write_pretraining_corpus
+from spacy_elmo.pretrain import load_config, train
 from spacy_elmo.pretrain.trainer import STEP_RANGE
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
@@ -100,17 +100,6 @@ def count_events(events: Iterable[Any], last_steps: int) -> Dict[str, float]:
     return {"launches": launches / max(len(ranges), 1), "host_reads": host_reads / max(len(ranges), 1)}
 
 
-def write_corpus(directory: Path, text: Path = DEFAULT_TEXT) -> Dict[str, Any]:
-    """The sample's lines as a training file and its vocabulary; the `[paths]` overrides for them."""
-    directory.mkdir(parents=True, exist_ok=True)
-    train_file = directory / "train.txt"
-    lines = [line.strip() for line in text.read_text(encoding="utf8").splitlines() if line.strip()]
-    train_file.write_text("\n".join(lines) + "\n", encoding="utf8")
-    vocab = directory / "vocab.txt"
-    build_vocabulary(count_tokens([train_file])).to_file(vocab)
-    return {"paths.train": [str(train_file)], "paths.vocab": str(vocab), "paths.dev": None}
-
-
 def count_step_launches(
     preset: str,
     step_mode: str,
@@ -125,7 +114,7 @@ def count_step_launches(
     inductor_config.cpp.enable_kernel_profile = True
     with tempfile.TemporaryDirectory() as tmp:
         settings: Dict[str, Any] = {
-            **write_corpus(Path(tmp) / "corpus"),
+            **write_pretraining_corpus(Path(tmp) / "corpus"),
             "training.max_steps": warmup + steps,
             "training.step_mode": step_mode,
             "training.softmax": "sampled",

@@ -6,13 +6,16 @@ import random
 import resource
 import time
 from pathlib import Path
-from typing import Callable, List, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Tuple
 
 import numpy as np
 import torch
 
 from spacy_elmo.nn.options import ElmoOptions
 from spacy_elmo.util.machine import cpu_name, machine
+
+if TYPE_CHECKING:
+    from spacy_elmo.pretrain import PretrainConfig
 
 __all__ = ["cpu_name", "machine"]
 
@@ -124,3 +127,34 @@ def peak_rss_since_reset_mb() -> float:
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) / 1024
     raise RuntimeError("no VmHWM in /proc/self/status")
+
+
+def pretraining_flops_per_token(options: ElmoOptions, n_classes: int) -> float:
+    """Nominal FLOPs of one step per forward target: the biLM's (char CNN counted once, as a step
+    encodes each distinct token once; both directions' LSTMs) and both directions' softmax over
+    `n_classes` rows (negatives or the vocabulary), forward and backward (backward about twice the
+    forward)."""
+    return 3.0 * (flops_per_token(options) + 2 * 2.0 * options.projection_dim * n_classes)
+
+
+def softmax_rows(config: "PretrainConfig") -> int:
+    """The rows each target's logits are taken over: the negatives, or the whole vocabulary."""
+    from spacy_elmo.pretrain import Vocabulary
+
+    t = config.training
+    if t.softmax == "sampled":
+        return t.n_negative_samples
+    return len(Vocabulary.from_file(config.vocab))
+
+
+def write_pretraining_corpus(directory: Path, text: Path = DEFAULT_TEXT) -> Dict[str, Any]:
+    """The sample's lines as a training file and its vocabulary; the `[paths]` overrides for them."""
+    from spacy_elmo.pretrain import build_vocabulary, count_tokens
+
+    directory.mkdir(parents=True, exist_ok=True)
+    train_file = directory / "train.txt"
+    lines = [line.strip() for line in text.read_text(encoding="utf8").splitlines() if line.strip()]
+    train_file.write_text("\n".join(lines) + "\n", encoding="utf8")
+    vocab = directory / "vocab.txt"
+    build_vocabulary(count_tokens([train_file])).to_file(vocab)
+    return {"paths.train": [str(train_file)], "paths.vocab": str(vocab), "paths.dev": None}

@@ -8,25 +8,42 @@ data and returns one unit of work (an inference batch or a pretraining step), an
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass
-from typing import Callable, Dict, List
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional
 
 import torch
 
-from benchmarks.common import DEFAULT_TEXT, flops_per_token, load_sentences
+from benchmarks.common import (
+    DEFAULT_TEXT,
+    flops_per_token,
+    load_sentences,
+    pretraining_flops_per_token,
+    softmax_rows,
+    write_pretraining_corpus,
+)
 from spacy_elmo import BiLM, preset
 from spacy_elmo.nn.run_options import RunOptions
+from spacy_elmo.pretrain import load_config
+from spacy_elmo.pretrain.checkpoint import LOG_FILE, MetricsLog
+from spacy_elmo.pretrain.distributed import Context
+from spacy_elmo.pretrain.trainer import Trainer
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
 INFERENCE, PRETRAINING = "inference", "pretraining"
 
 
 @dataclass(frozen=True)
 class Setup:
-    """Where and how much: the device, the model preset's name, and sentences (or sequences) per unit."""
+    """Where and how much: the device, the model preset's name (inference), the pretraining preset
+    (`configs/pretrain_{pretrain_preset}.cfg`), and sentences (or sequences) per unit."""
 
     device: torch.device
     size: str
     batch_size: int
+    pretrain_preset: str = "small"
 
 
 @dataclass(frozen=True)
@@ -37,6 +54,7 @@ class Workload:
     run: Callable[[int], None]
     tokens: int
     flops_per_token: float
+    rate: Optional[Callable[[], float]] = None  # tokens/s of the last `run`, where the workload times itself
 
 
 @dataclass(frozen=True)
@@ -62,12 +80,54 @@ def inference(run: RunOptions) -> Callable[[Setup], Workload]:
     return prepare
 
 
+def pretraining(step_mode: str, **settings: Any) -> Callable[[Setup], Workload]:
+    """Pretraining steps of the preset on the repository's English sample, `batch_size` sequences a
+    step, in `step_mode` with `settings` (`[training]` keys). `run(n)` trains 2n steps from scratch and
+    its `rate` is the trainer's own over the last n (per direction, from its log), so building the run,
+    compiling and filling the prefetch queue stay out of the figure."""
+
+    def prepare(setup: Setup) -> Workload:
+        folder = Path(tempfile.mkdtemp(prefix="variant-"))
+        corpus = write_pretraining_corpus(folder / "corpus")
+        rates: List[float] = []
+
+        def work(n: int) -> None:
+            overrides = {
+                **corpus,
+                "training.max_steps": 2 * n,
+                "training.batch_size": setup.batch_size,
+                "training.step_mode": step_mode,
+                **{f"training.{key}": value for key, value in settings.items()},
+                "logging.log_every": n,
+                "logging.checkpoint_every": 1_000_000,
+                "logging.plot": False,
+            }
+            config = load_config(CONFIGS / f"pretrain_{setup.pretrain_preset}.cfg", overrides)
+            out = folder / f"run-{len(rates)}"
+            Trainer(config, out, Context(device=setup.device), show_progress=False).run()
+            first, last = [r for r in MetricsLog(out / LOG_FILE).records() if r.get("event") == "train"][-2:]
+            rates.append((last["tokens"] - first["tokens"]) / (last["elapsed"] - first["elapsed"]))
+
+        config = load_config(CONFIGS / f"pretrain_{setup.pretrain_preset}.cfg", corpus)
+        tokens = setup.batch_size * config.training.unroll_steps
+        flops = pretraining_flops_per_token(config.options, softmax_rows(config))
+        return Workload(work, tokens, flops, rate=lambda: rates[-1])
+
+    return prepare
+
+
 VARIANTS: Dict[str, Variant] = {
     "inference, plain step loop": Variant(INFERENCE, inference(RunOptions())),
     "inference, compiled LSTM": Variant(INFERENCE, inference(RunOptions(lstm="compiled"))),
     "inference, pinned copies": Variant(INFERENCE, inference(RunOptions(host_copies="pinned"))),
     "inference, compiled LSTM + pinned copies": Variant(
         INFERENCE, inference(RunOptions(lstm="compiled", host_copies="pinned"))
+    ),
+    "pretraining, plain step": Variant(PRETRAINING, pretraining("plain")),
+    "pretraining, no host sync": Variant(PRETRAINING, pretraining("no_sync")),
+    "pretraining, compiled step": Variant(PRETRAINING, pretraining("compiled")),
+    "pretraining, compiled step + tf32 + prefetch": Variant(
+        PRETRAINING, pretraining("compiled", tf32=True, prefetch=4)
     ),
 }
 

@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from benchmarks import bench_gpu
-from benchmarks.variants import INFERENCE, of_kind
+from benchmarks.variants import INFERENCE, PRETRAINING, of_kind
 from spacy_elmo.nn import compiled_lstm
 
 from .cli import run_cli
@@ -36,14 +36,15 @@ def test_bench_gpu_runs_on_the_cpu_at_the_tiny_size(tmp_path):
 @pytest.mark.slow
 def test_bench_gpu_variants_times_every_candidate_on_the_cpu(tmp_path, monkeypatch, capsys):
     """`--variants --device cpu --tiny`, in this process with 3-step windows so that compiling is short:
-    one row per registered candidate and batch size, the plain path first at 1.00x."""
+    one row per registered candidate and batch size, the plain path first at 1.00x; the pretraining
+    candidates (step modes) at the tiny preset's batch."""
     monkeypatch.setattr(compiled_lstm, "WINDOW", 3)
     monkeypatch.setattr(sys, "argv", ["bench_gpu", str(tmp_path), "--device", "cpu", "--tiny", "--variants"])
     bench_gpu.main()
     rows = [line for line in capsys.readouterr().out.splitlines() if "tokens/s" in line]
-    names = of_kind(INFERENCE)
+    names, steps = of_kind(INFERENCE), of_kind(PRETRAINING)
     assert [row.split(" (")[0] for row in rows] == [
         f"{n}, batch {b}" for b in bench_gpu.TINY.batch_sizes for n in names
-    ]
-    assert all("(1.00x)" in row for row in rows[:: len(names)]), rows
+    ] + [f"{n}, batch {b}" for b in bench_gpu.TINY.pretrain_batch_sizes for n in steps]
+    assert all("(1.00x)" in row for row in rows[: -len(steps) : len(names)] + [rows[-len(steps)]]), rows
     assert all("peak fp32/TF32 n/a" in row and row.endswith("busy n/a") for row in rows), rows
