@@ -11,7 +11,8 @@ import pytest
 
 from spacy_elmo import load_bilm
 
-from .test_download import HOST, TINY, entry, get, zip_bytes
+from .paths import TINY_MODEL as TINY
+from .test_download import HOST, entry, get, zip_bytes
 
 pytestmark = pytest.mark.usefixtures("no_proxy_no_env")
 
