@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 
+from ..nn.compiled_lstm import RECOMPILE_LIMIT
 from ..nn.softmax import LogUniformSampler
 from . import distributed
 from .config import TrainingSettings
@@ -164,6 +165,13 @@ class CompiledStep(NoSyncStep):
         self._bucket = max(1, math.ceil(2 * t.batch_size * t.unroll_steps / SHAPE_BUCKETS))
 
     def step(self, item: StepInputs, states: States, number: int) -> Tuple[LMOutput, torch.Tensor]:
+        # torch.compile runs every compiled partial through one wrapper function, whose cache of compiled
+        # graphs counts against one recompile limit per process: at torch's default a process that has
+        # compiled a few steps (several runs, the compiled LSTM's windows) would run this step uncompiled.
+        with torch._dynamo.config.patch(recompile_limit=RECOMPILE_LIMIT):
+            return self._step(item, states, number)
+
+    def _step(self, item: StepInputs, states: States, number: int) -> Tuple[LMOutput, torch.Tensor]:
         t, host = self.settings, item.batch
         full = (t.batch_size, t.unroll_steps)
         if any(
