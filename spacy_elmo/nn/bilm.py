@@ -322,8 +322,9 @@ class BiLM(nn.Module):
         pending: Optional[Tuple[List[int], PendingCopy]] = None
 
         def keep(chunk: List[int], layers: np.ndarray) -> None:
+            # A copy, never a view: with reused host buffers `layers` is overwritten two batches later.
             for row, i in enumerate(chunk):
-                results[i] = np.ascontiguousarray(layers[:, row, : len(sentences[i])], dtype=np.float32)
+                results[i] = np.array(layers[:, row, : len(sentences[i])], dtype=np.float32, order="C")
 
         with torch.inference_mode(), fp32_scope(run.tf32):
             for start in range(0, len(order), batch_size):
