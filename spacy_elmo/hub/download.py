@@ -103,19 +103,16 @@ def _fetch_verified(
     hint = _hint(entry, file, dest)
     if dest.exists() or not urls:
         return _verified(entry, file, dest, urls[0] if urls else str(dest), hint)
-    failures: List[str] = []
-    for url in urls[:-1]:
-        try:
-            return _fetch_one(entry, file, dest, url, "", retries, progress)
+    failures: List[DownloadError] = []
+    for n, url in enumerate(urls, 1):
+        try:  # the fetch-by-hand hint with the last source's error only
+            return _fetch_one(entry, file, dest, url, hint if n == len(urls) else "", retries, progress)
         except (NetworkError, RemoteFileError, ChecksumError) as err:
-            failures.append(str(err))
-    try:
-        return _fetch_one(entry, file, dest, urls[-1], hint, retries, progress)
-    except (NetworkError, RemoteFileError, ChecksumError) as err:
-        if not failures:
-            raise
-        tried = " ".join(f"({n}) {failure}" for n, failure in enumerate([*failures, str(err)], 1))
-        raise type(err)(f"no source of {file.file_name} served it, tried in order: {tried}") from None
+            failures.append(err)
+    if len(failures) == 1:
+        raise failures[0]
+    tried = " ".join(f"({n}) {failure}" for n, failure in enumerate(failures, 1))
+    raise type(failures[-1])(f"no source of {file.file_name} served it, tried in order: {tried}") from None
 
 
 def _fetch_one(
