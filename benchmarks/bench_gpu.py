@@ -21,9 +21,9 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import torch
 
@@ -40,6 +40,7 @@ from spacy_elmo import BiLM, preset
 from spacy_elmo.pretrain import build_vocabulary, count_tokens, load_config
 from spacy_elmo.pretrain.checkpoint import LOG_FILE, MetricsLog
 from spacy_elmo.pretrain.distributed import Context
+from spacy_elmo.pretrain.shards import shard_paths
 from spacy_elmo.pretrain.trainer import Trainer
 
 REPO = Path(__file__).resolve().parent.parent
@@ -161,23 +162,34 @@ def inference_speed(device: torch.device, size: Size) -> List[str]:
     return results
 
 
-def pretraining_speed(data: Path, device: torch.device, size: Size) -> List[str]:
-    files = sorted(p for p in data.iterdir() if p.suffix == ".txt")[:2]
-    if not files:
-        raise SystemExit(f"{data} holds no .txt files (one whitespace-tokenized sentence per line)")
+def corpus_paths(data: Path, vocab: Optional[Path], tmp: Path) -> Dict[str, Any]:
+    """`[paths]` overrides that train on DATA: its first two .txt files (a vocabulary of their 50k most
+    frequent words built into `tmp` unless `vocab` is given), or its token-id shards with `vocab`."""
+    files = sorted(p for p in data.iterdir() if p.suffix == ".txt")[:2] if data.is_dir() else []
+    if files:
+        if vocab is None:
+            vocab = tmp / "vocab.txt"
+            build_vocabulary(count_tokens(files), max_size=50_000).to_file(vocab)
+        train: Any = [str(f) for f in files]
+    elif data.is_dir() and shard_paths(data):
+        if vocab is None:
+            raise SystemExit(f"{data} holds token-id shards: name their model's vocabulary with --vocab")
+        train = str(data)
+    else:
+        raise SystemExit(f"{data} holds no .txt files (one whitespace-tokenized sentence per line) or shards")
+    return {"paths.train": train, "paths.vocab": str(vocab), "paths.dev": None}  # the presets name a dev file
+
+
+def pretraining_speed(corpus: Dict[str, Any], device: torch.device, size: Size) -> List[str]:
     results = []
     with tempfile.TemporaryDirectory() as tmp:
-        vocab_path = Path(tmp) / "vocab.txt"
-        build_vocabulary(count_tokens(files), max_size=50_000).to_file(vocab_path)
         for label, extra in (
             ("fp32", {}),
             ("tf32 + bf16 + prefetch", {"training.tf32": True, "training.bf16": True, "training.prefetch": 4}),
         ):
             out = Path(tmp) / label.replace(" ", "")
             overrides = {
-                "paths.train": [str(f) for f in files],
-                "paths.vocab": str(vocab_path),
-                "paths.dev": None,  # the presets name corpus/dev.txt
+                **corpus,
                 "training.max_steps": size.steps,
                 "logging.log_every": size.log_every,
                 "logging.checkpoint_every": 1000,
@@ -193,34 +205,46 @@ def pretraining_speed(data: Path, device: torch.device, size: Size) -> List[str]
     return results
 
 
-def variants_table(device: torch.device, size: Size) -> List[str]:
+def variants_table(device: torch.device, size: Size, corpus: Dict[str, Any]) -> Iterator[str]:
     """Every registered candidate at each batch size: tokens/s (and its ratio to the plain path's),
-    the fraction of the fp32 / TF32 peak, and how busy the GPU was. Each is warmed up (compiled) first;
-    a workload that times itself (pretraining: the trainer's own rate after its warm-up) is run once."""
-    rows = []
+    the fraction of the fp32 / TF32 peak, how busy the GPU was, and for pretraining the mean loss of
+    the timed steps against the plain step's (the same seed: point 1's 1e-4 relative). Each does its
+    timed work once before (compiling); a workload that times itself (pretraining: the trainer's own
+    rate after its warm-up) is run once. Rows come as they are measured, so a call cut short keeps the
+    ones it finished; a candidate that fails gets a row naming the error, and the others still run."""
     for kind, batch_sizes in ((INFERENCE, size.batch_sizes), (PRETRAINING, size.pretrain_batch_sizes)):
         for batch_size in batch_sizes:
             base: Optional[float] = None
+            base_loss: Optional[float] = None
             for name in of_kind(kind):
-                workload = VARIANTS[name].prepare(Setup(device, size.options, batch_size, size.pretrain_preset))
-                if workload.rate is None:
-                    workload.run(1)
-                synchronize(device)
-                with BusyMeter(device) as busy:
-                    start = time.perf_counter()
-                    workload.run(size.units)
+                try:
+                    setup = Setup(device, size.options, batch_size, size.pretrain_preset, corpus)
+                    workload = VARIANTS[name].prepare(setup)
+                    if workload.rate is None:
+                        workload.run(size.units)  # the timed work once before: every shape it meets compiled
                     synchronize(device)
-                    seconds = time.perf_counter() - start
+                    with BusyMeter(device) as busy:
+                        start = time.perf_counter()
+                        workload.run(size.units)
+                        synchronize(device)
+                        seconds = time.perf_counter() - start
+                except Exception as error:  # a device-only failure must not cost the other candidates' rows
+                    yield f"{name}, batch {batch_size}: FAILED, {type(error).__name__}: {str(error)[:300]}"
+                    continue
                 speed = workload.rate() if workload.rate is not None else workload.tokens * size.units / seconds
                 base = base or speed
                 label = f"{name}, batch {batch_size} ({speed / base:.2f}x)"
-                rows.append(line(label, device, speed, workload.flops_per_token, busy))
-    return rows
+                row = line(label, device, speed, workload.flops_per_token, busy)
+                if workload.loss is not None:
+                    loss = workload.loss()
+                    base_loss = base_loss or loss
+                    row += f"   loss {loss:.5f} ({(loss - base_loss) / base_loss:+.1e})"
+                yield row
 
 
 def run_gpu_tests() -> int:
     """tests/test_gpu.py under torch's defaults, as CI runs it; its exit status."""
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "tests/test_gpu.py"], cwd=REPO).returncode
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rfE", "tests/test_gpu.py"], cwd=REPO).returncode
 
 
 def device_name(device: torch.device) -> str:
@@ -237,21 +261,31 @@ def main() -> None:
     parser.add_argument(
         "--variants", action="store_true", help="Run tests/test_gpu.py, then time every candidate (variants.py)."
     )
+    parser.add_argument("--vocab", type=Path, default=None, help="The vocabulary (needed where DATA holds shards).")
+    parser.add_argument("--batch-sizes", type=int, nargs="*", default=None, help="Inference batches to time.")
+    parser.add_argument("--pretrain-batch-sizes", type=int, nargs="*", default=None, help="Pretraining batches.")
+    parser.add_argument("--no-tests", action="store_true", help="With --variants: time without tests/test_gpu.py.")
     args = parser.parse_args()
     device = torch.device(args.device)
     if device.type == "cuda" and not torch.cuda.is_available():
         raise SystemExit("no CUDA GPU: nothing to measure (--device cpu --tiny runs the same code on the CPU)")
     size = TINY if args.tiny else FULL
+    if args.batch_sizes is not None:
+        size = replace(size, batch_sizes=tuple(args.batch_sizes))
+    if args.pretrain_batch_sizes is not None:
+        size = replace(size, pretrain_batch_sizes=tuple(args.pretrain_batch_sizes))
     print(machine(), flush=True)
     print(device_name(device), flush=True)
-    if args.variants:
-        if not args.tiny and run_gpu_tests() != 0:
-            raise SystemExit("tests/test_gpu.py failed: the candidates were not timed")
-        for figure in variants_table(device, size):
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = corpus_paths(args.data, args.vocab, Path(tmp))
+        if not args.variants:
+            for figure in inference_speed(device, size) + pretraining_speed(corpus, device, size):
+                print(figure, flush=True)
+            return
+        if not (args.tiny or args.no_tests) and run_gpu_tests() != 0:
+            print("tests/test_gpu.py FAILED (above); the candidates are timed all the same", flush=True)
+        for figure in variants_table(device, size, corpus):
             print(figure, flush=True)
-        return
-    for figure in inference_speed(device, size) + pretraining_speed(args.data, device, size):
-        print(figure, flush=True)
 
 
 if __name__ == "__main__":

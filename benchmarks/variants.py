@@ -8,6 +8,7 @@ data and returns one unit of work (an inference batch or a pretraining step), an
 
 from __future__ import annotations
 
+import math
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +45,7 @@ class Setup:
     size: str
     batch_size: int
     pretrain_preset: str = "small"
+    corpus: Optional[Dict[str, Any]] = None  # pretraining's `[paths]` (default: the repository's sample)
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,7 @@ class Workload:
     tokens: int
     flops_per_token: float
     rate: Optional[Callable[[], float]] = None  # tokens/s of the last `run`, where the workload times itself
+    loss: Optional[Callable[[], float]] = None  # the last `run`'s mean loss (pretraining), to compare with plain
 
 
 @dataclass(frozen=True)
@@ -84,12 +87,14 @@ def pretraining(step_mode: str, **settings: Any) -> Callable[[Setup], Workload]:
     """Pretraining steps of the preset on the repository's English sample, `batch_size` sequences a
     step, in `step_mode` with `settings` (`[training]` keys). `run(n)` trains 2n steps from scratch and
     its `rate` is the trainer's own over the last n (per direction, from its log), so building the run,
-    compiling and filling the prefetch queue stay out of the figure."""
+    compiling and filling the prefetch queue stay out of the figure; its `loss` the mean over those n
+    steps, which every candidate computes from the same seed."""
 
     def prepare(setup: Setup) -> Workload:
         folder = Path(tempfile.mkdtemp(prefix="variant-"))
-        corpus = write_pretraining_corpus(folder / "corpus")
+        corpus = setup.corpus or write_pretraining_corpus(folder / "corpus")
         rates: List[float] = []
+        losses: List[float] = []
 
         def work(n: int) -> None:
             overrides = {
@@ -107,11 +112,12 @@ def pretraining(step_mode: str, **settings: Any) -> Callable[[Setup], Workload]:
             Trainer(config, out, Context(device=setup.device), show_progress=False).run()
             first, last = [r for r in MetricsLog(out / LOG_FILE).records() if r.get("event") == "train"][-2:]
             rates.append((last["tokens"] - first["tokens"]) / (last["elapsed"] - first["elapsed"]))
+            losses.append(math.log(last["perplexity"]))
 
         config = load_config(CONFIGS / f"pretrain_{setup.pretrain_preset}.cfg", corpus)
         tokens = setup.batch_size * config.training.unroll_steps
         flops = pretraining_flops_per_token(config.options, softmax_rows(config))
-        return Workload(work, tokens, flops, rate=lambda: rates[-1])
+        return Workload(work, tokens, flops, rate=lambda: rates[-1], loss=lambda: losses[-1])
 
     return prepare
 

@@ -39,7 +39,9 @@ def test_bench_gpu_variants_times_every_candidate_on_the_cpu(tmp_path, monkeypat
     one row per registered candidate and batch size, the plain path first at 1.00x; the pretraining
     candidates (step modes) at the tiny preset's batch."""
     monkeypatch.setattr(compiled_lstm, "WINDOW", 3)
-    monkeypatch.setattr(sys, "argv", ["bench_gpu", str(tmp_path), "--device", "cpu", "--tiny", "--variants"])
+    write_tiny_corpus(tmp_path / "corpus")
+    argv = ["bench_gpu", str(tmp_path / "corpus" / "train"), "--device", "cpu", "--tiny", "--variants"]
+    monkeypatch.setattr(sys, "argv", argv)
     bench_gpu.main()
     rows = [line for line in capsys.readouterr().out.splitlines() if "tokens/s" in line]
     names, steps = of_kind(INFERENCE), of_kind(PRETRAINING)
@@ -47,4 +49,6 @@ def test_bench_gpu_variants_times_every_candidate_on_the_cpu(tmp_path, monkeypat
         f"{n}, batch {b}" for b in bench_gpu.TINY.batch_sizes for n in names
     ] + [f"{n}, batch {b}" for b in bench_gpu.TINY.pretrain_batch_sizes for n in steps]
     assert all("(1.00x)" in row for row in rows[: -len(steps) : len(names)] + [rows[-len(steps)]]), rows
-    assert all("peak fp32/TF32 n/a" in row and row.endswith("busy n/a") for row in rows), rows
+    assert all("peak fp32/TF32 n/a" in row and "busy n/a" in row for row in rows), rows
+    deviations = [float(row.rsplit("(", 1)[1].rstrip(")")) for row in rows[-len(steps) :]]
+    assert deviations[0] == 0 and all(abs(d) <= 1e-4 for d in deviations), rows  # the same seed: the same losses

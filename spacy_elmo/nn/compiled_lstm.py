@@ -81,15 +81,18 @@ def run_layer(
     h, c = (torch.cat([s, s.new_zeros(n_dir, rows - batch, s.shape[-1])], dim=1) for s in state)
     weights = (layer.state_weight[directions], layer.projection_weight[directions])
     window = window_function(x.device)
-    # A captured graph's outputs are overwritten by its next replay (the next window, or the next layer
-    # of the same size): each window's output is copied out at once and the final state cloned.
+    # A captured graph's outputs live in its memory pool and are overwritten by its next replay (the
+    # next window, or the next layer of the same size): each window is a new step for torch's CUDA graph
+    # trees, its output copied out and its state cloned before the next replay reads them.
     output = x.new_empty(n_dir, rows, steps, layer.projection_dim)
     with torch._dynamo.config.patch(recompile_limit=RECOMPILE_LIMIT):
         for start in range(0, steps, WINDOW):
             window_gates, window_running = x_gates[:, start : start + WINDOW], running[start : start + WINDOW]
+            torch.compiler.cudagraph_mark_step_begin()
             out, h, c = window(window_gates, h, c, *weights, window_running, layer.cell_clip, layer.proj_clip)
             output[:, :, start : start + WINDOW] = out
-    return output[:, :batch, :time], (h[:, :batch].clone(), c[:, :batch].clone())
+            h, c = h.clone(), c.clone()
+    return output[:, :batch, :time], (h[:, :batch], c[:, :batch])
 
 
 def run_stack(
