@@ -26,7 +26,6 @@ import torch
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 
-from ..nn.compiled_lstm import RECOMPILE_LIMIT
 from ..nn.softmax import LogUniformSampler
 from . import distributed
 from .config import TrainingSettings
@@ -36,6 +35,8 @@ from .steps import NonFiniteGuard, StepInputs, TrainingError, average_sparse_gra
 # Distinct-token counts a compiled step is padded to: this many equal steps up to the most a step can
 # hold (both directions' positions), so at most this many graphs are compiled.
 SHAPE_BUCKETS = 8
+# Graphs torch.compile may keep per process (shape buckets of every compiled partial, across runs).
+RECOMPILE_LIMIT = 64
 # torch.optim.Adagrad's default, which the update below reproduces.
 ADAGRAD_EPS = 1e-10
 
