@@ -6,12 +6,15 @@ modes (no host read in a step; the step compiled), each against the plain step."
 import math
 
 import pytest
+import torch
 
 from benchmarks.bench_pretrain_launches import count_step_launches
 from spacy_elmo.pretrain import load_config, train
 from spacy_elmo.pretrain.checkpoint import LOG_FILE, MetricsLog
 from spacy_elmo.pretrain.config import ConfigError
+from spacy_elmo.pretrain.distributed import Context
 from spacy_elmo.pretrain.export import WEIGHTS_FILE
+from spacy_elmo.pretrain.step_modes import chosen_step_mode
 
 from .paths import PRETRAIN_TINY_CONFIG
 from .tiny_corpus import write_tiny_corpus
@@ -86,3 +89,23 @@ def test_a_device_update_step_mode_refuses_adam_and_the_sparse_softmax(tmp_path,
     overrides = {**write_tiny_corpus(tmp_path), **SAMPLED, "training.step_mode": "no_sync", **setting}
     with pytest.raises(ConfigError, match='step_mode = "no_sync" updates the weights on the device'):
         load_config(PRETRAIN_TINY_CONFIG, overrides)
+
+
+@pytest.mark.parametrize(
+    "device, world_size, setting, expected",
+    [
+        ("cuda", 1, {}, "compiled"),
+        ("cuda", 2, {}, "no_sync"),
+        ("cpu", 1, {}, "plain"),
+        ("cuda", 1, {"training.optimizer": "adam"}, "plain"),
+        ("cuda", 1, {"training.sparse_softmax": True}, "plain"),
+        ("cpu", 1, {"training.step_mode": "compiled"}, "compiled"),
+    ],
+)
+def test_auto_step_mode_picks_the_fastest_exact_mode_the_settings_allow(
+    tmp_path, device, world_size, setting, expected
+):
+    """The presets' `step_mode = "auto"`: the compiled step where the GPU measurement found it fastest, the
+    plain step where a device update does not apply; a mode named explicitly is kept."""
+    config = load_config(PRETRAIN_TINY_CONFIG, {**write_tiny_corpus(tmp_path), **SAMPLED, **setting})
+    assert chosen_step_mode(config.training, Context(device=torch.device(device), world_size=world_size)) == expected

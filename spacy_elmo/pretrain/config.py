@@ -57,9 +57,10 @@ class TrainingSettings(BaseModel):
     tf32: bool = Field(False, description="TF32 matrix products on a GPU (docs/gpu.md).")
     bf16: bool = Field(False, description="bf16 autocast on a GPU (docs/gpu.md).")
     prefetch: int = Field(0, ge=0, le=64, description="Steps whose inputs a background thread builds ahead.")
-    step_mode: Literal["plain", "no_sync", "compiled"] = Field(
-        "plain",
-        description='"plain"; "no_sync" (no host read in a step); "compiled" (torch.compile, docs/gpu.md).',
+    step_mode: Literal["auto", "plain", "no_sync", "compiled"] = Field(
+        "auto",
+        description='"auto": compiled on one CUDA GPU, no_sync under torchrun, plain elsewhere (docs/gpu.md); '
+        'or "plain", "no_sync" (no host read in a step), "compiled" (torch.compile).',
     )
 
     @model_validator(mode="after")
@@ -73,7 +74,7 @@ class TrainingSettings(BaseModel):
                 f"sparse_softmax = true works with {' or '.join(SPARSE_OPTIMIZERS)} (torch's "
                 f"{self.optimizer} takes no sparse gradients); change the optimizer or set it to false"
             )
-        if self.step_mode != "plain" and (self.sparse_softmax or self.optimizer not in SPARSE_OPTIMIZERS):
+        if self.step_mode not in ("auto", "plain") and (self.sparse_softmax or self.optimizer not in SPARSE_OPTIMIZERS):
             raise ConfigError(
                 f'step_mode = "{self.step_mode}" updates the weights on the device with adagrad or sgd and dense '
                 'gradients; set optimizer = "adagrad" and sparse_softmax = false, or step_mode = "plain"'

@@ -1,4 +1,5 @@
-"""How one optimisation step runs ([training] step_mode): the same step three ways.
+"""How one optimisation step runs ([training] step_mode): the same step three ways, and "auto", which
+picks one by device (`chosen_step_mode`).
 
 - "plain": eager, torch's optimizer; on the CPU the NaN guard is read before the update is applied.
 - "no_sync": eager, nothing in the step reads a tensor on the host (no `.item()`, no `int(tensor)`):
@@ -28,7 +29,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from ..nn.softmax import LogUniformSampler
 from . import distributed
-from .config import TrainingSettings
+from .config import SPARSE_OPTIMIZERS, TrainingSettings
 from .model import LanguageModel, LMOutput, States
 from .steps import NonFiniteGuard, StepInputs, TrainingError, average_sparse_gradients, clip_gradients, precision
 
@@ -224,3 +225,15 @@ def full_window_loss(
 
 
 STEP_MODES = {"plain": PlainStep, "no_sync": NoSyncStep, "compiled": CompiledStep}
+
+
+def chosen_step_mode(settings: TrainingSettings, context: distributed.Context) -> str:
+    """`step_mode = "auto"` resolved, by what the GPU measurement of docs/results.md found fastest among
+    the exact modes: "compiled" on one CUDA GPU, "no_sync" on several processes of CUDA GPUs (the compiled
+    step runs on one process), "plain" on the CPU (compiling costs more than it saves in the short runs
+    made there) and wherever the device update does not apply (Adam, the sparse softmax)."""
+    if settings.step_mode != "auto":
+        return settings.step_mode
+    if context.device.type != "cuda" or settings.sparse_softmax or settings.optimizer not in SPARSE_OPTIMIZERS:
+        return "plain"
+    return "no_sync" if context.distributed else "compiled"

@@ -46,7 +46,7 @@ from .plot import plot_curves
 from .prefetch import Prefetcher
 from .progress import Position, ProgressReport, StopRequest, TrainResult, estimated_steps
 from .start import build_optimizer, initialize_from
-from .step_modes import STEP_MODES
+from .step_modes import STEP_MODES, chosen_step_mode
 from .steps import StepInputs, TrainingError, check_finite_parameters, step_inputs
 from .vocab import Vocabulary
 
@@ -158,7 +158,9 @@ class Trainer:
             inputs = Prefetcher(inputs, t.prefetch)
         net = self._data_parallel(model) if ctx.distributed else model
         heldout: Optional[Perplexity] = None
-        runner = STEP_MODES[t.step_mode](ctx, t, net, model, optimizer, sampler)
+        step_mode = chosen_step_mode(t, ctx)
+        logger.info("step mode: %s", step_mode)
+        runner = STEP_MODES[step_mode](ctx, t, net, model, optimizer, sampler)
         guard = runner.guard
         progress = ProgressReport(self.context, self.log, self.show_progress, stats, position, total)
         model.train()
