@@ -48,8 +48,14 @@ from spacy_elmo.util.machine import cpu_name
 from .errors import WindowError
 from .paths import HELDOUT_DIR, MAX_FILE_BYTES, RECORD_FILE, TRAIN_DIR
 
-# The fastest pretraining setting measured on an H100 (docs/gpu.md): 110k tokens/s.
-GPU_SETTINGS = {"training.batch_size": 1024, "training.tf32": True, "training.prefetch": 4}
+# The fastest pretraining setting measured (docs/results.md, "On a GPU"): the compiled step with TF32 and
+# prefetching at batch 1024.
+GPU_SETTINGS = {
+    "training.batch_size": 1024,
+    "training.tf32": True,
+    "training.prefetch": 4,
+    "training.step_mode": "compiled",
+}
 LOGGING = {
     "logging.log_every": 20,
     "logging.eval_every": 250,

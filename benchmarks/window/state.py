@@ -104,14 +104,17 @@ def plot_windows(state: Dict[str, Any], png: Path) -> bool:
     fig, ax = plt.subplots(figsize=(7, 4.5))
     offset = 0
     for i, w in enumerate(state["windows"], 1):
-        points = [(0, w["start"]["average"]), *((t, p) for t, p in w["curve"]), (w["tokens"], w["end"]["average"])]
-        ax.plot([offset + t for t, _ in points], [p for _, p in points], "o-", label=f"window {i} ({w['outcome']})")
+        ends = [(offset, w["start"]["average"]), (offset + w["tokens"], w["end"]["average"])]
+        (whole,) = ax.plot(*zip(*ends), "o-", label=f"window {i} ({w['outcome']}): all held-out text")
+        if w["curve"]:
+            during = [(offset + t, p) for t, p in w["curve"]]
+            ax.plot(*zip(*during), ".:", color=whole.get_color(), label=f"window {i}: its first 50,000 tokens")
         if w["outcome"] != "dropped":
             offset += w["tokens"]
-    ax.axhline(state["default"]["perplexity"], color="grey", linestyle="--", label="the default")
+    ax.axhline(state["default"]["perplexity"], color="grey", linestyle="--", label="the default (all held-out text)")
     ax.set_xlabel("tokens seen in the windows (per direction)")
     ax.set_ylabel("held-out perplexity")
-    ax.set_title("all held-out text at each window's start and end, its first 50,000 tokens between", fontsize=9)
+    ax.set_title("held-out perplexity: all the test books at each window's ends, a part of them during", fontsize=9)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small")
     fig.tight_layout()
