@@ -2,10 +2,7 @@
 shows between the rare GPU sessions (pretraining steps: benchmarks/bench_pretrain_launches.py).
 
 Counted from torch's profiler over one unit after a warm-up one: every aten op the host dispatches
-(views apart, since they launch nothing; an op without a kernel of its own counted by the ops it calls),
-and inside a compiled region every kernel it runs (the aten products it calls and each generated C++
-kernel). Two figures per candidate: `kernels`, and `host launches`, where a compiled region counts
-once, as a captured CUDA graph is one replay on a GPU.
+(views apart, since they launch nothing; an op without a kernel of its own counted by the ops it calls).
 
     python -m benchmarks.bench_launches                 # original size, 128 sentences a batch
     python -m benchmarks.bench_launches --tiny          # the tiny model, 4 sentences: seconds, CI
@@ -14,24 +11,13 @@ once, as a captured CUDA graph is one replay on a GPU.
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
 from functools import lru_cache, partial
 from typing import Callable, List
 
 import torch
-from torch._inductor import config as inductor_config
 
 from benchmarks.variants import INFERENCE, VARIANTS, Setup, of_kind
 from spacy_elmo.util.machine import machine
-
-COMPILED_REGION = "Torch-Compiled Region"
-GENERATED_KERNEL = "cpp_fused_"
-
-
-@dataclass(frozen=True)
-class Launches:
-    kernels: int
-    host_launches: int
 
 
 @lru_cache(maxsize=None)
@@ -59,8 +45,6 @@ def _count(event: object) -> int:
     """Kernels of one profiler event and what it calls."""
     name = event.name  # type: ignore[attr-defined]
     children = event.cpu_children  # type: ignore[attr-defined]
-    if GENERATED_KERNEL in name:
-        return 1
     if name.startswith("aten::"):
         kind = _kind(name)
         if kind == "kernel":
@@ -70,35 +54,25 @@ def _count(event: object) -> int:
     return sum(_count(child) for child in children)
 
 
-def count_launches(run: Callable[[], None]) -> Launches:
-    """The kernels `run` launches, and the host launches with each compiled region counted once."""
-    with inductor_config.patch({"cpp.enable_kernel_profile": True}):
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
-            run()
-    roots = [e for e in profile.events() if e.cpu_parent is None]
-    kernels = sum(_count(e) for e in roots)
-    regions = [e for e in roots if e.name.startswith(COMPILED_REGION)]
-    return Launches(kernels, kernels - sum(_count(e) for e in regions) + len(regions))
+def count_launches(run: Callable[[], None]) -> int:
+    """The kernels `run` launches."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
+        run()
+    return sum(_count(e) for e in profile.events() if e.cpu_parent is None)
 
 
-def count_variant(name: str, setup: Setup) -> Launches:
-    """What one unit of the registered candidate `name` launches, after a warm-up unit (which compiles
-    and fills the caches)."""
+def count_variant(name: str, setup: Setup) -> int:
+    """The kernels one unit of the registered candidate `name` launches, after a warm-up unit (which
+    fills the caches)."""
     workload = VARIANTS[name].prepare(setup)
-    with inductor_config.patch({"cpp.enable_kernel_profile": True}):
-        workload.run(1)
+    workload.run(1)
     return count_launches(partial(workload.run, 1))
 
 
 def measure(names: List[str], setup: Setup) -> List[str]:
-    """One line per candidate: kernels and host launches per unit, and their ratio to the first's."""
+    """One line per candidate: kernels per unit, and their ratio to the first's."""
     counts = [count_variant(name, setup) for name in names]
-    base = counts[0]
-    return [
-        f"{name:<44} {c.kernels:>7,} kernels ({c.kernels / base.kernels:.2f})"
-        f"  {c.host_launches:>7,} host launches ({c.host_launches / base.host_launches:.2f})"
-        for name, c in zip(names, counts)
-    ]
+    return [f"{name:<44} {c:>7,} kernels ({c / counts[0]:.2f})" for name, c in zip(names, counts)]
 
 
 def main() -> None:

@@ -124,11 +124,6 @@ def pretraining(step_mode: str, **settings: Any) -> Callable[[Setup], Workload]:
 
 VARIANTS: Dict[str, Variant] = {
     "inference, plain step loop": Variant(INFERENCE, inference(RunOptions())),
-    "inference, compiled LSTM": Variant(INFERENCE, inference(RunOptions(lstm="compiled"))),
-    "inference, pinned copies": Variant(INFERENCE, inference(RunOptions(host_copies="pinned"))),
-    "inference, compiled LSTM + pinned copies": Variant(
-        INFERENCE, inference(RunOptions(lstm="compiled", host_copies="pinned"))
-    ),
     "pretraining, plain step": Variant(PRETRAINING, pretraining("plain")),
     "pretraining, no host sync": Variant(PRETRAINING, pretraining("no_sync")),
     "pretraining, compiled step": Variant(PRETRAINING, pretraining("compiled")),

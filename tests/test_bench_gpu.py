@@ -7,7 +7,6 @@ import pytest
 
 from benchmarks import bench_gpu
 from benchmarks.variants import INFERENCE, PRETRAINING, of_kind
-from spacy_elmo.nn import compiled_lstm
 
 from .cli import run_cli
 from .paths import REPO
@@ -35,10 +34,9 @@ def test_bench_gpu_runs_on_the_cpu_at_the_tiny_size(tmp_path):
 
 @pytest.mark.slow
 def test_bench_gpu_variants_times_every_candidate_on_the_cpu(tmp_path, monkeypatch, capsys):
-    """`--variants --device cpu --tiny`, in this process with 3-step windows so that compiling is short:
-    one row per registered candidate and batch size, the plain path first at 1.00x; the pretraining
-    candidates (step modes) at the tiny preset's batch."""
-    monkeypatch.setattr(compiled_lstm, "WINDOW", 3)
+    """`--variants --device cpu --tiny`, in this process: one row per registered candidate and batch
+    size, the plain path first at 1.00x; the pretraining candidates (step modes) at the tiny preset's
+    batch."""
     write_tiny_corpus(tmp_path / "corpus")
     argv = ["bench_gpu", str(tmp_path / "corpus" / "train"), "--device", "cpu", "--tiny", "--variants"]
     monkeypatch.setattr(sys, "argv", argv)

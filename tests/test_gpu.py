@@ -14,13 +14,10 @@ import torch
 
 from spacy_elmo import BiLM, load_bilm, preset
 from spacy_elmo.models import bundled_model_paths
-from spacy_elmo.nn import compiled_lstm
-from spacy_elmo.nn.run_options import RunOptions
 
 from .paths import WARMUP_TEXT
 
 TOLERANCE = 1e-4
-CANDIDATE_TOLERANCE = 1e-5  # a candidate against the plain path on the same device
 NEEDS_CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 # (model, device): the original size only where a GPU makes it quick.
 MODELS_ON_DEVICES = [
@@ -106,25 +103,3 @@ def test_component_on_a_device_matches_the_cpu_and_fine_tunes(device):
         assert np.isfinite(losses["tagger"])
     finally:
         spacy.require_cpu()
-
-
-@pytest.mark.parametrize("mode", ["stateless", "stateful"])
-@pytest.mark.parametrize("device", DEVICES)
-def test_inference_candidates_on_a_device_give_the_plain_paths_layers(device, mode, monkeypatch):
-    """Each `RunOptions` candidate of docs/gpu.md against the step loop on the same device: on a GPU the
-    original size with the real 20-step windows (CUDA graphs), on the CPU the tiny size with 3-step
-    windows, so compiling stays short."""
-    name = "original" if device == "cuda" else "tiny"
-    if device == "cpu":
-        monkeypatch.setattr(compiled_lstm, "WINDOW", 3)
-    bilm = cpu_bilm(name).to(device)
-    stateful = mode == "stateful"
-    batch = sentences(40)
-    expected = [bilm.embed(batch, stateful=stateful, batch_size=16) for _ in range(2 if stateful else 1)]
-    candidates = [RunOptions(lstm="compiled"), RunOptions(host_copies="pinned")]
-    for run in candidates + [RunOptions(lstm="compiled", host_copies="pinned")]:
-        bilm.reset_states()
-        for layers in expected:
-            actual = bilm.embed(batch, stateful=stateful, batch_size=16, run=run)
-            for x, y in zip(layers, actual):
-                np.testing.assert_allclose(y, x, atol=CANDIDATE_TOLERANCE, rtol=0, err_msg=str(run))

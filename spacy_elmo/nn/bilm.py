@@ -12,7 +12,6 @@ states are detached between calls.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any, List, Optional, Sequence, Tuple
 
@@ -23,8 +22,6 @@ from torch import nn
 from ..errors import ElmoError
 from .char_encoder import CharEncoder, token_lengths
 from .chars import BOS_TOKEN, EOS_TOKEN, CharacterMapper
-from .compiled_lstm import run_stack
-from .host_copies import HostBuffers, PendingCopy
 from .lstm import BiLSTMStack, State, run_directions
 from .options import ElmoOptions
 from .precision import fp32_scope
@@ -62,7 +59,7 @@ class BiLM(nn.Module):
     training. The char-CNN output of each token string is cached at inference (see token_cache.py).
 
     Every call computes in full fp32 whatever torch's process-wide TF32 flags (precision.py); a call's
-    `run` (run_options.py) opts into TF32 products on a GPU or picks a GPU candidate."""
+    `run` (run_options.py) opts into TF32 products on a GPU."""
 
     def __init__(self, options: ElmoOptions, dropout: float = 0.0) -> None:
         super().__init__()
@@ -173,7 +170,7 @@ class BiLM(nn.Module):
         # Lengths steer the loop on the host: one transfer per batch.
         lengths = (char_ids > 0).any(dim=-1).sum(dim=1).cpu().numpy()  # [batch], boundaries included
         with fp32_scope(run.tf32):
-            return self._contextualize(self.char_encoder(char_ids), lengths, stateful, run)
+            return self._contextualize(self.char_encoder(char_ids), lengths, stateful)
 
     def forward_sentences(
         self, sentences: Sequence[Sequence[str]], stateful: bool = False, run: RunOptions = EXACT
@@ -182,7 +179,7 @@ class BiLM(nn.Module):
         encoded once per batch, and at inference taken from the token cache when it was seen before."""
         with fp32_scope(run.tf32):
             embedded, lengths = self._embed_sentences(sentences)
-            return self._contextualize(embedded, lengths, stateful, run)
+            return self._contextualize(embedded, lengths, stateful)
 
     def _embed_sentences(self, sentences: Sequence[Sequence[str]]) -> Tuple[torch.Tensor, np.ndarray]:
         """Token embeddings `[batch, max_len + 2, P]` with boundaries, and host-side lengths with
@@ -220,12 +217,10 @@ class BiLM(nn.Module):
         ids = np.stack([self.char_mapper.token_ids(t) for t in tokens])
         return self.char_encoder.encode_rows(torch.from_numpy(ids).to(self.device), token_lengths(ids))
 
-    def _contextualize(
-        self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool, run: RunOptions = EXACT
-    ) -> BiLMOutput:
+    def _contextualize(self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool) -> BiLMOutput:
         """`lengths` (boundaries included) stay on the host: they decide the loop, not the arithmetic."""
         batch, time, _ = embedded.shape
-        layers = self._run_directions(embedded, lengths, stateful, run)
+        layers = self._run_directions(embedded, lengths, stateful)
         # Drop <S> and </S>: keep positions 1..n of each row.
         inner_lengths = torch.from_numpy(np.asarray(lengths, dtype=np.int64) - 2).to(embedded.device)
         inner_mask = torch.arange(max(time - 2, 0), device=embedded.device).unsqueeze(0) < inner_lengths.unsqueeze(1)
@@ -237,9 +232,7 @@ class BiLM(nn.Module):
         stacked = stacked * inner_mask.unsqueeze(0).unsqueeze(-1).to(stacked.dtype)
         return BiLMOutput(layers=stacked, mask=inner_mask)
 
-    def _run_directions(
-        self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool, run: RunOptions
-    ) -> List[torch.Tensor]:
+    def _run_directions(self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool) -> List[torch.Tensor]:
         """All L+1 activations `[batch, time, 2P]` over the full sequence, boundaries included."""
         device_lengths = torch.from_numpy(np.asarray(lengths, dtype=np.int64)).to(embedded.device)
         backward_input = reverse_within_lengths(embedded, device_lengths)
@@ -256,8 +249,7 @@ class BiLM(nn.Module):
             ]
         else:
             initial = None
-        stack = partial(run_stack, self.lstm) if run.lstm == "compiled" else self.lstm
-        outputs, finals = run_directions(stack, (embedded, backward_input), (lengths, lengths), initial)
+        outputs, finals = run_directions(self.lstm, (embedded, backward_input), (lengths, lengths), initial)
         if stateful:
             self._store_states(finals, lengths)
         layers = [torch.cat([embedded, embedded], dim=-1)]
@@ -318,27 +310,13 @@ class BiLM(nn.Module):
         if not stateful:
             order.sort(key=lambda i: len(sentences[i]), reverse=True)
         results: List[Optional[np.ndarray]] = [None] * len(sentences)
-        buffers = HostBuffers(self.device) if run.host_copies == "pinned" else None
-        pending: Optional[Tuple[List[int], PendingCopy]] = None
-
-        def keep(chunk: List[int], layers: np.ndarray) -> None:
-            # A copy, never a view: with reused host buffers `layers` is overwritten two batches later.
-            for row, i in enumerate(chunk):
-                results[i] = np.array(layers[:, row, : len(sentences[i])], dtype=np.float32, order="C")
-
         with torch.inference_mode(), fp32_scope(run.tf32):
             for start in range(0, len(order), batch_size):
                 chunk = order[start : start + batch_size]
                 out = self.forward_sentences([sentences[i] for i in chunk], stateful=stateful, run=run)
-                if buffers is None:
-                    keep(chunk, out.layers.cpu().numpy())
-                    continue
-                copy = buffers.start(out.layers)  # lands while the next batch computes
-                if pending is not None:
-                    keep(pending[0], pending[1].wait())
-                pending = (chunk, copy)
-            if pending is not None:
-                keep(pending[0], pending[1].wait())
+                layers = out.layers.cpu().numpy()
+                for row, i in enumerate(chunk):
+                    results[i] = np.ascontiguousarray(layers[:, row, : len(sentences[i])], dtype=np.float32)
         return results  # type: ignore[return-value]
 
     def embed_tokens(self, words: Sequence[str]) -> np.ndarray:

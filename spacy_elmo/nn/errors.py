@@ -1,4 +1,4 @@
-"""The errors of the torch biLM: fast modes, CPU kernels and per-call options."""
+"""The errors of the torch biLM: fast modes and CPU kernels."""
 
 from __future__ import annotations
 
@@ -16,7 +16,3 @@ class FastModeUnavailable(FastModeError):
 
 class KernelChoiceError(ElmoError):
     """`SPACY_ELMO_CPU_KERNEL` names no kernel."""
-
-
-class RunOptionsError(ElmoError):
-    """A biLM call's `RunOptions` names an LSTM mode or a copy mode that does not exist."""

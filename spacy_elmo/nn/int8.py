@@ -91,11 +91,7 @@ class FastBiLM(BiLM):
         super().train(False)
         return self
 
-    def _run_directions(
-        self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool, run: RunOptions
-    ) -> List[torch.Tensor]:
-        if run.lstm != "steps":
-            raise FastModeError(f"a {self.mode!r} fast model runs the step loop only; use lstm='steps'")
+    def _run_directions(self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool) -> List[torch.Tensor]:
         if stateful:
             raise FastModeError(f"a {self.mode!r} fast model is stateless only; use the exact BiLM for stateful=True")
         if torch.is_grad_enabled() and embedded.requires_grad:
@@ -103,7 +99,7 @@ class FastBiLM(BiLM):
                 f"a {self.mode!r} fast model gives no gradients; run it under "
                 "torch.inference_mode() or use the exact BiLM"
             )
-        return super()._run_directions(embedded, lengths, stateful, run)
+        return super()._run_directions(embedded, lengths, stateful)
 
     def set_warm_start(self, sentences: Optional[Sequence[Sequence[str]]] = None, run: RunOptions = EXACT) -> None:
         raise FastModeError(

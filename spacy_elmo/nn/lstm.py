@@ -30,7 +30,7 @@ which saves the work on padding and leaves each finished row's state exactly at 
 
 from __future__ import annotations
 
-from typing import Callable, List, Optional, Sequence, Tuple, cast
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -134,6 +134,29 @@ class BiLSTMLayer(nn.Module):
             return False
         return any(t.requires_grad for t in (x, *state)) or any(p.requires_grad for p in self.parameters())
 
+    def _cell(self, gates: torch.Tensor, c: torch.Tensor, in_place: bool) -> Tuple[torch.Tensor, torch.Tensor]:
+        """From a step's gate pre-activations (the forget bias in them already) and c_{t-1}: the
+        projection's input sigmoid(o) * tanh(c_t) and the clipped c_t. The forget and output gates,
+        adjacent in TF's order, go through one sigmoid. In place (no gradient wanted) the activations
+        overwrite the fresh gates tensor and c_t is built in the forget gate's slot: the same
+        operations in the same order, bit for bit, without a new tensor per operation."""
+        cell = self.cell_dim
+        if in_place:
+            forget_output = gates[..., 2 * cell :].sigmoid_()
+            input_gate = gates[..., :cell].sigmoid_()
+            candidate = gates[..., cell : 2 * cell].tanh_()
+            c = forget_output[..., :cell].mul_(c).addcmul_(input_gate, candidate)
+            if self.cell_clip is not None:
+                c.clamp_(-self.cell_clip, self.cell_clip)
+            return forget_output[..., cell:].mul_(torch.tanh(c)), c
+        forget_output = torch.sigmoid(gates[..., 2 * cell :])
+        c = torch.addcmul(
+            forget_output[..., :cell] * c, torch.sigmoid(gates[..., :cell]), torch.tanh(gates[..., cell : 2 * cell])
+        )
+        if self.cell_clip is not None:
+            c = c.clamp(-self.cell_clip, self.cell_clip)
+        return forget_output[..., cell:] * torch.tanh(c), c
+
     def forward(
         self, x: torch.Tensor, steps_active: Sequence[int], state: State, directions: slice = BOTH
     ) -> Tuple[torch.Tensor, State]:
@@ -163,7 +186,7 @@ class BiLSTMLayer(nn.Module):
                 x_gates = self._input_gates(x, t, n, directions)
                 chunk_start, chunk_steps = t, x_gates.shape[1]
             gates = self.step_gates(x_gates[:, t - chunk_start, :n], h, directions)
-            m, c = cell(gates, c, self.cell_dim, self.cell_clip, in_place)
+            m, c = self._cell(gates, c, in_place)
             h = self.projection_products(m, directions)
             if self.proj_clip is not None:
                 h = h.clamp_(-self.proj_clip, self.proj_clip) if in_place else h.clamp(-self.proj_clip, self.proj_clip)
@@ -189,35 +212,6 @@ class BiLSTMLayer(nn.Module):
         return self.input_products(chunk, directions).view(n_dir, steps, n, 4 * self.cell_dim)
 
 
-def cell(
-    gates: torch.Tensor, c: torch.Tensor, cell_dim: int, cell_clip: Optional[float], in_place: bool
-) -> Tuple[torch.Tensor, torch.Tensor]:
-    """From a step's gate pre-activations (the forget bias in them already) and c_{t-1}: the
-    projection's input sigmoid(o) * tanh(c_t) and the clipped c_t. The forget and output gates,
-    adjacent in TF's order, go through one sigmoid. In place (no gradient wanted) the activations
-    overwrite the fresh gates tensor and c_t is built in the forget gate's slot: the same
-    operations in the same order, bit for bit, without a new tensor per operation. A function of
-    sizes, not of a layer, so that a compiled caller (compiled_lstm.py) shares one graph between
-    layers of one size."""
-    if in_place:
-        forget_output = gates[..., 2 * cell_dim :].sigmoid_()
-        input_gate = gates[..., :cell_dim].sigmoid_()
-        candidate = gates[..., cell_dim : 2 * cell_dim].tanh_()
-        c = forget_output[..., :cell_dim].mul_(c).addcmul_(input_gate, candidate)
-        if cell_clip is not None:
-            c.clamp_(-cell_clip, cell_clip)
-        return forget_output[..., cell_dim:].mul_(torch.tanh(c)), c
-    forget_output = torch.sigmoid(gates[..., 2 * cell_dim :])
-    c = torch.addcmul(
-        forget_output[..., :cell_dim] * c,
-        torch.sigmoid(gates[..., :cell_dim]),
-        torch.tanh(gates[..., cell_dim : 2 * cell_dim]),
-    )
-    if cell_clip is not None:
-        c = c.clamp(-cell_clip, cell_clip)
-    return forget_output[..., cell_dim:] * torch.tanh(c), c
-
-
 def input_gates_budget(device: torch.device) -> int:
     """On an accelerator 128 MB: few, large multiplies, and memory that does not grow with the batch's
     longest sentence. On a CPU 4 MB, so that a chunk is still in cache when the recurrence reads it
@@ -230,9 +224,6 @@ def with_forget_bias(bias: torch.Tensor, cell_dim: int) -> torch.Tensor:
     offset = torch.zeros(4 * cell_dim, dtype=bias.dtype, device=bias.device)
     offset[2 * cell_dim : 3 * cell_dim] = FORGET_BIAS
     return bias + offset
-
-
-LayerRun = Callable[[BiLSTMLayer, torch.Tensor, State], Tuple[torch.Tensor, State]]
 
 
 def glorot_bound(fan_in: int, fan_out: int) -> float:
@@ -292,19 +283,12 @@ class BiLSTMStack(nn.Module):
         steps_active = rows_running(lengths, x.shape[2])
         if states is None:
             states = self.zero_states(x.shape[1], x, x.shape[0])
-        return self.run_layers(x, states, lambda layer, inputs, state: layer(inputs, steps_active, state, directions))
-
-    def run_layers(
-        self, x: torch.Tensor, states: List[State], run_layer: LayerRun
-    ) -> Tuple[List[torch.Tensor], List[State]]:
-        """The layers in turn, each run by `run_layer(layer, inputs, state)` (the step loop, or
-        compiled_lstm's windows), with dropout between them and the skip connections."""
         outputs: List[torch.Tensor] = []
         finals: List[State] = []
         for i, layer in enumerate(self.layers):
             if self.dropout and self.training:
                 x = F.dropout(x, self.dropout, training=True)
-            out, final = run_layer(cast(BiLSTMLayer, layer), x, states[i])
+            out, final = layer(x, steps_active, states[i], directions)
             if self.use_skip_connections and i > 0:
                 out = out + x
             outputs.append(out)
@@ -313,11 +297,8 @@ class BiLSTMStack(nn.Module):
         return outputs, finals
 
 
-StackForward = Callable[..., Tuple[List[torch.Tensor], List[State]]]
-
-
 def run_directions(
-    lstm: StackForward,
+    lstm: BiLSTMStack,
     x: Tuple[torch.Tensor, torch.Tensor],
     lengths: Tuple[np.ndarray, np.ndarray],
     states: Optional[List[State]] = None,
@@ -325,8 +306,7 @@ def run_directions(
     """Both directions over their inputs `[batch, time, in]` (the backward one already reversed within
     each row), rows in any order, with host-side row lengths. Returns per layer the (forward, backward)
     activations `[batch, time, P]` and the final states (per layer `[2, batch, dim]`), in the rows'
-    order. The one way the biLM and pretraining run the LSTMs; `lstm` is a `BiLSTMStack` or what takes
-    its place with its `forward`'s arguments (compiled_lstm.run_stack).
+    order. The one way the biLM and pretraining run the LSTMs.
 
     Where the two directions' rows have the same lengths (always at inference, nearly always in
     pretraining) they run in lockstep, one product for both; otherwise each direction runs on its own

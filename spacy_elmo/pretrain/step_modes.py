@@ -169,7 +169,7 @@ class CompiledStep(NoSyncStep):
     def step(self, item: StepInputs, states: States, number: int) -> Tuple[LMOutput, torch.Tensor]:
         # torch.compile runs every compiled partial through one wrapper function, whose cache of compiled
         # graphs counts against one recompile limit per process: at torch's default a process that has
-        # compiled a few steps (several runs, the compiled LSTM's windows) would run this step uncompiled.
+        # compiled a few steps (several runs) would run this step uncompiled.
         with torch._dynamo.config.patch(recompile_limit=RECOMPILE_LIMIT):
             return self._step(item, states, number)
 
