@@ -84,11 +84,13 @@ def peaks(device: torch.device) -> Optional[Tuple[float, float]]:
 
 class BusyMeter:
     """The GPU's mean utilisation (%) while the block runs, sampled every 0.1 s from NVML through
-    torch.cuda.utilization, else nvidia-smi; None where neither answers (a CPU, no driver tools)."""
+    torch.cuda.utilization, else nvidia-smi; None where neither answers (a CPU, no driver tools).
+    Samples carry the wall-clock time, so a part of the block can be reported (`figure(span)`): a
+    pretraining run's timed steps without its compiling."""
 
     def __init__(self, device: torch.device) -> None:
         self.device = device
-        self.samples: List[float] = []
+        self.samples: List[Tuple[float, float]] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
@@ -109,7 +111,7 @@ class BusyMeter:
             value = self._read()
             if value is None:
                 return
-            self.samples.append(value)
+            self.samples.append((time.time(), value))
 
     def __enter__(self) -> "BusyMeter":
         if self.device.type == "cuda":
@@ -121,16 +123,25 @@ class BusyMeter:
         if self._thread.is_alive():
             self._thread.join()
 
-    def figure(self) -> str:
-        return f"{sum(self.samples) / len(self.samples):.0f}%" if self.samples else "n/a"
+    def figure(self, span: Optional[Tuple[float, float]] = None) -> str:
+        values = [v for t, v in self.samples if span is None or span[0] <= t <= span[1]]
+        return f"{sum(values) / len(values):.0f}%" if values else "n/a"
 
 
-def line(name: str, device: torch.device, tokens_per_s: float, flops: float, busy: BusyMeter) -> str:
-    """One figure: tokens/s, the fraction of the fp32 and the TF32 peak, and how busy the GPU was."""
+def line(
+    name: str,
+    device: torch.device,
+    tokens_per_s: float,
+    flops: float,
+    busy: BusyMeter,
+    span: Optional[Tuple[float, float]] = None,
+) -> str:
+    """One figure: tokens/s, the fraction of the fp32 and the TF32 peak, and how busy the GPU was
+    (over `span` of the wall clock where given)."""
     peak = peaks(device)
     rate = tokens_per_s * flops
     fractions = "n/a" if peak is None else f"{rate / peak[0]:.1%} / {rate / peak[1]:.1%}"
-    return f"{name:<48} {tokens_per_s:>12,.0f} tokens/s   peak fp32/TF32 {fractions:<15}   busy {busy.figure()}"
+    return f"{name:<48} {tokens_per_s:>12,.0f} tokens/s   peak fp32/TF32 {fractions:<15}   busy {busy.figure(span)}"
 
 
 def synchronize(device: torch.device) -> None:
@@ -199,9 +210,11 @@ def pretraining_speed(corpus: Dict[str, Any], device: torch.device, size: Size) 
             config = load_config(REPO / "configs" / size.pretrain_config, overrides)
             with BusyMeter(device) as busy:
                 Trainer(config, out, Context(device=device), show_progress=False).run()
-            speeds = [r["tokens_per_s"] for r in MetricsLog(out / LOG_FILE).records() if r.get("event") == "train"]
+            logged = [r for r in MetricsLog(out / LOG_FILE).records() if r.get("event") == "train"]
+            span = (logged[-2]["time"], logged[-1]["time"]) if len(logged) > 1 else None  # the last log's steps
             flops = pretraining_flops_per_token(config.options, softmax_rows(config))
-            results.append(line(f"pretraining {size.pretrain_config}, {label}", device, speeds[-1], flops, busy))
+            name = f"pretraining {size.pretrain_config}, {label}"
+            results.append(line(name, device, logged[-1]["tokens_per_s"], flops, busy, span))
     return results
 
 
@@ -234,7 +247,8 @@ def variants_table(device: torch.device, size: Size, corpus: Dict[str, Any]) -> 
                 speed = workload.rate() if workload.rate is not None else workload.tokens * size.units / seconds
                 base = base or speed
                 label = f"{name}, batch {batch_size} ({speed / base:.2f}x)"
-                row = line(label, device, speed, workload.flops_per_token, busy)
+                span = workload.span() if workload.span is not None else None
+                row = line(label, device, speed, workload.flops_per_token, busy, span)
                 if workload.loss is not None:
                     loss = workload.loss()
                     base_loss = base_loss or loss

@@ -12,7 +12,7 @@ import math
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 
@@ -58,6 +58,7 @@ class Workload:
     flops_per_token: float
     rate: Optional[Callable[[], float]] = None  # tokens/s of the last `run`, where the workload times itself
     loss: Optional[Callable[[], float]] = None  # the last `run`'s mean loss (pretraining), to compare with plain
+    span: Optional[Callable[[], Tuple[float, float]]] = None  # wall-clock start and end of what `rate` timed
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,7 @@ def pretraining(step_mode: str, **settings: Any) -> Callable[[Setup], Workload]:
         corpus = setup.corpus or write_pretraining_corpus(folder / "corpus")
         rates: List[float] = []
         losses: List[float] = []
+        spans: List[Tuple[float, float]] = []
 
         def work(n: int) -> None:
             overrides = {
@@ -113,11 +115,12 @@ def pretraining(step_mode: str, **settings: Any) -> Callable[[Setup], Workload]:
             first, last = [r for r in MetricsLog(out / LOG_FILE).records() if r.get("event") == "train"][-2:]
             rates.append((last["tokens"] - first["tokens"]) / (last["elapsed"] - first["elapsed"]))
             losses.append(math.log(last["perplexity"]))
+            spans.append((first["time"], last["time"]))
 
         config = load_config(CONFIGS / f"pretrain_{setup.pretrain_preset}.cfg", corpus)
         tokens = setup.batch_size * config.training.unroll_steps
         flops = pretraining_flops_per_token(config.options, softmax_rows(config))
-        return Workload(work, tokens, flops, rate=lambda: rates[-1], loss=lambda: losses[-1])
+        return Workload(work, tokens, flops, rate=lambda: rates[-1], loss=lambda: losses[-1], span=lambda: spans[-1])
 
     return prepare
 

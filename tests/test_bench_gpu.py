@@ -4,6 +4,7 @@ that a crash in it (such as the presets' `[paths] dev` it once left in place) fa
 import sys
 
 import pytest
+import torch
 
 from benchmarks import bench_gpu
 from benchmarks.variants import INFERENCE, PRETRAINING, of_kind
@@ -50,3 +51,12 @@ def test_bench_gpu_variants_times_every_candidate_on_the_cpu(tmp_path, monkeypat
     assert all("peak fp32/TF32 n/a" in row and "busy n/a" in row for row in rows), rows
     deviations = [float(row.rsplit("(", 1)[1].rstrip(")")) for row in rows[-len(steps) :]]
     assert deviations[0] == 0 and all(abs(d) <= 1e-4 for d in deviations), rows  # the same seed: the same losses
+
+
+def test_busy_meter_reports_the_span_it_is_asked_for():
+    """A pretraining row's busy figure covers its timed steps, not the compiling before them."""
+    meter = bench_gpu.BusyMeter(torch.device("cpu"))
+    meter.samples = [(1.0, 0.0), (2.0, 90.0), (3.0, 60.0)]
+    assert meter.figure() == "50%"
+    assert meter.figure((1.5, 3.5)) == "75%"
+    assert meter.figure((4.0, 5.0)) == "n/a"

@@ -94,6 +94,7 @@ class ProgressReport:
                     **asdict(record),
                     "tokens_per_s": speed,
                     "elapsed": elapsed,
+                    "time": time.time(),  # wall clock, to line the log up with other measurements (GPU busy)
                 }
             )
 
