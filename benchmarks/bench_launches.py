@@ -1,8 +1,8 @@
 """How many kernels each GPU inference candidate launches per batch, counted on the CPU, so that progress
 shows between the rare GPU sessions (pretraining steps: benchmarks/bench_pretrain_launches.py).
 
-Counted from torch's profiler over one unit after a warm-up one: every aten op the host dispatches
-(views apart, since they launch nothing; an op without a kernel of its own counted by the ops it calls).
+Counted from torch's profiler over one unit after a warm-up one, by the rule of
+benchmarks/launch_count.py, which the pretraining count follows too.
 
     python -m benchmarks.bench_launches                 # original size, 128 sentences a batch
     python -m benchmarks.bench_launches --tiny          # the tiny model, 4 sentences: seconds, CI
@@ -11,54 +11,21 @@ Counted from torch's profiler over one unit after a warm-up one: every aten op t
 from __future__ import annotations
 
 import argparse
-from functools import lru_cache, partial
+from functools import partial
 from typing import Callable, List
 
 import torch
 
+from benchmarks.launch_count import count_events
 from benchmarks.variants import INFERENCE, VARIANTS, Setup, of_kind
 from spacy_elmo.util.machine import machine
 
 
-@lru_cache(maxsize=None)
-def _kind(name: str) -> str:
-    """`composite` (no kernel of its own: counted by what it calls), `view` (launches nothing) or
-    `kernel`, for an aten op's profiler name such as `aten::baddbmm`."""
-    packet = getattr(torch.ops.aten, name.split("::", 1)[1], None)
-    if packet is None:
-        return "kernel"
-    overloads = [getattr(packet, o) for o in packet.overloads()]
-    composite = []
-    for overload in overloads:
-        try:
-            composite.append(
-                torch._C._dispatch_has_kernel_for_dispatch_key(overload.name(), "CompositeImplicitAutograd")
-            )
-        except RuntimeError:  # an overload the dispatcher does not list by that name
-            continue
-    if composite and all(composite):
-        return "composite"
-    return "view" if any(o.is_view for o in overloads) else "kernel"
-
-
-def _count(event: object) -> int:
-    """Kernels of one profiler event and what it calls."""
-    name = event.name  # type: ignore[attr-defined]
-    children = event.cpu_children  # type: ignore[attr-defined]
-    if name.startswith("aten::"):
-        kind = _kind(name)
-        if kind == "kernel":
-            return 1
-        if kind == "view":
-            return 0
-    return sum(_count(child) for child in children)
-
-
 def count_launches(run: Callable[[], None]) -> int:
-    """The kernels `run` launches."""
+    """The kernels `run` launches, by benchmarks/launch_count.py's rule."""
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
         run()
-    return sum(_count(e) for e in profile.events() if e.cpu_parent is None)
+    return int(count_events(profile.events())["launches"])
 
 
 def count_variant(name: str, setup: Setup) -> int:

@@ -6,37 +6,27 @@ step would launch, measured without a GPU, so that progress shows between the ra
 
 Trains on the repository's English sample with the preset's model and profiles the steps' ranges
 (`trainer.STEP_RANGE`; the inputs are built outside them). Counted in the last `--steps` steps, per
-step: each aten operator called outside another one (a composite such as `linear` once, the
-operators it calls not; the backward pass's each), views, allocations and operators that return
-their input apart; and each kernel inductor generated (`cpp_fused_*`, seen with its kernel profiling
-on). Host reads: operators that hand a value to the host (`.item()`, `int(tensor)`) or whose output
-size depends on values (nonzero, unique), each a wait for the device on a GPU. `count_step_launches`
-is the callable other benchmarks import. Prints figures only.
+step, by the rule of benchmarks/launch_count.py, which the inference count follows too.
+`count_step_launches` is the callable other benchmarks import. Prints figures only.
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, List, Optional
 
-import torch
 import torch._inductor.config as inductor_config
 from torch.profiler import profile
 
 from benchmarks.common import machine, write_pretraining_corpus
+from benchmarks.launch_count import count_events
 from spacy_elmo.pretrain import load_config, train
 from spacy_elmo.pretrain.trainer import STEP_RANGE
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
-ALLOCATIONS = {"aten::empty", "aten::empty_strided", "aten::empty_like", "aten::resize_"}
-# Operators that return their input when it already has the asked dtype, device or layout.
-PASS_THROUGH = {"aten::to", "aten::contiguous", "aten::type_as", "aten::lift_fresh"}
-HOST_READS = {"aten::_local_scalar_dense", "aten::nonzero", "aten::_unique2", "aten::unique_dim", "aten::item"}
-GENERATED_KERNEL_MARKS = ("cpp_fused", "triton_")
 
 
 @dataclass(frozen=True)
@@ -47,57 +37,6 @@ class StepLaunches:
     launches: float
     host_reads: float
     steps: int
-
-
-@functools.lru_cache(maxsize=None)
-def is_view(name: str) -> bool:
-    """Whether the aten operator `name` ("aten::transpose") only makes a view of its input."""
-    packet = getattr(torch.ops.aten, name.removeprefix("aten::"), None)
-    if packet is None:
-        return False
-    return any(getattr(packet, overload).is_view for overload in packet.overloads())
-
-
-def _ancestors(event: Any) -> Iterable[Any]:
-    parent = event.cpu_parent
-    while parent is not None:
-        yield parent
-        parent = parent.cpu_parent
-
-
-def _launches_in(event: Any) -> int:
-    """1 for an event that launches a kernel by the rule of the module's docstring, else 0."""
-    name = event.name
-    if any(mark in name for mark in GENERATED_KERNEL_MARKS):
-        return 1
-    if not name.startswith("aten::") or any(a.name.startswith("aten::") for a in _ancestors(event)):
-        return 0
-    if name in ALLOCATIONS or is_view(name):
-        return 0
-    below = [child for child in _descendants(event) if child.name.startswith("aten::")]
-    if not below:
-        return 0 if name in PASS_THROUGH else 1
-    return int(any(child.name not in ALLOCATIONS and not is_view(child.name) for child in below))
-
-
-def _descendants(event: Any) -> Iterable[Any]:
-    for child in event.cpu_children:
-        yield child
-        yield from _descendants(child)
-
-
-def count_events(events: Iterable[Any], last_steps: int) -> Dict[str, float]:
-    """Launches and host reads per step in the last `last_steps` step ranges of a profile's events."""
-    events = list(events)
-    ranges = sorted((e for e in events if e.name == STEP_RANGE), key=lambda e: e.time_range.start)[-last_steps:]
-    chosen = {id(r) for r in ranges}
-    launches = host_reads = 0
-    for event in events:
-        if not any(id(a) in chosen for a in _ancestors(event)):
-            continue
-        launches += _launches_in(event)
-        host_reads += int(event.name in HOST_READS)
-    return {"launches": launches / max(len(ranges), 1), "host_reads": host_reads / max(len(ranges), 1)}
 
 
 def count_step_launches(
@@ -127,7 +66,7 @@ def count_step_launches(
         config = load_config(CONFIGS / f"pretrain_{preset}.cfg", settings)
         with profile() as profiler:
             train(config, Path(tmp) / "run", show_progress=False)
-    counts = count_events(profiler.events(), steps)
+    counts = count_events(profiler.events(), STEP_RANGE, steps)
     return StepLaunches(step_mode, counts["launches"], counts["host_reads"], steps)
 
 

@@ -1,5 +1,6 @@
-"""benchmarks/bench_launches.py counts what each inference candidate launches, on the CPU: views launch
-nothing, a kernel counts once, and the plain step loop's batch is counted in full."""
+"""benchmarks/bench_launches.py counts what each inference candidate launches, on the CPU, by
+benchmarks/launch_count.py's rule: views launch nothing, a kernel counts once, a composite once where it
+does work, and the plain step loop's batch is counted in full."""
 
 import pytest
 import torch
@@ -13,6 +14,8 @@ def test_views_launch_nothing_and_kernels_count_once():
     assert count_launches(lambda: x.t().unsqueeze(0)) == 0
     assert count_launches(lambda: torch.mm(x, x).add_(1)) == 2
     assert count_launches(lambda: x.reshape(16).contiguous().to(torch.float32)) == 0
+    assert count_launches(lambda: torch.nn.functional.linear(x, x)) == 1  # a composite: once
+    assert count_launches(lambda: x.to(torch.float64)) == 1  # a composite that copies
 
 
 @pytest.mark.slow
