@@ -233,7 +233,7 @@ def variants_table(device: torch.device, size: Size, corpus: Dict[str, Any]) -> 
                 try:
                     setup = Setup(device, size.options, batch_size, size.pretrain_preset, corpus)
                     workload = VARIANTS[name].prepare(setup)
-                    if workload.rate is None:
+                    if workload.timed is None:
                         workload.run(size.units)  # the timed work once before: every shape it meets compiled
                     synchronize(device)
                     with BusyMeter(device) as busy:
@@ -244,15 +244,14 @@ def variants_table(device: torch.device, size: Size, corpus: Dict[str, Any]) -> 
                 except Exception as error:  # a device-only failure must not cost the other candidates' rows
                     yield f"{name}, batch {batch_size}: FAILED, {type(error).__name__}: {str(error)[:300]}"
                     continue
-                speed = workload.rate() if workload.rate is not None else workload.tokens * size.units / seconds
+                timed = workload.timed() if workload.timed is not None else None
+                speed = timed.rate if timed is not None else workload.tokens * size.units / seconds
                 base = base or speed
                 label = f"{name}, batch {batch_size} ({speed / base:.2f}x)"
-                span = workload.span() if workload.span is not None else None
-                row = line(label, device, speed, workload.flops_per_token, busy, span)
-                if workload.loss is not None:
-                    loss = workload.loss()
-                    base_loss = base_loss or loss
-                    row += f"   loss {loss:.5f} ({(loss - base_loss) / base_loss:+.1e})"
+                row = line(label, device, speed, workload.flops_per_token, busy, timed.span if timed else None)
+                if timed is not None:
+                    base_loss = base_loss or timed.loss
+                    row += f"   loss {timed.loss:.5f} ({(timed.loss - base_loss) / base_loss:+.1e})"
                 yield row
 
 

@@ -20,7 +20,7 @@ import tempfile
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 from torch.autograd import DeviceType
@@ -28,6 +28,7 @@ from torch.profiler import ProfilerActivity, profile
 
 from benchmarks.bench_gpu import FULL, TINY, Size, corpus_paths, device_name, synchronize
 from benchmarks.common import machine
+from benchmarks.profile_events import under_last_ranges
 from benchmarks.variants import VARIANTS, Setup, Workload
 from spacy_elmo.pretrain.trainer import STEP_RANGE
 
@@ -54,29 +55,11 @@ def spent(event: Any, on_device: bool) -> List[Tuple[str, float]]:
     return [(event.name, float(event.self_cpu_time_total))]
 
 
-def _ancestors(event: Any) -> Iterable[Any]:
-    parent = event.cpu_parent
-    while parent is not None:
-        yield parent
-        parent = parent.cpu_parent
-
-
-def in_last_ranges(events: List[Any], name: str, last: int) -> Set[int]:
-    """Ids of the events under the last `last` ranges called `name` (`record_function`)."""
-    ranges = sorted((e for e in events if e.name == name), key=lambda e: e.time_range.start)[-last:]
-    chosen = {id(r) for r in ranges}
-    return {id(e) for e in events if any(id(a) in chosen for a in _ancestors(e))}
-
-
-def operator_times(
-    events: List[Any], on_device: bool, units: int, only: Optional[Set[int]] = None
-) -> List[OperatorTime]:
-    """Time and calls per kernel (or operator) name and unit, most time first; `only`: the events to count."""
+def operator_times(events: List[Any], on_device: bool, units: int) -> List[OperatorTime]:
+    """Time and calls per kernel (or operator) name and unit, most time first."""
     time: Dict[str, float] = defaultdict(float)
     calls: Dict[str, int] = defaultdict(int)
     for event in events:
-        if only is not None and id(event) not in only:
-            continue
         for name, microseconds in spent(event, on_device):
             time[name] += microseconds
             calls[name] += 1
@@ -87,7 +70,7 @@ def operator_times(
 def profile_variant(name: str, batch_size: int, device: torch.device, size: Size, corpus: Dict[str, Any]) -> List[str]:
     """The table of one candidate at one batch size: the total per unit, then the top kernels."""
     workload: Workload = VARIANTS[name].prepare(Setup(device, size.options, batch_size, size.pretrain_preset, corpus))
-    self_timed = workload.rate is not None
+    self_timed = workload.timed is not None
     if not self_timed:
         workload.run(size.units)  # compiled and warm before the profile
         synchronize(device)
@@ -96,8 +79,9 @@ def profile_variant(name: str, batch_size: int, device: torch.device, size: Size
         workload.run(size.units)
         synchronize(device)
     events = list(profiler.events())
-    only = in_last_ranges(events, STEP_RANGE, size.units) if self_timed else None
-    rows = operator_times(events, device.type == "cuda", size.units, only)
+    if self_timed:
+        events, _ = under_last_ranges(events, STEP_RANGE, size.units)
+    rows = operator_times(events, device.type == "cuda", size.units)
     total = sum(row.microseconds for row in rows)
     unit = "step" if self_timed else "batch"
     where, what = ("device", "kernels") if device.type == "cuda" else ("CPU", "operators")

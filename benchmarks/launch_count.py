@@ -11,9 +11,11 @@ a GPU.
 from __future__ import annotations
 
 import functools
-from typing import Any, Dict, Iterable, Optional
+from typing import Any, Dict, Iterable, List, Optional
 
 import torch
+
+from benchmarks.profile_events import ancestors, descendants, under_last_ranges
 
 ALLOCATIONS = {"aten::empty", "aten::empty_strided", "aten::empty_like", "aten::resize_"}
 # Operators that return their input when it already has the asked dtype, device or layout.
@@ -22,37 +24,26 @@ HOST_READS = {"aten::_local_scalar_dense", "aten::nonzero", "aten::_unique2", "a
 GENERATED_KERNEL_MARKS = ("cpp_fused", "triton_")
 
 
+def _overloads(name: str) -> List[Any]:
+    """The overloads of the aten operator `name` ("aten::transpose"); none for a name torch lacks."""
+    packet = getattr(torch.ops.aten, name.removeprefix("aten::"), None)
+    return [] if packet is None else [getattr(packet, overload) for overload in packet.overloads()]
+
+
 @functools.lru_cache(maxsize=None)
 def is_view(name: str) -> bool:
-    """Whether the aten operator `name` ("aten::transpose") only makes a view of its input."""
-    packet = getattr(torch.ops.aten, name.removeprefix("aten::"), None)
-    if packet is None:
-        return False
-    return any(getattr(packet, overload).is_view for overload in packet.overloads())
-
-
-def _ancestors(event: Any) -> Iterable[Any]:
-    parent = event.cpu_parent
-    while parent is not None:
-        yield parent
-        parent = parent.cpu_parent
+    """Whether the aten operator `name` only makes a view of its input."""
+    return any(overload.is_view for overload in _overloads(name))
 
 
 @functools.lru_cache(maxsize=None)
 def is_composite(name: str) -> bool:
     """Whether the aten operator `name` has no kernel of its own (CompositeImplicitAutograd: it runs by
     calling other operators, as `linear`, `reshape` and `to` do)."""
-    packet = getattr(torch.ops.aten, name.removeprefix("aten::"), None)
-    if packet is None:
-        return False
     answers = []
-    for overload in packet.overloads():
+    for overload in _overloads(name):
         try:
-            answers.append(
-                torch._C._dispatch_has_kernel_for_dispatch_key(
-                    getattr(packet, overload).name(), "CompositeImplicitAutograd"
-                )
-            )
+            answers.append(torch._C._dispatch_has_kernel_for_dispatch_key(overload.name(), "CompositeImplicitAutograd"))
         except RuntimeError:  # an overload the dispatcher does not list by that name
             continue
     return bool(answers) and all(answers)
@@ -68,32 +59,20 @@ def _launches_in(event: Any) -> int:
     name = event.name
     if any(mark in name for mark in GENERATED_KERNEL_MARKS):
         return 1
-    if not name.startswith("aten::") or any(a.name.startswith("aten::") for a in _ancestors(event)):
+    if not name.startswith("aten::") or any(a.name.startswith("aten::") for a in ancestors(event)):
         return 0
     if is_composite(name):  # once, where anything it calls does work
-        return int(any(child.name.startswith("aten::") and _does_work(child.name) for child in _descendants(event)))
+        return int(any(child.name.startswith("aten::") and _does_work(child.name) for child in descendants(event)))
     return int(_does_work(name))
-
-
-def _descendants(event: Any) -> Iterable[Any]:
-    for child in event.cpu_children:
-        yield child
-        yield from _descendants(child)
 
 
 def count_events(events: Iterable[Any], within: Optional[str] = None, last: int = 1) -> Dict[str, float]:
     """Launches and host reads in a profile's events: all of them, or per range under the last `last`
     ranges named `within` (`record_function`), averaged over those ranges."""
-    events = list(events)
-    chosen: Optional[set] = None
-    n_units = 1
+    counted, n_units = list(events), 1
     if within is not None:
-        ranges = sorted((e for e in events if e.name == within), key=lambda e: e.time_range.start)[-last:]
-        chosen, n_units = {id(r) for r in ranges}, max(len(ranges), 1)
-    launches = host_reads = 0
-    for event in events:
-        if chosen is not None and not any(id(a) in chosen for a in _ancestors(event)):
-            continue
-        launches += _launches_in(event)
-        host_reads += int(event.name in HOST_READS)
+        counted, n_ranges = under_last_ranges(counted, within, last)
+        n_units = max(n_ranges, 1)
+    launches = sum(_launches_in(event) for event in counted)
+    host_reads = sum(event.name in HOST_READS for event in counted)
     return {"launches": launches / n_units, "host_reads": host_reads / n_units}

@@ -49,16 +49,38 @@ class Setup:
 
 
 @dataclass(frozen=True)
+class TimedSteps:
+    """The trainer's two log lines around the steps a pretraining `run` timed, and what they give."""
+
+    first: Dict[str, Any]
+    last: Dict[str, Any]
+
+    @property
+    def rate(self) -> float:
+        """Tokens/s (per direction) of the timed steps."""
+        return (self.last["tokens"] - self.first["tokens"]) / (self.last["elapsed"] - self.first["elapsed"])
+
+    @property
+    def loss(self) -> float:
+        """The timed steps' mean loss, to compare with the plain step's (the same seed)."""
+        return math.log(self.last["perplexity"])
+
+    @property
+    def span(self) -> Tuple[float, float]:
+        """The timed steps' start and end on the wall clock."""
+        return self.first["time"], self.last["time"]
+
+
+@dataclass(frozen=True)
 class Workload:
     """`run(n)` does n units of work (n batches, n steps); `tokens` is the tokens one unit reads;
-    `flops_per_token` the nominal FLOPs of a token (benchmarks/common.py), for the fraction of the peak."""
+    `flops_per_token` the nominal FLOPs of a token (benchmarks/common.py), for the fraction of the peak;
+    `timed`, where the workload times itself, the last `run`'s timed steps."""
 
     run: Callable[[int], None]
     tokens: int
     flops_per_token: float
-    rate: Optional[Callable[[], float]] = None  # tokens/s of the last `run`, where the workload times itself
-    loss: Optional[Callable[[], float]] = None  # the last `run`'s mean loss (pretraining), to compare with plain
-    span: Optional[Callable[[], Tuple[float, float]]] = None  # wall-clock start and end of what `rate` timed
+    timed: Optional[Callable[[], TimedSteps]] = None
 
 
 @dataclass(frozen=True)
@@ -87,16 +109,13 @@ def inference(run: RunOptions) -> Callable[[Setup], Workload]:
 def pretraining(step_mode: str, **settings: Any) -> Callable[[Setup], Workload]:
     """Pretraining steps of the preset on the repository's English sample, `batch_size` sequences a
     step, in `step_mode` with `settings` (`[training]` keys). `run(n)` trains 2n steps from scratch and
-    its `rate` is the trainer's own over the last n (per direction, from its log), so building the run,
-    compiling and filling the prefetch queue stay out of the figure; its `loss` the mean over those n
-    steps, which every candidate computes from the same seed."""
+    times the last n from the trainer's own log (`TimedSteps`), so building the run, compiling and
+    filling the prefetch queue stay out of the figures."""
 
     def prepare(setup: Setup) -> Workload:
         folder = Path(tempfile.mkdtemp(prefix="variant-"))
         corpus = setup.corpus or write_pretraining_corpus(folder / "corpus")
-        rates: List[float] = []
-        losses: List[float] = []
-        spans: List[Tuple[float, float]] = []
+        runs: List[TimedSteps] = []
 
         def work(n: int) -> None:
             overrides = {
@@ -110,17 +129,15 @@ def pretraining(step_mode: str, **settings: Any) -> Callable[[Setup], Workload]:
                 "logging.plot": False,
             }
             config = load_config(CONFIGS / f"pretrain_{setup.pretrain_preset}.cfg", overrides)
-            out = folder / f"run-{len(rates)}"
+            out = folder / f"run-{len(runs)}"
             Trainer(config, out, Context(device=setup.device), show_progress=False).run()
             first, last = [r for r in MetricsLog(out / LOG_FILE).records() if r.get("event") == "train"][-2:]
-            rates.append((last["tokens"] - first["tokens"]) / (last["elapsed"] - first["elapsed"]))
-            losses.append(math.log(last["perplexity"]))
-            spans.append((first["time"], last["time"]))
+            runs.append(TimedSteps(first, last))
 
         config = load_config(CONFIGS / f"pretrain_{setup.pretrain_preset}.cfg", corpus)
         tokens = setup.batch_size * config.training.unroll_steps
         flops = pretraining_flops_per_token(config.options, softmax_rows(config))
-        return Workload(work, tokens, flops, rate=lambda: rates[-1], loss=lambda: losses[-1], span=lambda: spans[-1])
+        return Workload(work, tokens, flops, timed=lambda: runs[-1])
 
     return prepare
 
