@@ -63,6 +63,12 @@ class TrainingSettings(BaseModel):
         'or "plain", "no_sync" (no host read in a step), "compiled" (torch.compile).',
     )
 
+    @property
+    def updates_on_device(self) -> bool:
+        """Whether the no_sync and compiled steps apply: their update is Adagrad's or SGD's on dense
+        gradients, written with foreach operations (pretrain/step_modes.py)."""
+        return not self.sparse_softmax and self.optimizer in SPARSE_OPTIMIZERS
+
     @model_validator(mode="after")
     def _sparse_softmax_fits(self) -> "TrainingSettings":
         if self.sparse_softmax and self.softmax != "sampled":
@@ -74,7 +80,7 @@ class TrainingSettings(BaseModel):
                 f"sparse_softmax = true works with {' or '.join(SPARSE_OPTIMIZERS)} (torch's "
                 f"{self.optimizer} takes no sparse gradients); change the optimizer or set it to false"
             )
-        if self.step_mode not in ("auto", "plain") and (self.sparse_softmax or self.optimizer not in SPARSE_OPTIMIZERS):
+        if self.step_mode not in ("auto", "plain") and not self.updates_on_device:
             raise ConfigError(
                 f'step_mode = "{self.step_mode}" updates the weights on the device with adagrad or sgd and dense '
                 'gradients; set optimizer = "adagrad" and sparse_softmax = false, or step_mode = "plain"'

@@ -6,8 +6,9 @@ picks one by device (`chosen_step_mode`).
   clipping, the NaN guard (with the step number kept on the device) and the Adagrad or SGD update are
   written here with foreach operations, where torch's optimizers read their step counters.
 - "compiled": the no_sync step with the forward pass, the loss and its backward pass compiled as one
-  graph and the clip-guard-update as another (torch.compile; CUDA graphs on a GPU, so that a step is a
-  few graph replays instead of thousands of kernel launches from Python). A graph needs fixed shapes:
+  graph and the clip-guard-update as another (torch.compile; on a GPU the first is captured as CUDA
+  graphs, while torch leaves the update uncaptured, as it writes its inputs in place: optimizer state,
+  the NaN guard). A graph needs fixed shapes:
   a step whose rows all run the whole window with a target at every position (every step but the last
   of the data) takes `LanguageModel.full_window_losses`, the distinct tokens padded to one of
   `SHAPE_BUCKETS` counts; any other step runs the no_sync way. Random numbers (dropout) come from
@@ -29,7 +30,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from ..nn.softmax import LogUniformSampler
 from . import distributed
-from .config import SPARSE_OPTIMIZERS, TrainingSettings
+from .config import TrainingSettings
 from .model import LanguageModel, LMOutput, States
 from .steps import NonFiniteGuard, StepInputs, TrainingError, average_sparse_gradients, clip_gradients, precision
 
@@ -234,6 +235,6 @@ def chosen_step_mode(settings: TrainingSettings, context: distributed.Context) -
     made there) and wherever the device update does not apply (Adam, the sparse softmax)."""
     if settings.step_mode != "auto":
         return settings.step_mode
-    if context.device.type != "cuda" or settings.sparse_softmax or settings.optimizer not in SPARSE_OPTIMIZERS:
+    if context.device.type != "cuda" or not settings.updates_on_device:
         return "plain"
     return "no_sync" if context.distributed else "compiled"
