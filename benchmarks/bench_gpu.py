@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import torch
+from torch._dynamo.utils import counters
 
 from benchmarks.common import (
     DEFAULT_TEXT,
@@ -230,6 +231,7 @@ def variants_table(device: torch.device, size: Size, corpus: Dict[str, Any]) -> 
             base: Optional[float] = None
             base_loss: Optional[float] = None
             for name in of_kind(kind):
+                skipped = cudagraph_skips()
                 try:
                     setup = Setup(device, size.options, batch_size, size.pretrain_preset, corpus)
                     workload = VARIANTS[name].prepare(setup)
@@ -252,7 +254,14 @@ def variants_table(device: torch.device, size: Size, corpus: Dict[str, Any]) -> 
                 if timed is not None:
                     base_loss = base_loss or timed.loss
                     row += f"   loss {timed.loss:.5f} ({(timed.loss - base_loss) / base_loss:+.1e})"
-                yield row
+                yield row + f"   graphs without CUDA graphs {cudagraph_skips() - skipped}"
+
+
+def cudagraph_skips() -> int:
+    """How many compiled graphs inductor has run without capturing them as CUDA graphs (a graph that
+    writes an input whose address may change, or runs an operator on the CPU): none in a setting that
+    is one replay per graph. Counted only on a GPU."""
+    return int(counters["inductor"]["cudagraph_skips"])
 
 
 def run_gpu_tests() -> int:

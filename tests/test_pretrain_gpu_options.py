@@ -7,6 +7,7 @@ import math
 
 import pytest
 import torch
+from torch._inductor.compile_fx import compile_fx, compile_fx_inner
 
 from benchmarks.bench_pretrain_launches import count_step_launches
 from spacy_elmo.pretrain import load_config, train
@@ -61,6 +62,34 @@ def test_compiled_step_trains_as_the_plain_step_resumes_exactly_and_launches_a_f
     # tiny's 10-step window leaves the recurrence's per-step kernels a larger share than the presets'
     # 20-step one (results.md has the small preset's ratio); a graph break would multiply the count.
     assert compiled.host_reads == 0 and compiled.launches <= plain.launches / 5
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)
+def test_the_compiled_step_writes_only_inputs_that_keep_their_address(tmp_path, monkeypatch):
+    """What CUDA graphs need to capture a compiled graph (torch's cudagraph trees skip one that writes an
+    input of another kind), checked where inductor decides it, on the CPU: each graph the compiled step
+    runs (forward, backward, update) writes only inputs marked static. The update used to write the
+    accumulators, the step counter, the guard and the gradients, and ran uncaptured on the H200."""
+    graphs = []
+
+    def recording_inner(gm, example_inputs, **kwargs):
+        compiled = compile_fx_inner(gm, example_inputs, **kwargs)
+        graphs.append((set(compiled.mutated_input_idxs), set(kwargs.get("static_input_idxs", ()))))
+        return compiled
+
+    def backend(gm, example_inputs):
+        return compile_fx(gm, example_inputs, inner_compile=recording_inner)
+
+    # Compiled graphs taken from torch's caches would not pass through the recording compiler.
+    monkeypatch.setattr(torch._inductor.config, "fx_graph_cache", False)
+    monkeypatch.setattr(torch._functorch.config, "enable_autograd_cache", False)
+    compile_with_options = torch.compile
+    monkeypatch.setattr(torch, "compile", lambda fn, **kw: compile_with_options(fn, backend=backend, dynamic=False))
+    result, _ = run(tmp_path, "compiled", **{"training.step_mode": "compiled", "training.max_steps": 3})
+    assert result.step == 3 and len(graphs) >= 3
+    assert any(written for written, _ in graphs)  # the update writes the weights, so the check sees writes
+    assert all(written <= static for written, static in graphs), graphs
 
 
 @pytest.mark.slow

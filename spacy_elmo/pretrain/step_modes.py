@@ -6,9 +6,9 @@ picks one by device (`chosen_step_mode`).
   clipping, the NaN guard (with the step number kept on the device) and the Adagrad or SGD update are
   written here with foreach operations, where torch's optimizers read their step counters.
 - "compiled": the no_sync step with the forward pass, the loss and its backward pass compiled as one
-  graph and the clip-guard-update as another (torch.compile; on a GPU the first is captured as CUDA
-  graphs, while torch leaves the update uncaptured, as it writes its inputs in place: optimizer state,
-  the NaN guard). A graph needs fixed shapes:
+  graph and the clip-guard-update as another (torch.compile; on a GPU each captured as CUDA graphs,
+  which torch does only for a graph whose every written input keeps its address: `static_writes`).
+  A graph needs fixed shapes:
   a step whose rows all run the whole window with a target at every position (every step but the last
   of the data) takes `LanguageModel.full_window_losses`, the distinct tokens padded to one of
   `SHAPE_BUCKETS` counts; any other step runs the no_sync way. Random numbers (dropout) come from
@@ -32,7 +32,16 @@ from ..nn.softmax import LogUniformSampler
 from . import distributed
 from .config import TrainingSettings
 from .model import LanguageModel, LMOutput, States
-from .steps import NonFiniteGuard, StepInputs, TrainingError, average_sparse_gradients, clip_gradients, precision
+from .steps import (
+    NonFiniteGuard,
+    StepInputs,
+    TrainingError,
+    average_sparse_gradients,
+    clip_gradients,
+    clip_scale,
+    gradient_norm,
+    precision,
+)
 
 # Distinct-token counts a compiled step is padded to: this many equal steps up to the most a step can
 # hold (both directions' positions), so at most this many graphs are compiled.
@@ -128,11 +137,17 @@ def apply_update(
 ) -> torch.Tensor:
     """Clip the gradients, zero them if their norm is not finite (remembering the step `number`, a
     device tensor counted on here) and take an Adagrad step (`sums`: its accumulators) or an SGD step:
-    the arithmetic of torch's single-tensor Adagrad and SGD (no weight decay, no learning-rate decay)."""
+    the arithmetic of torch's single-tensor Adagrad and SGD (no weight decay, no learning-rate decay).
+    The gradients are read, not written (the clipped ones are new tensors, the same numbers as the plain
+    step's clipped in place): what the update writes then keeps its address from step to step (the
+    parameters, the accumulators, the counters), which a CUDA graph of the compiled update needs."""
     number.add_(1)
-    norm = clip_gradients(params, clip_norm)
-    guard.screen(norm, params, number)
     grads = [p.grad for p in params if p.grad is not None]  # all of them: `params` have gradients
+    norm = gradient_norm(grads)
+    finite = torch.isfinite(norm)
+    scale = clip_scale(norm, clip_norm)
+    grads = [torch.where(finite, g * scale.to(g.dtype), torch.zeros_like(g)) for g in grads]
+    guard.record(finite, number)
     if sums is None:
         torch._foreach_add_(params, grads, alpha=-learning_rate)
         return norm
@@ -163,7 +178,7 @@ class CompiledStep(NoSyncStep):
             functools.partial(full_window_loss, unroll_steps=t.unroll_steps), dynamic=False, options=options
         )
         bound = functools.partial(apply_update, clip_norm=t.clip_norm, learning_rate=t.learning_rate)
-        self._apply = torch.compile(bound, dynamic=False, options=options)
+        self._apply = static_writes(torch.compile(bound, dynamic=False, options=options))
         self._constants = {}
         self._bucket = max(1, math.ceil(2 * t.batch_size * t.unroll_steps / SHAPE_BUCKETS))
 
@@ -206,6 +221,22 @@ class CompiledStep(NoSyncStep):
         if self._graphs:  # a graph's outputs are overwritten by its next replay
             finals = [(h.clone(), c.clone()) for h, c in finals]
         return LMOutput(sums, batch.counts, finals), self.update(number)
+
+
+def static_writes(update: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+    """The compiled `apply_update` with the run-long tensors it writes besides the parameters (the
+    accumulators, the step number, the guard's record) marked as keeping their address, as torch does
+    for a compiled optimizer's state: CUDA graphs capture a graph only when every input it writes is
+    such a tensor (a parameter is one already; the gradients are only read)."""
+
+    def marked(
+        params: List[torch.Tensor], sums: Optional[List[torch.Tensor]], guard: NonFiniteGuard, number: torch.Tensor
+    ) -> torch.Tensor:
+        for tensor in [*(sums or []), number, *guard.device_tensors]:
+            torch._dynamo.mark_static_address(tensor)
+        return update(params, sums, guard, number)
+
+    return marked
 
 
 def full_window_loss(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Callable, ContextManager, Iterable, Iterator, Optional, Tuple, Union
+from typing import Any, Callable, ContextManager, Iterable, Iterator, List, Optional, Tuple, Union
 
 import numpy as np
 import torch
@@ -199,11 +199,21 @@ def clip_gradients(parameters: Iterable[torch.Tensor], max_norm: float) -> torch
             grads.append(param.grad)
     if not grads:
         return torch.zeros(())
-    total = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g.float()) for g in grads]))
-    scale = torch.clamp(max_norm / (total + 1e-6), max=1.0)
+    total = gradient_norm(grads)
+    scale = clip_scale(total, max_norm)
     for grad in grads:
         grad.mul_(scale.to(grad.dtype))
     return total
+
+
+def gradient_norm(grads: List[torch.Tensor]) -> torch.Tensor:
+    """The global norm of `grads`, computed in float32."""
+    return torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g.float()) for g in grads]))
+
+
+def clip_scale(norm: torch.Tensor, max_norm: float) -> torch.Tensor:
+    """The factor that brings a global gradient norm `norm` down to `max_norm` (1 when it is below)."""
+    return torch.clamp(max_norm / (norm + 1e-6), max=1.0)
 
 
 def average_sparse_gradients(context: distributed.Context, parameters: Iterable[torch.Tensor]) -> None:
@@ -253,7 +263,16 @@ class NonFiniteGuard:
             if param.grad is not None:
                 grad = param.grad._values() if param.grad.is_sparse else param.grad
                 grad.copy_(torch.where(finite, grad, torch.zeros_like(grad)))
+        self.record(finite, step)
+
+    def record(self, finite: torch.Tensor, step: Union[int, torch.Tensor]) -> None:
+        """Remember `step` as the first bad one unless the norm was `finite` or an earlier step was bad."""
         self._first_bad.copy_(torch.where(finite | (self._first_bad > 0), self._first_bad, step))
+
+    @property
+    def device_tensors(self) -> List[torch.Tensor]:
+        """What the guard writes on the device, one tensor for the whole run."""
+        return [self._first_bad]
 
     def raise_if_tripped(self) -> None:
         bad = int(self._first_bad)
