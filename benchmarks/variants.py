@@ -106,6 +106,24 @@ def inference(run: RunOptions) -> Callable[[Setup], Workload]:
     return prepare
 
 
+def inference_on_device(setup: Setup) -> Workload:
+    """The same batches as `inference` (the sentences sorted by length as `embed` sorts them), their
+    layers left on the device, as the spaCy component leaves them on a GPU (dlpack to CuPy): the biLM's
+    own pace, without `embed`'s copies to host memory."""
+    torch.manual_seed(0)
+    bilm = BiLM(preset(setup.size)).to(setup.device).eval()
+    text = load_sentences(DEFAULT_TEXT, setup.batch_size * 40)
+    per_unit = [text[i % len(text)] for i in range(setup.batch_size)]
+
+    def work(n: int) -> None:
+        ordered = sorted(per_unit * n, key=len, reverse=True)
+        with torch.inference_mode():
+            for start in range(0, len(ordered), setup.batch_size):
+                bilm.forward_sentences(ordered[start : start + setup.batch_size])
+
+    return Workload(work, sum(len(s) for s in per_unit), flops_per_token(bilm.options))
+
+
 def pretraining(step_mode: str, **settings: Any) -> Callable[[Setup], Workload]:
     """Pretraining steps of the preset on the repository's English sample, `batch_size` sequences a
     step, in `step_mode` with `settings` (`[training]` keys). `run(n)` trains 2n steps from scratch and
@@ -144,6 +162,7 @@ def pretraining(step_mode: str, **settings: Any) -> Callable[[Setup], Workload]:
 
 VARIANTS: Dict[str, Variant] = {
     "inference, plain step loop": Variant(INFERENCE, inference(RunOptions())),
+    "inference, layers left on the device": Variant(INFERENCE, inference_on_device),
     "pretraining, plain step": Variant(PRETRAINING, pretraining("plain")),
     "pretraining, no host sync": Variant(PRETRAINING, pretraining("no_sync")),
     "pretraining, compiled step": Variant(PRETRAINING, pretraining("compiled")),
