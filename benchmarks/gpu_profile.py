@@ -1,5 +1,6 @@
 """Where the time of a GPU candidate goes: torch.profiler over a candidate's timed work, the kernels
-with the most time on the device, with their share and count per unit.
+with the most time on the device, with their share and count per unit, and how many kernel and CUDA
+graph launches the host made per unit (the launch count of benchmarks/launch_count.py as a GPU sees it).
 The next speed work starts from this table, not from guesses (the compiled LSTM windows lost on an H200
 for reasons no one had profiled, CHANGELOG).
 
@@ -35,6 +36,9 @@ from spacy_elmo.pretrain.trainer import STEP_RANGE
 DEFAULT_VARIANTS = ("inference, plain step loop:128", "pretraining, compiled step + tf32 + prefetch:1024")
 TINY_VARIANTS = ("inference, plain step loop:4", "pretraining, compiled step + tf32 + prefetch:2")
 TOP = 15
+# The CUDA runtime and driver calls that start work on the device: a kernel each, or a whole CUDA graph.
+KERNEL_LAUNCHES = ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx")
+GRAPH_LAUNCHES = ("cudaGraphLaunch", "cuGraphLaunch")
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,15 @@ def operator_times(events: List[Any], on_device: bool, units: int) -> List[Opera
     return sorted(rows, key=lambda row: -row.microseconds)
 
 
+def launches(events: List[Any], units: int) -> Tuple[float, float]:
+    """Kernel launches and CUDA graph launches per unit, from the runtime calls the host made: what a
+    step costs the host in launches on a real device (a graph's replay is one call however many kernels
+    it holds). None on the CPU."""
+    kernels = sum(event.name in KERNEL_LAUNCHES for event in events)
+    graphs = sum(event.name in GRAPH_LAUNCHES for event in events)
+    return kernels / units, graphs / units
+
+
 def profile_variant(name: str, batch_size: int, device: torch.device, size: Size, corpus: Dict[str, Any]) -> List[str]:
     """The table of one candidate at one batch size: the total per unit, then the top kernels."""
     workload: Workload = VARIANTS[name].prepare(Setup(device, size.options, batch_size, size.pretrain_preset, corpus))
@@ -85,7 +98,11 @@ def profile_variant(name: str, batch_size: int, device: torch.device, size: Size
     total = sum(row.microseconds for row in rows)
     unit = "step" if self_timed else "batch"
     where, what = ("device", "kernels") if device.type == "cuda" else ("CPU", "operators")
-    lines = [f"{name}, batch {batch_size}: {total / 1000:,.2f} ms of {where} time a {unit}, {len(rows)} {what}"]
+    kernel_calls, graph_calls = launches(events, size.units)
+    lines = [
+        f"{name}, batch {batch_size}: {total / 1000:,.2f} ms of {where} time a {unit}, {len(rows)} {what}, "
+        f"{kernel_calls:,.1f} kernel launches and {graph_calls:,.1f} CUDA graph launches a {unit}"
+    ]
     for row in rows[:TOP]:
         share = row.microseconds / total if total else 0.0
         lines.append(f"  {share:6.1%}  {row.microseconds / 1000:9.3f} ms  {row.calls:8.1f} calls  {row.name[:90]}")

@@ -3,6 +3,7 @@ table the next GPU call prints cannot rot unseen: a pretraining candidate counte
 only, an inference candidate after its warm-up."""
 
 import re
+from types import SimpleNamespace
 
 import pytest
 
@@ -23,6 +24,8 @@ def test_profile_tables_rank_the_time_of_each_candidate(tmp_path, capsys):
         f"{name}, batch {batch}" for name, batch in map(gpu_profile.parse_variant, gpu_profile.TINY_VARIANTS)
     ]
     assert "a batch" in lines[headers[0]] and "a step" in lines[headers[1]]
+    # No CUDA runtime on the CPU: no launches counted.
+    assert all("0.0 kernel launches and 0.0 CUDA graph launches" in lines[i] for i in headers)
     for start, end in zip(headers, headers[1:] + [len(lines)]):
         rows = [ROW.match(line) for line in lines[start + 1 : end]]
         assert len(rows) >= 5 and all(rows), lines[start:end]
@@ -35,3 +38,15 @@ def test_profile_tables_rank_the_time_of_each_candidate(tmp_path, capsys):
 def test_an_unknown_variant_is_refused_with_the_choices():
     with pytest.raises(SystemExit, match="give NAME:BATCH with NAME one of: inference, plain step loop"):
         gpu_profile.parse_variant("inference, fused:128")
+
+
+def test_launches_count_the_runtime_calls_per_unit_a_graph_replay_once():
+    names = ["cudaLaunchKernel"] * 6 + [
+        "cuLaunchKernel",
+        "cudaGraphLaunch",
+        "cudaGraphLaunch",
+        "aten::mm",
+        "cudaMemcpyAsync",
+    ]
+    events = [SimpleNamespace(name=name) for name in names]
+    assert gpu_profile.launches(events, units=2) == (3.5, 1.0)
