@@ -146,7 +146,7 @@ def apply_update(
     norm = gradient_norm(grads)
     finite = torch.isfinite(norm)
     scale = clip_scale(norm, clip_norm)
-    grads = [torch.where(finite, g * scale.to(g.dtype), torch.zeros_like(g)) for g in grads]
+    grads = [torch.where(finite, g * scale.to(g.dtype), 0.0) for g in grads]
     guard.record(finite, number)
     if sums is None:
         torch._foreach_add_(params, grads, alpha=-learning_rate)
