@@ -25,7 +25,6 @@ from benchmarks.common import (
     write_pretraining_corpus,
 )
 from spacy_elmo import BiLM, preset
-from spacy_elmo.nn.run_options import RunOptions
 from spacy_elmo.pretrain import load_config
 from spacy_elmo.pretrain.checkpoint import LOG_FILE, MetricsLog
 from spacy_elmo.pretrain.distributed import Context
@@ -89,31 +88,29 @@ class Variant:
     prepare: Callable[[Setup], Workload]
 
 
-def inference(run: RunOptions) -> Callable[[Setup], Workload]:
-    """`BiLM.embed` of real sentences, `batch_size` a batch, with `run`'s options (random weights)."""
-
-    def prepare(setup: Setup) -> Workload:
-        torch.manual_seed(0)
-        bilm = BiLM(preset(setup.size)).to(setup.device).eval()
-        text = load_sentences(DEFAULT_TEXT, setup.batch_size * 40)
-        per_unit = [text[i % len(text)] for i in range(setup.batch_size)]
-
-        def work(n: int) -> None:
-            bilm.embed(per_unit * n, batch_size=setup.batch_size, run=run)
-
-        return Workload(work, sum(len(s) for s in per_unit), flops_per_token(bilm.options))
-
-    return prepare
-
-
-def inference_on_device(setup: Setup) -> Workload:
-    """The same batches as `inference` (the sentences sorted by length as `embed` sorts them), their
-    layers left on the device, as the spaCy component leaves them on a GPU (dlpack to CuPy): the biLM's
-    own pace, without `embed`'s copies to host memory."""
+def random_bilm_and_batch(setup: Setup) -> Tuple[BiLM, List[List[str]]]:
+    """The preset's biLM with random weights (seeded) on the device, and `batch_size` real sentences."""
     torch.manual_seed(0)
     bilm = BiLM(preset(setup.size)).to(setup.device).eval()
     text = load_sentences(DEFAULT_TEXT, setup.batch_size * 40)
-    per_unit = [text[i % len(text)] for i in range(setup.batch_size)]
+    return bilm, [text[i % len(text)] for i in range(setup.batch_size)]
+
+
+def inference_embed(setup: Setup) -> Workload:
+    """`BiLM.embed` of real sentences, `batch_size` a batch, each batch's layers copied to host memory."""
+    bilm, per_unit = random_bilm_and_batch(setup)
+
+    def work(n: int) -> None:
+        bilm.embed(per_unit * n, batch_size=setup.batch_size)
+
+    return Workload(work, sum(len(s) for s in per_unit), flops_per_token(bilm.options))
+
+
+def inference_on_device(setup: Setup) -> Workload:
+    """The same batches as `inference_embed` (the sentences sorted by length as `embed` sorts them),
+    their layers left on the device, as the spaCy component leaves them on a GPU (dlpack to CuPy): the
+    biLM's own pace, without `embed`'s copies to host memory."""
+    bilm, per_unit = random_bilm_and_batch(setup)
 
     def work(n: int) -> None:
         ordered = sorted(per_unit * n, key=len, reverse=True)
@@ -161,7 +158,7 @@ def pretraining(step_mode: str, **settings: Any) -> Callable[[Setup], Workload]:
 
 
 VARIANTS: Dict[str, Variant] = {
-    "inference, plain step loop": Variant(INFERENCE, inference(RunOptions())),
+    "inference, plain step loop": Variant(INFERENCE, inference_embed),
     "inference, layers left on the device": Variant(INFERENCE, inference_on_device),
     "pretraining, plain step": Variant(PRETRAINING, pretraining("plain")),
     "pretraining, no host sync": Variant(PRETRAINING, pretraining("no_sync")),
