@@ -32,13 +32,13 @@ test-fast: install
 
 # ruff (lint and format) and mypy, as configured in pyproject.toml.
 lint: install
-	$(BIN)/ruff check spacy_elmo tests benchmarks
-	$(BIN)/ruff format --check spacy_elmo tests benchmarks
+	$(BIN)/ruff check spacy_elmo tests benchmarks projects tools
+	$(BIN)/ruff format --check spacy_elmo tests benchmarks projects tools
 	$(BIN)/mypy
 
-# The downstream corpora (tags, entities, both) under benchmarks/downstream/corpus: the public files
+# The downstream corpora (tags, entities, both) under projects/downstream/corpus: the public files
 # from GitHub, or from a local copy when SPACY_ELMO_DATA names one (its labeled/ folders).
-DOWNSTREAM := benchmarks/downstream
+DOWNSTREAM := projects/downstream
 LABELED = $(SPACY_ELMO_DATA)/labeled
 MIRROR_VARS = $(if $(SPACY_ELMO_DATA),--vars.ud $(LABELED)/ud_english_ewt --vars.uner $(LABELED)/uner_english_ewt \
 	--vars.uner_train $(LABELED)/uner_english_ewt/raw_2022-12-02_commit0c7ce0d)

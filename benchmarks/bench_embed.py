@@ -1,7 +1,7 @@
 """How long a frozen biLM takes over a run's training and dev docs: the one-time part of an ELMo run's
 extra time in the table (the layers are cached after it).
 
-    C=benchmarks/downstream/corpus/pos
+    C=projects/downstream/corpus/pos
     python -m benchmarks.bench_embed $C/train-2000-s0.spacy $C/dev.spacy
 
 One thread, as in the grid; the bundled default biLM unless --options/--weights are given. Prints

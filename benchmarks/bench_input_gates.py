@@ -1,9 +1,9 @@
 """Tokens/s of the bundled biLM for several CPU chunk sizes of the LSTM's input-gate products
 (`CPU_INPUT_GATES_BUDGET` in spacy_elmo/nn/lstm.py), alternating, after a warm-up pass.
 
-    python -m benchmarks.bench_input_gates benchmarks/downstream/corpus/pos/train-2000-s0.spacy
+    python -m benchmarks.bench_input_gates projects/downstream/corpus/pos/train-2000-s0.spacy
 
-The .spacy file comes from `python -m spacy project run convert benchmarks/downstream`. One thread;
+The .spacy file comes from `python -m spacy project run convert projects/downstream`. One thread;
 sentences sorted by length, `--batch-size` per call. Prints figures; asserts nothing.
 """
 

@@ -1,7 +1,7 @@
 """The per-step part of an ELMo run's extra time: `nlp.update` of a config's pipeline on the same batches,
 after every doc's layers are cached (a frozen biLM then costs only look-ups and the head's mix).
 
-    D=benchmarks/downstream; C=$D/configs
+    D=projects/downstream; C=$D/configs
     python -m benchmarks.bench_step_cost $D/corpus/pos/train-2000-s0.spacy $C/pos_baseline.cfg $C/pos_elmo_encoder.cfg
 
 One thread, as in the grid; batches of `--words` words; each config is timed `--rounds` times,
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from benchmarks.downstream.scripts.run_grid import THREAD_VARIABLES  # the standard library only
+from projects.downstream.scripts.run_grid import THREAD_VARIABLES  # the standard library only
 
 # One BLAS thread too, as the grid's runs: set before NumPy is imported.
 for _name in THREAD_VARIABLES:

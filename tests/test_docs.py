@@ -25,9 +25,9 @@ DOCUMENTS = [
     "README.md",
     *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").glob("*.md")),
     "benchmarks/README.md",
-    "benchmarks/downstream/README.md",
-    "benchmarks/wsd/README.md",
-    "benchmarks/corpus/README.md",
+    "projects/downstream/README.md",
+    "projects/wsd/README.md",
+    "tools/corpus/README.md",
     "benchmarks/peers/README.md",
 ]
 SAMPLE = REPO / "benchmarks" / "data" / "gutenberg-sample.txt"
@@ -89,7 +89,7 @@ def tiny_corpora(root: Path) -> None:
             if task != "pos":
                 doc.ents = [Span(doc, t.i, t.i + 1, label="PERSON") for t in doc[1:] if t.is_title]
             docs.append(doc)
-        out = root / "benchmarks" / "downstream" / "corpus" / task
+        out = root / "projects" / "downstream" / "corpus" / task
         out.mkdir(parents=True)
         for split, part in (("train-all", docs[:16]), ("dev", docs[16:20]), ("test", docs[20:])):
             DocBin(docs=part).to_disk(out / f"{split}.spacy")

@@ -11,7 +11,7 @@ import pytest
 from .cli import run_cli
 from .paths import REPO
 
-PROJECT = REPO / "benchmarks" / "downstream"
+PROJECT = REPO / "projects" / "downstream"
 DATA = os.environ.get("SPACY_ELMO_DATA", "")
 
 

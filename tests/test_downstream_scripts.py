@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from benchmarks.downstream.scripts.report import error_reduction, intervals
-from benchmarks.downstream.scripts.run_grid import SCHEDULE, THREAD_VARIABLES, Run, grid, thread_env, train_command
-from benchmarks.downstream.scripts.time_runs import round_order, stamp_lines, summarise, threads_label
+from projects.downstream.scripts.report import error_reduction, intervals
+from projects.downstream.scripts.run_grid import SCHEDULE, THREAD_VARIABLES, Run, grid, thread_env, train_command
+from projects.downstream.scripts.time_runs import round_order, stamp_lines, summarise, threads_label
 
 
 def test_grid_takes_the_seeds_at_500_sentences_only():

@@ -111,7 +111,7 @@ def test_ner_on_a_corpus_without_entities_stops_before_training(tmp_path, fixtur
         f"'ner' learns named entities (doc.ents) on the ELMo layers, but no example in the training corpus {train}"
         in message
     )
-    assert "python -m spacy project run <command> benchmarks/downstream" in message
+    assert "python -m spacy project run <command> projects/downstream" in message
     assert not (out / "model-last").exists()
 
 

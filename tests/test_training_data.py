@@ -22,8 +22,8 @@ def test_a_tagger_without_tags_stops_in_initialize():
         nlp.initialize(lambda: examples(nlp, entities=["U-PER", "O", "O", "U-LOC", "O"]))
     message = str(error.value)
     assert "'tagger' learns part-of-speech tags" in message and "the training examples" in message
-    assert "python -m spacy project assets benchmarks/downstream" in message
-    assert "python -m spacy project run <command> benchmarks/downstream" in message
+    assert "python -m spacy project assets projects/downstream" in message
+    assert "python -m spacy project run <command> projects/downstream" in message
     nlp.initialize(lambda: examples(nlp, tags=["NNP", "VBD", "TO", "NNP", "."]))
 
 

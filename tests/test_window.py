@@ -1,4 +1,4 @@
-"""The training plan in GPU windows (benchmarks/window): the replace-only-if-better rule, the choice of
+"""The training plan in GPU windows (tools/window): the replace-only-if-better rule, the choice of
 shards, and two whole windows rehearsed on the CPU at the tiny size through the device's own command."""
 
 import filecmp
@@ -9,15 +9,15 @@ from typing import Dict, List, Tuple
 import pytest
 import torch
 
-from benchmarks.window.__main__ import main
-from benchmarks.window.accept import beats
-from benchmarks.window.errors import WindowError
-from benchmarks.window.paths import STATE_FILE
-from benchmarks.window.state import shards_to_send
 from spacy_elmo.pretrain import LanguageModel, Vocabulary, export_model, load_config
 from spacy_elmo.pretrain.export import load_language_model
 from tests.paths import REPO
 from tests.tiny_corpus import write_tiny_corpus
+from tools.window.__main__ import main
+from tools.window.accept import beats
+from tools.window.errors import WindowError
+from tools.window.paths import STATE_FILE
+from tools.window.state import shards_to_send
 
 from .wsd_data import write_wsd_data
 

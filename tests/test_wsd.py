@@ -1,4 +1,4 @@
-"""The WSD benchmark's pieces (benchmarks/wsd/scripts/wsd.py) on tiny made-up data: reading
+"""The WSD benchmark's pieces (projects/wsd/scripts/wsd.py) on tiny made-up data: reading
 Raganato's XML and keys, SemCor's NAF, WordNet's index.sense out of a Debian package; centroids, the
 nearest-centroid choice with its first-sense back-off; Raganato's scoring. The last test runs the whole
 benchmark on that data with the tiny bundled model."""
@@ -11,8 +11,8 @@ import sys
 import numpy as np
 import pytest
 
-from benchmarks.wsd.scripts.verify import tree_sha256
-from benchmarks.wsd.scripts.wsd import (
+from projects.wsd.scripts.verify import tree_sha256
+from projects.wsd.scripts.wsd import (
     Centroids,
     SenseInventory,
     WsdDataError,
@@ -158,7 +158,7 @@ def test_benchmark_runs_end_to_end_on_made_up_data(tmp_path):
     subprocess.run(
         [sys.executable, "scripts/evaluate.py", str(out / "r.json"), str(out / "r.md"), f"--data={data}"]
         + [f"--options={tiny / 'options.json'}", f"--weights={tiny / 'weights.hdf5'}"],
-        cwd=REPO / "benchmarks" / "wsd",
+        cwd=REPO / "projects" / "wsd",
         check=True,
         env={**os.environ, "OMP_NUM_THREADS": "1"},
     )

@@ -1,4 +1,4 @@
-"""Made-up word-sense data in the layout benchmarks/wsd reads (Raganato's XML and keys, SemCor NAF,
+"""Made-up word-sense data in the layout projects/wsd reads (Raganato's XML and keys, SemCor NAF,
 WordNet's two Debian packages): a few sentences, enough to run the whole benchmark in seconds."""
 
 import io

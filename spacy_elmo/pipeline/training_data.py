@@ -32,8 +32,8 @@ LEARNS_FROM: Dict[str, Tuple[str, Callable[[Doc], bool]]] = {
 ANY_ANNOTATION = ("TAG", "POS", "MORPH", "LEMMA", "DEP", "ENT_IOB")
 MAKE_CORPORA = (
     "spacy-elmo's downstream spaCy project makes tags, entities and combined tags + entities corpora from "
-    "UD English-EWT and Universal NER: python -m spacy project assets benchmarks/downstream, then "
-    "python -m spacy project run <command> benchmarks/downstream (its project.yml lists the commands)."
+    "UD English-EWT and Universal NER: python -m spacy project assets projects/downstream, then "
+    "python -m spacy project run <command> projects/downstream (its project.yml lists the commands)."
 )
 
 

@@ -80,7 +80,7 @@ def model_overrides(options: ElmoOptions) -> Dict[str, Any]:
 def pretrain_command(config: Path, run_dir: Path, overrides: Dict[str, Any], extra: Sequence[str]) -> List[str]:
     """This module as a process of its own that runs `pretrain.train` (not the CLI, which needs spaCy)."""
     overrides = {**overrides, **parse_overrides(extra)}
-    return [sys.executable, "-m", "benchmarks.window.device", str(config), str(run_dir), json.dumps(overrides)]
+    return [sys.executable, "-m", "tools.window.device", str(config), str(run_dir), json.dumps(overrides)]
 
 
 def has_logged(run_dir: Path) -> bool:

@@ -1,5 +1,5 @@
 """After a window, on the local machine: take its model as the candidate when it lowered the held-out
-perplexity, measure it (WSD F1 through benchmarks/wsd, the demo's four "bank" sentences at the vectors
+perplexity, measure it (WSD F1 through projects/wsd, the demo's four "bank" sentences at the vectors
 the component writes by default), and make it the default only when it beats the default's recorded
 figures on all of them.
 
@@ -33,7 +33,7 @@ from .state import card_section, load_state, plot_windows, save_state, write_car
 
 # The sense of "bank" in each of the demo's sentences, in their order: money, money, river, river.
 BANK_SENSES = (0, 0, 1, 1)
-WSD_PROJECT = REPO / "benchmarks" / "wsd"
+WSD_PROJECT = REPO / "projects" / "wsd"
 
 
 def bank_sentences_right(options: Path, weights: Path) -> int:
@@ -54,7 +54,7 @@ def bank_sentences_right(options: Path, weights: Path) -> int:
 
 
 def wsd_f1(options: Path, weights: Path, data: Path) -> float:
-    """WSD F1 on ALL at the best view (layer or mean of layers): benchmarks/wsd's own script."""
+    """WSD F1 on ALL at the best view (layer or mean of layers): projects/wsd's own script."""
     with tempfile.TemporaryDirectory() as tmp:
         results = Path(tmp) / "results.json"
         command = [sys.executable, "scripts/evaluate.py", str(results), str(Path(tmp) / "results.md")]

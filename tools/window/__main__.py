@@ -1,9 +1,9 @@
 """The default model's training plan in GPU windows (docs/pretraining.md, "Training in GPU windows").
 
-python -m benchmarks.window pack --train "corpus/train/*.txt" --heldout corpus/eval/gutenberg.test.txt
-python -m benchmarks.window send                  # this window's shards into .window/train
-python -m benchmarks.window run --out $OUT --budget-s 480     # the device call's one command
-python -m benchmarks.window accept RETURNED --wsd-data DIR    # candidate, and default if better
+python -m tools.window pack --train "corpus/train/*.txt" --heldout corpus/eval/gutenberg.test.txt
+python -m tools.window send                  # this window's shards into .window/train
+python -m tools.window run --out $OUT --budget-s 480     # the device call's one command
+python -m tools.window accept RETURNED --wsd-data DIR    # candidate, and default if better
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from .state import load_state
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.window", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m tools.window", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--candidate", type=Path, default=CANDIDATE_DIR, help="The candidate's folder.")
     parser.add_argument("--send-dir", type=Path, default=SEND_DIR, help="The ignored folder a device call carries.")
@@ -43,7 +43,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     r.add_argument("--run-dir", type=Path, default=None, help="The pretraining run (default: a new temporary one).")
     a = commands.add_parser("accept", help="Locally: take the window's model as candidate; default if better.")
     a.add_argument("returned", type=Path, help="The folder the window's files came back to.")
-    a.add_argument("--wsd-data", type=Path, default=None, help="benchmarks/wsd's data; without: never the default.")
+    a.add_argument("--wsd-data", type=Path, default=None, help="projects/wsd's data; without: never the default.")
     a.add_argument("--default-weights", type=Path, default=DEFAULT_WEIGHTS)
     a.add_argument("--card", type=Path, default=None, help="The candidate's card (default: CANDIDATE/README.md).")
     args, extra = parser.parse_known_args(argv)

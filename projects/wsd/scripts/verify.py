@@ -42,7 +42,7 @@ def problems(data: Path, project: dict) -> List[str]:
     for name, md5 in project["vars"]["wordnet_packages"].items():
         path = data / name
         if not path.exists():
-            found.append(f"{path} is missing (run `python -m spacy project run wordnet benchmarks/wsd`)")
+            found.append(f"{path} is missing (run `python -m spacy project run wordnet projects/wsd`)")
         elif file_md5(path) != md5:
             found.append(f"{path} has MD5 {file_md5(path)}, expected {md5}: fetch it again")
     semcor = data / SEMCOR

@@ -18,7 +18,7 @@ from spacy_elmo.util.io import atomic_output
 
 from .errors import WindowError
 
-CARD_START = "<!-- windows: written by `python -m benchmarks.window accept` -->"
+CARD_START = "<!-- windows: written by `python -m tools.window accept` -->"
 CARD_END = "<!-- /windows -->"
 
 

@@ -48,7 +48,7 @@ MIX = {
     "l2": 0.001,
     "trainable": True,
 }
-# The mix's own dropout per task, selected on dev (benchmarks/downstream/README.md, "Tuning"): NER at
+# The mix's own dropout per task, selected on dev (projects/downstream/README.md, "Tuning"): NER at
 # 500 sentences, 3 seeds, mean dev F1 45.71 without against 43.70-44.96 with 0.1 in three runs.
 MIX_DROPOUT = {"pos": 0.1, "ner": 0.0}
 

@@ -1,0 +1,1 @@
+"""Repository tooling that measures nothing: training the bundled model, building corpora."""
