@@ -5,10 +5,10 @@ and how busy the GPU was.
 
     python -m benchmarks.bench_gpu $SPACY_ELMO_DATA/pretrain/gutenberg/train   # one-sentence-per-line .txt files
     python -m benchmarks.bench_gpu DIR --device cpu --tiny   # the same code at the tiny size: seconds, CI
-    python -m benchmarks.bench_gpu DIR --variants   # tests/test_gpu.py, then every candidate side by side
+    python -m benchmarks.bench_gpu DIR --variants   # tests/device/test_gpu.py, then every candidate side by side
 
-About two minutes on an H100. Prints figures; asserts nothing (the GPU's correctness: tests/test_gpu.py).
-With `--variants` it first runs tests/test_gpu.py under torch's defaults, then times every candidate of
+About two minutes on an H100. Prints figures; asserts nothing (the GPU's correctness: tests/device/test_gpu.py).
+With `--variants` it first runs tests/device/test_gpu.py under torch's defaults, then times every candidate of
 benchmarks/variants.py against the plain path of its kind, at each batch size, in one table.
 """
 
@@ -265,8 +265,10 @@ def cudagraph_skips() -> int:
 
 
 def run_gpu_tests() -> int:
-    """tests/test_gpu.py under torch's defaults, as CI runs it; its exit status."""
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rfE", "tests/test_gpu.py"], cwd=REPO).returncode
+    """tests/device/test_gpu.py under torch's defaults, as CI runs it; its exit status."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rfE", "tests/device/test_gpu.py"], cwd=REPO
+    ).returncode
 
 
 def device_name(device: torch.device) -> str:
@@ -281,12 +283,14 @@ def main() -> None:
     parser.add_argument("--device", default="cuda", help="Where to run: cuda (default), cuda:N or cpu.")
     parser.add_argument("--tiny", action="store_true", help="The tiny model and a few steps: checks the code runs.")
     parser.add_argument(
-        "--variants", action="store_true", help="Run tests/test_gpu.py, then time every candidate (variants.py)."
+        "--variants", action="store_true", help="Run tests/device/test_gpu.py, then time every candidate (variants.py)."
     )
     parser.add_argument("--vocab", type=Path, default=None, help="The vocabulary (needed where DATA holds shards).")
     parser.add_argument("--batch-sizes", type=int, nargs="*", default=None, help="Inference batches to time.")
     parser.add_argument("--pretrain-batch-sizes", type=int, nargs="*", default=None, help="Pretraining batches.")
-    parser.add_argument("--no-tests", action="store_true", help="With --variants: time without tests/test_gpu.py.")
+    parser.add_argument(
+        "--no-tests", action="store_true", help="With --variants: time without tests/device/test_gpu.py."
+    )
     args = parser.parse_args()
     device = torch.device(args.device)
     if device.type == "cuda" and not torch.cuda.is_available():
@@ -305,7 +309,7 @@ def main() -> None:
                 print(figure, flush=True)
             return
         if not (args.tiny or args.no_tests) and run_gpu_tests() != 0:
-            print("tests/test_gpu.py FAILED (above); the candidates are timed all the same", flush=True)
+            print("tests/device/test_gpu.py FAILED (above); the candidates are timed all the same", flush=True)
         for figure in variants_table(device, size, corpus):
             print(figure, flush=True)
 

@@ -6,8 +6,8 @@ from http.server import ThreadingHTTPServer
 
 import pytest
 
-from .model_server import ModelServer
-from .paths import ALLENNLP_DIR
+from tests.support.model_server import ModelServer
+from tests.support.paths import ALLENNLP_DIR
 
 
 @pytest.fixture(scope="session")
@@ -33,7 +33,7 @@ def fresh_bilm(fixture_paths):
 
 @pytest.fixture
 def server():
-    """A local HTTP server of model files (tests/model_server.py), for `download`."""
+    """A local HTTP server of model files (tests/support/model_server.py), for `download`."""
     state = ModelServer()
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), state.handler())
     state.port = httpd.server_address[1]

@@ -1,7 +1,7 @@
 """`python -m spacy_elmo ...`: a thin shell over library functions that can also be called from Python.
 
 Each command imports its work (torch, spaCy, h5py, the hub) inside its function, so `--help` and a
-command's own `--help` load only typer and the package's light modules (tests/test_lazy_imports.py)."""
+command's own `--help` load only typer and the package's light modules (tests/structure/test_lazy_imports.py)."""
 
 import sys
 

@@ -127,7 +127,7 @@ class CharEncoder(nn.Module):
         """`longest`: the longest token's length in `char_ids`. Columns past a token's end hold only
         padding, and every window of padding alone gives the same convolution output, so the max over
         positions does not change when all but one of those windows are cut: `longest` + the widest
-        filter columns suffice. Exact in value and gradient (tests/test_char_encoder.py; the bundled
+        filter columns suffice. Exact in value and gradient (tests/nn/test_char_encoder.py; the bundled
         model's float32 outputs are bit for bit the same, a gradient's sum may round differently), and
         3-5 times less convolution on English text than all `max_characters_per_token` columns."""
         x = self.char_features(char_ids, longest)

@@ -1,7 +1,7 @@
 """A package's public names imported from their modules on first use (PEP 562), so that importing the
 package, or a light module inside it, loads nothing heavy: `python -m spacy_elmo --help` and the CLI's
 defaults need neither torch nor spaCy. The package imports the same names under `if TYPE_CHECKING:`, as
-explicit re-exports (`name as name`), for type checkers and readers; tests/test_lazy_imports.py reads
+explicit re-exports (`name as name`), for type checkers and readers; tests/structure/test_lazy_imports.py reads
 every name of `__all__`."""
 
 from __future__ import annotations

@@ -9,10 +9,9 @@ import torch
 
 from benchmarks import bench_gpu
 from benchmarks.variants import INFERENCE, PRETRAINING, of_kind
-
-from .cli import run_cli
-from .paths import REPO
-from .tiny_corpus import write_tiny_corpus
+from tests.support.cli import run_cli
+from tests.support.paths import REPO
+from tests.support.tiny_corpus import write_tiny_corpus
 
 
 @pytest.mark.slow

@@ -8,8 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from benchmarks import gpu_profile
-
-from .tiny_corpus import write_tiny_corpus
+from tests.support.tiny_corpus import write_tiny_corpus
 
 ROW = re.compile(r"^\s+(\d+\.\d)%\s+(\d+\.\d+) ms\s+(\d+\.\d) calls\s+\S")
 

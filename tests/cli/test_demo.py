@@ -1,6 +1,5 @@
 from spacy_elmo.models import DEFAULT_MODEL
-
-from .cli import assert_clear_error, run_cli
+from tests.support.cli import assert_clear_error, run_cli
 
 
 def test_demo_runs_on_the_bundled_default_model():

@@ -8,7 +8,7 @@ import h5py
 import numpy as np
 import pytest
 
-from .cli import assert_clear_error, run_cli
+from tests.support.cli import assert_clear_error, run_cli
 
 
 def test_dump_writes_one_dataset_per_line(fixture_bilm, fixture_paths, tmp_path):

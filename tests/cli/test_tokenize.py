@@ -9,8 +9,7 @@ from spacy_elmo.cli import app
 from spacy_elmo.errors import ElmoError
 from spacy_elmo.pretrain import load_config
 from spacy_elmo.pretrain.presets import preset_config
-
-from .paths import REPO
+from tests.support.paths import REPO
 
 
 def tokenize(*args):

@@ -5,7 +5,7 @@ sees every aten op, the backward pass's too, and fails on one whose tensor input
 (0-dim CPU tensors aside: torch treats them as scalars on any device). A tensor built on the host and
 not moved is caught at the first op that mixes it with the model's, even where torch itself would allow
 the mix (a CPU index into a CUDA tensor) and quietly copy it at every step.
-Run with `pytest -k device`; on a machine with a GPU, tests/test_gpu.py runs the real thing.
+Run with `pytest -k device`; on a machine with a GPU, tests/device/test_gpu.py runs the real thing.
 """
 
 from typing import Any, List, Set
@@ -30,9 +30,8 @@ from spacy_elmo.pretrain.distributed import Context
 from spacy_elmo.pretrain.model import LanguageModel
 from spacy_elmo.pretrain.steps import HostBatch, NonFiniteGuard, RunningStats
 from spacy_elmo.pretrain.vocab import Vocabulary
-
-from .paths import TINY_MODEL
-from .pipelines import tiny_tagger_pipeline
+from tests.support.paths import TINY_MODEL
+from tests.support.pipelines import tiny_tagger_pipeline
 
 META = torch.device("meta")
 SENTENCES = [["The", "bank", "raised", "its", "rates", "."], ["Rivers", "have", "banks", "."], ["Hi"]]

@@ -2,7 +2,7 @@
 GPU; stateless, warm, stateful) and the `elmo` component (under `spacy.require_gpu()` on a GPU) with a
 fine-tuned biLM. Each check is one function run for every device: on the CPU in CI (a copy on the CPU,
 and the tiny size instead of the original), so that the code cannot rot unseen, and on a CUDA GPU
-where there is one (`pytest tests/test_gpu.py`). No precision flag is set here: under torch's defaults
+where there is one (`pytest tests/device/test_gpu.py`). No precision flag is set here: under torch's defaults
 (cuDNN TF32 on) the biLM must still compute in fp32 (nn/precision.py). GPU speed:
 `python -m benchmarks.bench_gpu`."""
 
@@ -14,8 +14,7 @@ import torch
 
 from spacy_elmo import BiLM, load_bilm, preset
 from spacy_elmo.models import bundled_model_paths
-
-from .paths import WARMUP_TEXT
+from tests.support.paths import WARMUP_TEXT
 
 TOLERANCE = 1e-4
 NEEDS_CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")

@@ -19,7 +19,7 @@ import pytest
 from sybil import Document, Example, Sybil
 from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipParser
 
-from .paths import REPO, TINY_MODEL
+from tests.support.paths import REPO, TINY_MODEL
 
 DOCUMENTS = [
     "README.md",

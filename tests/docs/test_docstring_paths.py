@@ -10,7 +10,7 @@ from typing import Iterator, List, Tuple
 
 import pytest
 
-from .paths import REPO
+from tests.support.paths import REPO
 
 PACKAGE = REPO / "spacy_elmo"
 # A path with at least one folder, ending in a file type the repository holds; not part of a URL or a

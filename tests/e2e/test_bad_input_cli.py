@@ -6,8 +6,8 @@ import shutil
 import h5py
 import pytest
 
-from .cli import assert_clear_error, run_cli
-from .paths import REPO
+from tests.support.cli import assert_clear_error, run_cli
+from tests.support.paths import REPO
 
 FIXTURE = REPO / "tests" / "fixtures" / "elmo-allennlp"
 OPTIONS, WEIGHTS = FIXTURE / "options.json", FIXTURE / "lm_weights.hdf5"

@@ -12,8 +12,7 @@ from spacy.tokens import Doc, DocBin
 
 from spacy_elmo.formats import ManyLangsBiLM
 from spacy_elmo.pipeline.layers import get_bilm
-
-from .paths import CONFIGS, MANYLANGS_DIR
+from tests.support.paths import CONFIGS, MANYLANGS_DIR
 
 CONFIG = CONFIGS / "tagger_elmo.cfg"
 SENTENCES = [

@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 
 from spacy_elmo.pretrain.checkpoint import CHECKPOINT_FILE, MetricsLog, load_checkpoint
-
-from .cli import run_cli
-from .paths import PRETRAIN_TINY_CONFIG, TRAIN_TEXT, TRAIN_VOCAB
+from tests.support.cli import run_cli
+from tests.support.paths import PRETRAIN_TINY_CONFIG, TRAIN_TEXT, TRAIN_VOCAB
 
 PATHS = [
     "--paths.train",

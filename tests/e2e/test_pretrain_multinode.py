@@ -14,8 +14,7 @@ from typing import List
 import pytest
 
 from spacy_elmo.pretrain.checkpoint import CHECKPOINT_FILE, MetricsLog, load_checkpoint
-
-from .paths import REPO
+from tests.support.paths import REPO
 
 FIXTURE = REPO / "tests" / "fixtures" / "elmo-bilm-tf" / "train"
 # The first run is long enough that it is always killed mid-way; the resumed one ends soon after.

@@ -7,9 +7,8 @@ from spacy.tokens import Doc, DocBin
 
 from spacy_elmo import load_bilm
 from spacy_elmo.pipeline.layers import get_bilm
-
-from .cli import run_cli
-from .paths import CONFIGS
+from tests.support.cli import run_cli
+from tests.support.paths import CONFIGS
 
 CONFIG = CONFIGS / "tagger_ner_elmo.cfg"
 SENTENCES = [

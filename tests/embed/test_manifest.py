@@ -1,6 +1,6 @@
 """What a dump's manifest calls "the same model": the digest of the model's files, not their paths, so a
 rerun after the weights were replaced at the same path redoes its shards, and a Ray worker whose node
-reads other files under the model's paths refuses to write (tests/test_ray_dump.py runs the reruns)."""
+reads other files under the model's paths refuses to write (tests/embed/test_ray_dump.py runs the reruns)."""
 
 import shutil
 
@@ -10,9 +10,8 @@ from spacy_elmo.embed.manifest import model_files, model_identity
 from spacy_elmo.embed.ray_dump import ShardWriter
 from spacy_elmo.errors import ElmoError
 from spacy_elmo.models import reference_to, resolve
-
-from .paths import FIXTURES
-from .paths import TINY_MODEL as TINY
+from tests.support.paths import FIXTURES
+from tests.support.paths import TINY_MODEL as TINY
 
 
 def _identity(model, options=None, weights=None):

@@ -16,9 +16,8 @@ from spacy_elmo.embed import dump_on_ray, write_layers
 from spacy_elmo.embed.manifest import DONE, expand_inputs, model_files, model_identity, read_manifest, shard_names
 from spacy_elmo.errors import ElmoError
 from spacy_elmo.models import reference_to, resolve
-
-from .cli import assert_clear_error, run_cli
-from .paths import TINY_MODEL
+from tests.support.cli import assert_clear_error, run_cli
+from tests.support.paths import TINY_MODEL
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed: pip install -e '.[ray]'")
 

@@ -11,8 +11,7 @@ import pytest
 
 from spacy_elmo.embed import dump_on_ray
 from spacy_elmo.models import reference_to, resolve
-
-from .test_ray_dump import MODEL, assert_same_as_single_dump, write_corpus
+from tests.embed.test_ray_dump import MODEL, assert_same_as_single_dump, write_corpus
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed: pip install -e '.[ray]'")
 

@@ -14,8 +14,7 @@ from spacy_elmo import load_bilm
 from spacy_elmo.formats import ArchiveError, model_layout
 from spacy_elmo.formats import archive as archive_module
 from spacy_elmo.formats.archive import unsafe_name_reason
-
-from .paths import TINY_MODEL
+from tests.support.paths import TINY_MODEL
 
 TINY_FILES = [(p.name, p.read_bytes()) for p in sorted(TINY_MODEL.iterdir()) if p.suffix != ".md"]
 

@@ -11,10 +11,9 @@ from spacy_elmo import ElmoOptions, load_bilm
 from spacy_elmo.errors import InputFileError
 from spacy_elmo.formats import WeightsError, save_weights
 from spacy_elmo.nn.options import OptionsError
-
-from .cli import run_cli
-from .paths import ALLENNLP_DIR, CONFIGS
-from .pipelines import elmo_config
+from tests.support.cli import run_cli
+from tests.support.paths import ALLENNLP_DIR, CONFIGS
+from tests.support.pipelines import elmo_config
 
 FIXTURE = ALLENNLP_DIR
 OPTIONS, WEIGHTS = FIXTURE / "options.json", FIXTURE / "lm_weights.hdf5"

@@ -6,8 +6,7 @@ import pytest
 import torch
 
 from spacy_elmo import BiLM, ElmoOptions, WeightsError, load_bilm, load_weights, save_weights
-
-from .paths import ALLENNLP_DIR
+from tests.support.paths import ALLENNLP_DIR
 
 
 def _datasets(path):

@@ -8,8 +8,7 @@ import pytest
 
 from spacy_elmo import load_bilm
 from spacy_elmo.formats import ModelFormatError, model_layout
-
-from .paths import MANYLANGS_DIR, TINY_MODEL
+from tests.support.paths import MANYLANGS_DIR, TINY_MODEL
 
 MANYLANGS = MANYLANGS_DIR / "words-2layers-relu"
 

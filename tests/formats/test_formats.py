@@ -18,9 +18,8 @@ from spacy_elmo.errors import InputFileError
 from spacy_elmo.formats import ArchiveError, ModelFormatError, WeightsError, model_layout, model_options
 from spacy_elmo.formats.manylangs_chars import parse_dic
 from spacy_elmo.models import bundled_model_paths
-
-from .paths import ALLENNLP_DIR, MANYLANGS_DIR
-from .pipelines import elmo_config
+from tests.support.paths import ALLENNLP_DIR, MANYLANGS_DIR
+from tests.support.pipelines import elmo_config
 
 SENTENCES = [["Paris", "est", "très", "belle", "."], ["Москва", "—", "столица"], ["我们", "🙂"]]
 MANYLANGS = MANYLANGS_DIR / "words-2layers-relu"

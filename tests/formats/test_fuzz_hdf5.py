@@ -11,8 +11,7 @@ import pytest
 from spacy_elmo.formats.bilm_tf import load_options_and_weights, load_weights
 from spacy_elmo.formats.errors import WeightsError
 from spacy_elmo.nn.options import ElmoOptions
-
-from .paths import ALLENNLP_DIR
+from tests.support.paths import ALLENNLP_DIR
 
 WEIGHTS = ALLENNLP_DIR / "lm_weights.hdf5"
 

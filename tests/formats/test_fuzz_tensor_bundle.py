@@ -12,8 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spacy_elmo.formats.tensor_bundle import TABLE_MAGIC, TensorBundle, TensorBundleError, crc32c
-
-from .paths import FIXTURES
+from tests.support.paths import FIXTURES
 
 DTYPES = FIXTURES / "elmo-tfhub" / "dtypes"
 EXPECTED = np.load(FIXTURES / "elmo-tfhub" / "dtypes.npz")

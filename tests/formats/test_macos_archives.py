@@ -10,9 +10,8 @@ import tarfile
 import pytest
 
 from spacy_elmo import load_bilm
-
-from .paths import TINY_MODEL as TINY
-from .test_download import HOST, entry, get, zip_bytes
+from tests.hub.test_download import HOST, entry, get, zip_bytes
+from tests.support.paths import TINY_MODEL as TINY
 
 pytestmark = pytest.mark.usefixtures("no_proxy_no_env")
 

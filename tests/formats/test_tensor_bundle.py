@@ -8,8 +8,7 @@ import pytest
 
 from spacy_elmo.errors import InputFileError
 from spacy_elmo.formats.tensor_bundle import TensorBundle, TensorBundleError, crc32c
-
-from .paths import FIXTURES
+from tests.support.paths import FIXTURES
 
 TFHUB = FIXTURES / "elmo-tfhub"
 DTYPES = TFHUB / "dtypes" / "variables.index"

@@ -22,8 +22,7 @@ from spacy_elmo.nn.bilm import BiLM
 from spacy_elmo.nn.tfhub import TfHubBiLM
 from spacy_elmo.pipeline.layers.scalar_mix import build_scalar_mix_v2, mix_summary, softmax
 from spacy_elmo.pipeline.layers.thinc_bilm import get_bilm
-
-from .paths import FIXTURES
+from tests.support.paths import FIXTURES
 
 ROOT = FIXTURES / "elmo-tfhub"
 MODULES = ["dp-1shard", "google-2shards"]

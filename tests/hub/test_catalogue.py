@@ -8,8 +8,7 @@ import pytest
 from spacy_elmo.formats import format_names
 from spacy_elmo.hub import CatalogueError, UnknownModelError, is_catalogue_name, load_catalogue
 from spacy_elmo.hub.catalogue import CATALOGUE_PATH
-
-from .paths import REPO
+from tests.support.paths import REPO
 
 CATALOGUE = load_catalogue()
 

@@ -1,4 +1,4 @@
-"""`download`: against a local HTTP server in a thread (`server`, tests/model_server.py) that can drop the
+"""`download`: against a local HTTP server in a thread (`server`, tests/support/model_server.py) that can drop the
 connection half way, serve wrong bytes or 404, serving a small model zipped here. No internet."""
 
 import errno
@@ -32,8 +32,7 @@ from spacy_elmo.hub import (
     fetch as fetch_module,
 )
 from spacy_elmo.hub.cache_layout import model_dir
-
-from .paths import TINY_MODEL
+from tests.support.paths import TINY_MODEL
 
 HOST = "models.example.org"
 

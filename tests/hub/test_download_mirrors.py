@@ -1,5 +1,5 @@
 """`download` of a file with several sources (mirrors, tried in order) and of files a person fetches by
-hand. Against the local HTTP server of tests/model_server.py: each source's host is a folder on it, so
+hand. Against the local HTTP server of tests/support/model_server.py: each source's host is a folder on it, so
 a source the server lacks is a dead link. No internet."""
 
 import hashlib
@@ -9,9 +9,8 @@ import pytest
 
 from spacy_elmo.hub import FetchByHandError, RemoteFileError, load_catalogue
 from spacy_elmo.hub.cache_layout import staging_dir
-
-from .cli import run_cli
-from .test_download import TINY_ZIP, entry, get
+from tests.hub.test_download import TINY_ZIP, entry, get
+from tests.support.cli import run_cli
 
 pytestmark = pytest.mark.usefixtures("no_proxy_no_env")
 

@@ -1,6 +1,6 @@
 """`download` of an archive its publisher split into parts (T-Systems' German ELMo: four `.tgz.part-NN`
 files and the joined archive's SHA-1): joined in order, checked, unpacked; a wrong part is never
-installed. Against the local HTTP server of tests/model_server.py."""
+installed. Against the local HTTP server of tests/support/model_server.py."""
 
 import errno
 import hashlib
@@ -14,10 +14,9 @@ import pytest
 from spacy_elmo import load_bilm
 from spacy_elmo.errors import DiskFullError
 from spacy_elmo.hub import CatalogueError, ChecksumError, DownloadError, load_catalogue
-
-from .full_disk import FullDiskFile
-from .paths import TINY_MODEL
-from .test_download import HOST, assert_nothing_installed, entry, get
+from tests.hub.test_download import HOST, assert_nothing_installed, entry, get
+from tests.support.full_disk import FullDiskFile
+from tests.support.paths import TINY_MODEL
 
 pytestmark = pytest.mark.usefixtures("no_proxy_no_env")
 

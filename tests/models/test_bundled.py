@@ -19,9 +19,8 @@ from spacy_elmo.models import (
     reference_to,
     resolve,
 )
-
-from .cli import run_cli
-from .paths import REPO
+from tests.support.cli import run_cli
+from tests.support.paths import REPO
 
 
 def test_default_model_is_bundled():

@@ -15,10 +15,9 @@ from thinc.api import Config
 from spacy_elmo import load_bilm
 from spacy_elmo.errors import ElmoError
 from spacy_elmo.hub import ModelNotDownloadedError, download_model, load_catalogue
-
-from .cli import run_cli
-from .paths import TINY_MODEL
-from .pipelines import elmo_config
+from tests.support.cli import run_cli
+from tests.support.paths import TINY_MODEL
+from tests.support.pipelines import elmo_config
 
 NAME = "allennlp-small"
 SENTENCES = [["The", "bank", "by", "the", "river", "."], ["Money", "."]]

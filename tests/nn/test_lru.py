@@ -1,5 +1,5 @@
 """The package's one LRU (nn/lru.py): bounded by count or by size, least recently used out first,
-thread-safe (tests/test_threads.py), and pickled with its entries but a lock of its own."""
+thread-safe (tests/pipeline/test_threads.py), and pickled with its entries but a lock of its own."""
 
 import pickle
 

@@ -3,8 +3,7 @@ import json
 import pytest
 
 from spacy_elmo.nn.options import PRESETS, ElmoOptions, OptionsError, preset
-
-from .paths import ALLENNLP_DIR, BILM_TF_DIR
+from tests.support.paths import ALLENNLP_DIR, BILM_TF_DIR
 
 
 def _base():

@@ -2,7 +2,7 @@
 them: flags observed from inside its calls (hooks on the char-CNN convolution and a recording LSTM
 product), from the spaCy layer, and from a pretraining step, for callers that set TF32 on and off,
 after an exception inside, and with the explicit TF32 opt-in. On the CPU the flags change nothing
-numerically; what these tests pin is which flags a GPU would see (tests/test_gpu.py checks the numbers
+numerically; what these tests pin is which flags a GPU would see (tests/device/test_gpu.py checks the numbers
 under torch's defaults)."""
 
 import threading
@@ -20,10 +20,9 @@ from spacy_elmo.nn.precision import fp32_scope
 from spacy_elmo.nn.run_options import RunOptions
 from spacy_elmo.pipeline.layers.thinc_bilm import ensure_loaded
 from spacy_elmo.pretrain import load_config, train
-
-from .paths import PRETRAIN_TINY_CONFIG
-from .pipelines import TAGGER_ON_ELMO, elmo_config
-from .tiny_corpus import write_tiny_corpus
+from tests.support.paths import PRETRAIN_TINY_CONFIG
+from tests.support.pipelines import TAGGER_ON_ELMO, elmo_config
+from tests.support.tiny_corpus import write_tiny_corpus
 
 SENTENCES = [["The", "bank", "raised", "its", "rates", "."], ["Rivers", "have", "banks", "."]]
 FINE_GRAINED = precision._fine_grained("cudnn", "conv") is not None

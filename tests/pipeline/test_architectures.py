@@ -11,8 +11,7 @@ from spacy.util import registry
 from spacy_elmo.pipeline import architectures
 from spacy_elmo.pipeline.layers.scalar_mix import build_scalar_mix_v2
 from spacy_elmo.pipeline.layers.thinc_bilm import build_bilm_v2
-
-from .paths import REPO
+from tests.support.paths import REPO
 
 REGISTERED = [
     ("architectures", "spacy-elmo.BiLM.v1"),

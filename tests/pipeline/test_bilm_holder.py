@@ -7,8 +7,7 @@ import pytest
 import spacy
 
 from spacy_elmo.pipeline.bilm_holder import BiLMHolder, UntrustedPickleError
-
-from .pipelines import elmo_config
+from tests.support.pipelines import elmo_config
 
 ELMO = elmo_config()
 

@@ -11,8 +11,7 @@ from spacy_elmo import restore_vectors
 from spacy_elmo.formats import WeightsError
 from spacy_elmo.pipeline.batch_plan import plan_batches
 from spacy_elmo.pipeline.frozen_cache import ActivationCache
-
-from .pipelines import elmo_config
+from tests.support.pipelines import elmo_config
 
 MONEY = "She went to the bank to withdraw money ."
 RIVER = "They sat on the bank of the river ."

@@ -10,8 +10,7 @@ from thinc.api import Model
 
 from spacy_elmo.errors import InputFileError
 from spacy_elmo.models import bundled_model_paths
-
-from .pipelines import elmo_config
+from tests.support.pipelines import elmo_config
 
 TEXT = "The bank raised its rates ."
 TINY = elmo_config()

@@ -9,8 +9,7 @@ from spacy.tokens import Doc, Span
 
 from spacy_elmo import restore_vectors
 from spacy_elmo.pipeline.doc_data import MisalignedDataError
-
-from .pipelines import elmo_config
+from tests.support.pipelines import elmo_config
 
 WORDS = ["I", "will", "withdraw", "money", "in", "New", "York", "City", "tomorrow", "."]
 CITY = slice(5, 8)

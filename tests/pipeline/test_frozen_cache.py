@@ -13,8 +13,7 @@ from spacy_elmo.pipeline import frozen_cache
 from spacy_elmo.pipeline.component import Phase
 from spacy_elmo.pipeline.frozen_cache import ActivationCache
 from spacy_elmo.pipeline.layers import get_bilm, set_bilm
-
-from .pipelines import tiny_tagger_pipeline
+from tests.support.pipelines import tiny_tagger_pipeline
 
 TEXTS = ["The bank raised its rates .", "They sat on the river bank .", "Money talks ."]
 

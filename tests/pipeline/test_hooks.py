@@ -7,8 +7,7 @@ import spacy
 from spacy.tokens import Doc
 
 from spacy_elmo import restore_vectors
-
-from .pipelines import elmo_config
+from tests.support.pipelines import elmo_config
 
 
 def test_from_docs_keeps_each_parts_vectors_and_layers():

@@ -8,8 +8,7 @@ from spacy.util import registry
 
 from spacy_elmo.errors import ElmoError
 from spacy_elmo.pipeline.segment import Segment, segment
-
-from .pipelines import elmo_config
+from tests.support.pipelines import elmo_config
 
 
 def _pipeline(fixture_paths, **model):

@@ -13,10 +13,8 @@ import pytest
 import spacy
 from spacy.training import Example
 
-from tests.paths import REPO
-from tests.pipelines import tiny_tagger_pipeline
-
-from .pipelines import elmo_config
+from tests.support.paths import REPO
+from tests.support.pipelines import elmo_config, tiny_tagger_pipeline
 
 TEXTS = ["The cat sat on the mat .", "Dogs bark .", "She went to the bank .", "Yes", "A  spaced   text ."]
 TAGS = {"The cat sat on the mat .": ["DT", "NN", "VBD", "IN", "DT", "NN", "."], "Dogs bark .": ["NNS", "VBP", "."]}
@@ -88,7 +86,7 @@ import numpy as np
 from spacy.training import Example
 
 from spacy_elmo import restore_vectors
-from tests.pipelines import tiny_tagger_pipeline
+from tests.support.pipelines import tiny_tagger_pipeline
 
 TEXTS = {texts!r}
 TAGS = {tags!r}

@@ -10,8 +10,7 @@ from hypothesis import strategies as st
 from spacy.tokens import Doc
 
 from spacy_elmo import restore_vectors
-
-from .pipelines import elmo_config
+from tests.support.pipelines import elmo_config
 
 WORD_CHARS = st.characters(blacklist_categories=("Cs", "Zs", "Zl", "Zp", "Cc"), blacklist_characters="\x00")
 WORDS = st.one_of(

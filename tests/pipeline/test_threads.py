@@ -13,8 +13,7 @@ import torch
 from spacy_elmo.nn.token_cache import TokenEmbeddingCache
 from spacy_elmo.pipeline.frozen_cache import ActivationCache
 from spacy_elmo.pipeline.layers.thinc_bilm import get_bilm
-
-from .pipelines import elmo_config
+from tests.support.pipelines import elmo_config
 
 N_THREADS = 4
 

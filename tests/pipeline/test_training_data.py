@@ -6,8 +6,7 @@ import spacy
 from spacy.training import Example
 
 from spacy_elmo.pipeline.training_data import MissingAnnotationError, check_annotations, training_corpus
-
-from .pipelines import TAGGER_ON_ELMO, elmo_config, tiny_tagger_pipeline
+from tests.support.pipelines import TAGGER_ON_ELMO, elmo_config, tiny_tagger_pipeline
 
 WORDS = ["Alice", "went", "to", "Paris", "."]
 

@@ -14,8 +14,7 @@ from spacy_elmo.pretrain.batching import PAD_TARGET, StreamBatcher, TokenRows
 from spacy_elmo.pretrain.model import LanguageModel, TensorBatch
 from spacy_elmo.pretrain.steps import HostBatch, step_inputs
 from spacy_elmo.pretrain.vocab import Vocabulary
-
-from .test_device import META, DeviceChecker, tiny_options
+from tests.device.test_device import META, DeviceChecker, tiny_options
 
 TEXT = [
     "the bank raised its rates .",

@@ -26,10 +26,9 @@ from spacy_elmo.pretrain.checkpoint import CHECKPOINT_FILE, MetricsLog, load_che
 from spacy_elmo.pretrain.export import SOFTMAX_FILE, WEIGHTS_FILE
 from spacy_elmo.util import io
 from spacy_elmo.util.io import OutputFileError
-
-from .full_disk import FullDiskFile
-from .paths import PRETRAIN_TINY_CONFIG
-from .pretraining import TINY_RUN_PATHS, tiny_pretrain_config
+from tests.support.full_disk import FullDiskFile
+from tests.support.paths import PRETRAIN_TINY_CONFIG
+from tests.support.pretraining import TINY_RUN_PATHS, tiny_pretrain_config
 
 PATHS = {**TINY_RUN_PATHS, "paths.dev": None}
 

@@ -5,9 +5,8 @@ import pytest
 from spacy_elmo.nn.options import preset
 from spacy_elmo.pretrain import load_config
 from spacy_elmo.pretrain.presets import preset_config, preset_names
-
-from .cli import assert_clear_error, run_cli
-from .paths import CONFIGS
+from tests.support.cli import assert_clear_error, run_cli
+from tests.support.paths import CONFIGS
 
 
 @pytest.mark.parametrize("name", ["tiny", "small", "medium", "original"])

@@ -6,8 +6,7 @@ import torch
 from spacy_elmo.pretrain import ConfigError, load_config, train
 from spacy_elmo.pretrain.checkpoint import CHECKPOINT_FILE, MetricsLog, load_checkpoint
 from spacy_elmo.pretrain.steps import clip_gradients
-
-from .paths import PRETRAIN_TINY_CONFIG, REPO
+from tests.support.paths import PRETRAIN_TINY_CONFIG, REPO
 
 DATA = REPO / "tests" / "fixtures" / "elmo-bilm-tf" / "train" / "data.txt"
 VOCAB = REPO / "tests" / "fixtures" / "elmo-bilm-tf" / "train" / "vocab.txt"

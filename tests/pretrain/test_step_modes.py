@@ -1,4 +1,4 @@
-"""The pretraining GPU options run on the CPU through the same code (CI runs it; tests/test_gpu.py keeps
+"""The pretraining GPU options run on the CPU through the same code (CI runs it; tests/device/test_gpu.py keeps
 what needs CUDA): prefetching in a thread, char ids gathered from the run's token table on the device,
 negatives drawn per step from a generator on the device, bf16 autocast, the TF32 opt-in and the step
 modes (no host read in a step; the step compiled), each against the plain step."""
@@ -16,9 +16,8 @@ from spacy_elmo.pretrain.config import ConfigError
 from spacy_elmo.pretrain.distributed import Context
 from spacy_elmo.pretrain.export import WEIGHTS_FILE
 from spacy_elmo.pretrain.step_modes import chosen_step_mode
-
-from .paths import PRETRAIN_TINY_CONFIG
-from .tiny_corpus import write_tiny_corpus
+from tests.support.paths import PRETRAIN_TINY_CONFIG
+from tests.support.tiny_corpus import write_tiny_corpus
 
 SAMPLED = {"training.softmax": "sampled", "training.n_negative_samples": 8, "logging.plot": False}
 

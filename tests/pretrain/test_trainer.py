@@ -35,10 +35,9 @@ from spacy_elmo.pretrain.model import LanguageModel, parameters_digest
 from spacy_elmo.pretrain.start import initialize_from
 from spacy_elmo.pretrain.steps import HostBatch
 from spacy_elmo.pretrain.vocab import Vocabulary, build_vocabulary
-
-from .cli import run_cli
-from .paths import ALLENNLP_DIR, TRAIN_TEXT, TRAIN_VOCAB
-from .pretraining import tiny_pretrain_config as tiny_config
+from tests.support.cli import run_cli
+from tests.support.paths import ALLENNLP_DIR, TRAIN_TEXT, TRAIN_VOCAB
+from tests.support.pretraining import tiny_pretrain_config as tiny_config
 
 SENTENCES = [line.split() for line in TRAIN_TEXT.read_text(encoding="utf8").splitlines() if line.strip()]
 

@@ -5,9 +5,8 @@ from collections import Counter
 import pytest
 
 from spacy_elmo.pretrain.vocab import SPECIALS, VocabError, Vocabulary, build_vocabulary, count_tokens
-
-from .cli import assert_clear_error, run_cli
-from .paths import BILM_TF_DIR
+from tests.support.cli import assert_clear_error, run_cli
+from tests.support.paths import BILM_TF_DIR
 
 TRAIN_DIR = BILM_TF_DIR / "train"
 

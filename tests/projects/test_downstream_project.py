@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from .cli import run_cli
-from .paths import REPO
+from tests.support.cli import run_cli
+from tests.support.paths import REPO
 
 PROJECT = REPO / "projects" / "downstream"
 DATA = os.environ.get("SPACY_ELMO_DATA", "")

@@ -24,9 +24,8 @@ from projects.wsd.scripts.wsd import (
     score,
     scores_by_set,
 )
-
-from .paths import REPO, TINY_MODEL
-from .wsd_data import INDEX_SENSE, NAF, RAGANATO_XML, debian_package, write_wsd_data
+from tests.support.paths import REPO, TINY_MODEL
+from tests.support.wsd_data import INDEX_SENSE, NAF, RAGANATO_XML, debian_package, write_wsd_data
 
 
 @pytest.fixture

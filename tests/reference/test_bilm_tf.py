@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 
 from spacy_elmo import load_bilm
-
-from .paths import ALLENNLP_DIR, BILM_TF_DIR
+from tests.support.paths import ALLENNLP_DIR, BILM_TF_DIR
 
 SETS = {
     "elmo-allennlp": (ALLENNLP_DIR, "sentences.json"),

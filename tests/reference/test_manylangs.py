@@ -9,8 +9,7 @@ import pytest
 
 from spacy_elmo import load_bilm
 from spacy_elmo.formats import ManyLangsBiLM, model_layout
-
-from .paths import MANYLANGS_DIR
+from tests.support.paths import MANYLANGS_DIR
 
 MODELS = ["words-2layers-relu", "chars-1layer-tanh", "chars-2layers-noclip", "words-1layer-tanh"]
 SENTENCES = json.loads((MANYLANGS_DIR / "sentences.json").read_text(encoding="utf8"))

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from spacy_elmo.models.bundled import MODELS_DIR
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 CONFIGS = REPO / "configs"
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = REPO / "tests" / "fixtures"
 ALLENNLP_DIR = FIXTURES / "elmo-allennlp"
 BILM_TF_DIR = FIXTURES / "elmo-bilm-tf"
 MANYLANGS_DIR = FIXTURES / "elmo-manylangs"

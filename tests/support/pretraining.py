@@ -4,8 +4,7 @@ out on the same text."""
 from typing import Any
 
 from spacy_elmo.pretrain import PretrainConfig, load_config
-
-from .paths import PRETRAIN_TINY_CONFIG, TRAIN_TEXT, TRAIN_VOCAB
+from tests.support.paths import PRETRAIN_TINY_CONFIG, TRAIN_TEXT, TRAIN_VOCAB
 
 TINY_RUN_PATHS = {
     "paths.train": str(TRAIN_TEXT),

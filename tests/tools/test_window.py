@@ -11,15 +11,14 @@ import torch
 
 from spacy_elmo.pretrain import LanguageModel, Vocabulary, export_model, load_config
 from spacy_elmo.pretrain.export import load_language_model
-from tests.paths import REPO
-from tests.tiny_corpus import write_tiny_corpus
+from tests.support.paths import REPO
+from tests.support.tiny_corpus import write_tiny_corpus
+from tests.support.wsd_data import write_wsd_data
 from tools.window.__main__ import main
 from tools.window.accept import beats
 from tools.window.errors import WindowError
 from tools.window.paths import STATE_FILE
 from tools.window.state import shards_to_send
-
-from .wsd_data import write_wsd_data
 
 DEFAULT = {"perplexity": 100.0, "wsd_f1": 60.0, "bank": 3}
 

@@ -18,8 +18,7 @@ from spacy_elmo.util.io import (
     temp_name_host,
     text_lines,
 )
-
-from .full_disk import FullDiskFile
+from tests.support.full_disk import FullDiskFile
 
 
 def dead_pid() -> int:

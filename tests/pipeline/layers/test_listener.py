@@ -16,9 +16,8 @@ from spacy_elmo import BiLM
 from spacy_elmo.nn.run_options import EXACT
 from spacy_elmo.pipeline.layers import ElmoListener, get_bilm
 from spacy_elmo.pipeline.layers.listener import find_listener_cfg, replace_listener_cfg
-
-from .paths import CONFIGS
-from .pipelines import elmo_config
+from tests.support.paths import CONFIGS
+from tests.support.pipelines import elmo_config
 
 TRAIN = [
     ("Alice went to the bank .", {"tags": ["NNP", "VBD", "TO", "DT", "NN", "."]}),

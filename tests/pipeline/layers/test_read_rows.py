@@ -8,8 +8,7 @@ from thinc.api import Model, chain
 from spacy_elmo.pipeline.layers import build_bilm_v2, build_scalar_mix_v2
 from spacy_elmo.pipeline.layers.pooling import pooling_layer
 from spacy_elmo.pipeline.layers.read_rows import ROW_WISE, apply_to_read_rows, mix_read_rows
-
-from .pipelines import elmo_config
+from tests.support.pipelines import elmo_config
 
 TEXTS = ["Alice  went to\nthe bank .", "Bob  sat .", "  "]
 
