@@ -1,5 +1,5 @@
 """`download NAME`: fetch a catalogue model's files, verify them (checksums where the catalogue states
-them, and always that each file is what it claims, content.py), unpack, and only then give the model
+them, and always that each file is what it claims, file_checks.py), unpack, and only then give the model
 its final directory in the cache (swap.py), so that a model directory is always complete.
 
 Downloaded files stay in the staging folder until the model is in place (they are hard-linked or

@@ -1,7 +1,8 @@
 """Every repository path a docstring of the package names exists, so a reader following one is not sent
 to a file that moved or went. A repository path starts with a folder of the repository, the package or
 the folders around its module (`out_dir/manifest.json` names no such folder) and is looked for under
-them; a capitalised placeholder (`models/NAME/`, `pretrain_PRESET.cfg`) stands for any name."""
+them; a capitalised placeholder (`models/NAME/`, `pretrain_PRESET.cfg`) stands for any name. A bare module
+name (`swap.py`) is a module of the package, wherever it sits in it."""
 
 import ast
 import re
@@ -16,6 +17,7 @@ PACKAGE = REPO / "spacy_elmo"
 # A path with at least one folder, ending in a file type the repository holds; not part of a URL or a
 # longer path (`<cache>/<name>/...` and `https://...` are not repository paths).
 PATH = re.compile(r"(?<![\w/<.:-])((?:[\w.-]+/)+[\w.-]+\.(?:py|md|cfg|toml|json|txt|yml|sh))(?![\w/])")
+MODULE_NAME = re.compile(r"(?<![\w/<.:-])(\w+\.py)(?![\w/])")
 PLACEHOLDER = re.compile(r"(?<![A-Za-z])[A-Z]{2,}(?![a-z])")
 
 
@@ -53,6 +55,19 @@ def named_paths() -> List[Tuple[str, str]]:
     ]
 
 
+def named_modules() -> List[Tuple[str, str]]:
+    return [
+        (str(module.relative_to(REPO)), name)
+        for module in sorted(PACKAGE.rglob("*.py"))
+        for text in docstrings(module)
+        for name in MODULE_NAME.findall(text)
+    ]
+
+
+def is_package_module(name: str) -> bool:
+    return next(PACKAGE.rglob(name), None) is not None
+
+
 def test_docstrings_name_repository_paths():
     """The check below has something to check: the package's docstrings cite files."""
     assert len(named_paths()) > 20
@@ -61,6 +76,15 @@ def test_docstrings_name_repository_paths():
 @pytest.mark.parametrize("module, name", named_paths())
 def test_a_path_named_in_a_docstring_exists(module, name):
     assert exists_near(name, REPO / module), f"{module} names {name}, which does not exist"
+
+
+def test_docstrings_name_modules():
+    assert len(named_modules()) > 20
+
+
+@pytest.mark.parametrize("module, name", named_modules())
+def test_a_module_named_in_a_docstring_exists(module, name):
+    assert is_package_module(name), f"{module} names {name}, which is no module of the package"
 
 
 def test_a_stale_path_is_found(tmp_path):
@@ -72,3 +96,11 @@ def test_a_stale_path_is_found(tmp_path):
     assert not exists_near("benchmarks/gone/script.py", REPO / "spacy_elmo" / "nn" / "lstm.py")
     assert exists_near("configs/pretrain_PRESET.cfg", REPO / "spacy_elmo" / "nn" / "lstm.py")
     assert not is_repository_path("out_dir/manifest.json", REPO / "spacy_elmo" / "embed" / "ray_dump.py")
+
+
+def test_a_stale_module_name_is_found(tmp_path):
+    module = tmp_path / "x.py"
+    module.write_text('"""Checked in content.py, then swap.py; see hub/record.py and spacy_elmo_download.json."""\n')
+    found = [name for text in docstrings(module) for name in MODULE_NAME.findall(text)]
+    assert found == ["content.py", "swap.py"]
+    assert not is_package_module("content.py") and is_package_module("swap.py")
