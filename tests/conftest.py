@@ -1,5 +1,5 @@
-"""Shared test fixtures: the reference models copied into tests/fixtures (see its README), and a local
-HTTP server of model files."""
+"""Shared test fixtures: the reference models copied into tests/fixtures (see its README), a local
+HTTP server of model files, and the tiny pretraining runs."""
 
 import threading
 from http.server import ThreadingHTTPServer
@@ -52,3 +52,25 @@ def no_proxy_no_env(monkeypatch):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.delenv("SPACY_ELMO_CACHE", raising=False)
     monkeypatch.delenv("SPACY_ELMO_MIRROR", raising=False)
+
+
+@pytest.fixture(scope="session")
+def trained(tmp_path_factory):
+    """The full tiny run (80 epochs, minutes on a loaded 2-core CPU), for the test that it learns."""
+    from spacy_elmo.pretrain import train
+    from tests.support.pretraining import tiny_pretrain_config
+
+    out = tmp_path_factory.mktemp("run")
+    result = train(tiny_pretrain_config(**{"logging.plot": True}), out, show_progress=False)
+    return out, result
+
+
+@pytest.fixture(scope="session")
+def short_run(tmp_path_factory):
+    """A few steps of the tiny run (seconds), held out at its end: for what any finished run must do."""
+    from spacy_elmo.pretrain import train
+    from tests.support.pretraining import tiny_pretrain_config
+
+    out = tmp_path_factory.mktemp("short-run")
+    result = train(tiny_pretrain_config(**{"training.max_steps": 12}), out, show_progress=False)
+    return out, result

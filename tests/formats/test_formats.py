@@ -3,7 +3,6 @@ archives read safely, ELMoForManyLangs' weight files refused unless they are pla
 and the `path` of `spacy-elmo.BiLM.v2`."""
 
 import json
-import pickle
 import shutil
 import stat
 import zipfile
@@ -11,12 +10,10 @@ import zipfile
 import numpy as np
 import pytest
 import spacy
-import torch
 
 from spacy_elmo import load_bilm
 from spacy_elmo.errors import InputFileError
-from spacy_elmo.formats import ArchiveError, ModelFormatError, WeightsError, model_layout, model_options
-from spacy_elmo.formats.manylangs_chars import parse_dic
+from spacy_elmo.formats import ArchiveError, ModelFormatError, model_layout, model_options
 from spacy_elmo.models import bundled_model_paths
 from tests.support.paths import ALLENNLP_DIR, MANYLANGS_DIR
 from tests.support.pipelines import elmo_config
@@ -112,69 +109,6 @@ def test_a_broken_zip_is_a_clear_error(tmp_path):
         load_bilm(archive)
 
 
-class NotATensor:
-    pass
-
-
-@pytest.mark.parametrize(
-    "payload, message",
-    [
-        ({"projection.weight": NotATensor()}, "not a plain torch state dict"),
-        ([torch.zeros(2)], "holds a list"),
-        ({"projection.weight": 3}, "not a state dict of tensors"),
-    ],
-)
-def test_weight_files_that_are_not_tensor_state_dicts_are_refused(tmp_path, payload, message):
-    model = tmp_path / "model"
-    shutil.copytree(MANYLANGS, model)
-    torch.save(payload, model / "encoder.pkl")
-    with pytest.raises(WeightsError, match=f"encoder.pkl.*{message}|{message}.*encoder.pkl"):
-        load_bilm(model)
-
-
-def test_a_pickle_with_code_is_never_run(tmp_path):
-    class Boom:
-        def __reduce__(self):
-            return (shutil.rmtree, (str(tmp_path / "victim"),))
-
-    model = tmp_path / "model"
-    shutil.copytree(MANYLANGS, model)
-    (tmp_path / "victim").mkdir()
-    (model / "token_embedder.pkl").write_bytes(pickle.dumps(Boom(), protocol=2))
-    with pytest.raises(WeightsError, match="token_embedder.pkl"):
-        load_bilm(model)
-    assert (tmp_path / "victim").exists()
-
-
-def test_weights_of_another_size_name_the_tensor(tmp_path):
-    model = tmp_path / "model"
-    shutil.copytree(MANYLANGS, model)
-    config = json.loads((model / "cnn_model_config.json").read_text(encoding="utf8"))
-    config["encoder"]["dim"] = 32
-    (model / "cnn_model_config.json").write_text(json.dumps(config), encoding="utf8")
-    with pytest.raises(WeightsError, match="input_linearity.weight' has shape"):
-        load_bilm(model)
-
-
-def test_the_config_path_falls_back_as_its_code_does(tmp_path):
-    """config.json names a path on its authors' machine; the file of that name in the directory is
-    used, and a name that is not there either is an error naming both."""
-    model = tmp_path / "model"
-    shutil.copytree(MANYLANGS, model)
-    (model / "config.json").write_text(
-        json.dumps({"config_path": str(tmp_path / "authors-machine" / "other.json")}), encoding="utf8"
-    )
-    with pytest.raises(InputFileError, match="other.json"):
-        load_bilm(model)
-
-
-def test_dic_lines_are_read_as_its_reader_reads_them():
-    # Stripped, then split at the tab: the space before the tab stays part of the token.
-    assert parse_dic("a\t0\n\u3000\t1\n b \t2\n", "x.dic") == {"a": 0, "\u3000": 1, "b ": 2}
-    with pytest.raises(InputFileError, match="x.dic, line 2"):
-        parse_dic("a\t0\nb\tc\n", "x.dic")
-
-
 def _elmo_nlp(lang, model):
     nlp = spacy.blank(lang)
     nlp.add_pipe("elmo", config=elmo_config(**model))
@@ -208,19 +142,6 @@ def test_initialize_takes_a_model_directory_as_options(tmp_path):
     nlp.get_pipe("elmo").initialize(lambda: [], nlp=nlp, options=str(MANYLANGS))
     text = "Москва — столица"
     np.testing.assert_allclose(nlp(text)._.elmo["layers"], load_bilm(MANYLANGS).embed([text.split()])[0], atol=1e-6)
-
-
-def test_old_pickles_saved_from_a_gpu_load_on_the_cpu(tmp_path):
-    """The released .pkl files are the pre-zip pickle format, some saved from a GPU: the storages name
-    `torch.cuda` and the location 'cuda:0'. Rewriting a CPU-saved fixture into that form makes one."""
-    model = tmp_path / "model"
-    shutil.copytree(MANYLANGS, model)
-    for name in ("token_embedder.pkl", "encoder.pkl"):
-        data = (model / name).read_bytes()
-        assert b"ctorch\nFloatStorage\n" in data and b"X\x03\x00\x00\x00cpu" in data
-        data = data.replace(b"ctorch\nFloatStorage\n", b"ctorch.cuda\nFloatStorage\n")
-        (model / name).write_bytes(data.replace(b"X\x03\x00\x00\x00cpu", b"X\x06\x00\x00\x00cuda:0"))
-    _same_outputs(load_bilm(model), load_bilm(MANYLANGS))
 
 
 def test_int8_fast_mode_runs_the_exact_model_for_manylangs():

@@ -282,46 +282,6 @@ def test_not_downloaded_gives_the_download_command(tmp_path, catalogue):
     assert str(tmp_path / "tiny-zip") in str(err.value)
 
 
-def test_cli_uses_the_environment_and_lists_what_is_downloaded(tmp_path, catalogue, server, monkeypatch):
-    monkeypatch.setenv("SPACY_ELMO_CACHE", str(tmp_path / "env-cache"))
-    monkeypatch.setenv("SPACY_ELMO_MIRROR", server.base())
-    runner = CliRunner()
-    result = runner.invoke(app, ["download", "tiny-unverified", "--catalogue", str(catalogue)])
-    assert result.exit_code == 0, result.output
-    assert (tmp_path / "env-cache" / "tiny-unverified" / "weights.hdf5").exists()
-    listing = runner.invoke(app, ["models", "--catalogue", str(catalogue)])
-    assert listing.exit_code == 0, listing.output
-    header = next(line.split() for line in listing.output.splitlines() if line.startswith("name"))
-    column = header.index("downloaded")
-    rows = {line.split()[0]: line.split()[column] for line in listing.output.splitlines() if line.startswith("tiny")}
-    assert rows["tiny-unverified"] == "yes" and rows["tiny-zip"] == "no"
-
-
-def test_cli_cache_dir_and_base_url_override_the_environment(tmp_path, catalogue, server, monkeypatch):
-    monkeypatch.setenv("SPACY_ELMO_CACHE", str(tmp_path / "env-cache"))
-    monkeypatch.setenv("SPACY_ELMO_MIRROR", "http://127.0.0.1:9")
-    args = ["download", "tiny-zip", "--catalogue", str(catalogue), "--cache-dir", str(tmp_path / "mine")]
-    result = CliRunner().invoke(app, [*args, "--base-url", server.base()])
-    assert result.exit_code == 0, result.output
-    assert (tmp_path / "mine" / "tiny-zip" / "options.json").exists()
-    assert not (tmp_path / "env-cache").exists()
-
-
-def test_models_filters_by_language():
-    result = CliRunner().invoke(app, ["models", "--lang", "de"])
-    assert result.exit_code == 0, result.output
-    names = [line.split()[0] for line in result.output.splitlines() if line[:1].isalpha() and " de " in line]
-    assert "elmoformanylangs-de" in names and all(" en " not in line for line in result.output.splitlines())
-
-
-def test_models_shows_where_each_model_comes_from():
-    result = CliRunner().invoke(app, ["models", "--lang", "pt"])
-    assert result.exit_code == 0, result.output
-    rows = [line for line in result.output.splitlines() if line.startswith(("allennlp-pt", "elmoformanylangs-pt"))]
-    assert len(rows) == 3 and all("https://" in row for row in rows)
-    assert "https://github.com/HIT-SCIR/ELMoForManyLangs" in result.output
-
-
 def test_default_cache_is_the_user_cache_dir(monkeypatch):
     from spacy_elmo.hub import cache_dir
 

@@ -1,5 +1,5 @@
 """The `elmo` component: vectors through spaCy's API, equal to the biLM's pooled layers, kept through
-serialization; the biLM layer's batching; the activation cache; clear errors."""
+serialization; clear errors."""
 
 import h5py
 import numpy as np
@@ -9,8 +9,6 @@ from spacy.tokens import Doc, DocBin
 
 from spacy_elmo import restore_vectors
 from spacy_elmo.formats import WeightsError
-from spacy_elmo.pipeline.batch_plan import plan_batches
-from spacy_elmo.pipeline.frozen_cache import ActivationCache
 from tests.support.pipelines import elmo_config
 
 MONEY = "She went to the bank to withdraw money ."
@@ -89,15 +87,6 @@ def test_batch_size_and_token_budget_do_not_change_vectors(fixture_paths, nlp):
     for a, b, c in zip(one, many, tight):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(a, c, rtol=1e-5, atol=1e-6)
-
-
-def test_plan_batches_sorts_by_length_and_respects_the_budget():
-    lengths = [3, 10, 0, 7, 2]
-    batches = plan_batches(lengths, max_batch_tokens=20, stateful=False)
-    assert batches == [[1, 3], [0, 4]]  # empty docs skip the biLM
-    assert all(lengths[b[0]] * len(b) <= 20 for b in batches)
-    assert plan_batches(lengths, max_batch_tokens=5, stateful=False) == [[1], [3], [0], [4]]
-    assert plan_batches(lengths, 1, stateful=True, batch_size=2) == [[0, 1], [2, 3], [4]]
 
 
 def test_stateful_mode_is_explicit_and_carries_state(fixture_paths):
@@ -198,18 +187,6 @@ def test_initialize_paths_override_the_model_config(fixture_paths, fixture_bilm)
     )
     with pytest.raises(ValueError, match="without options"):
         nlp.get_pipe("elmo").initialize(lambda: [], nlp=nlp, weights=str(weights))
-
-
-def test_activation_cache_is_an_lru_bounded_in_bytes():
-    cache = ActivationCache(max_bytes=3 * 400)
-    arrays = {k: np.zeros(100, dtype=np.float32) for k in "abcd"}
-    for key in "abc":
-        cache.put(key, arrays[key])
-    assert cache.get("a") is arrays["a"]  # "a" is now the most recent
-    cache.put("d", arrays["d"])
-    assert cache.get("b") is None and len(cache) == 3 and cache.size == 1200
-    cache.put("huge", np.zeros(1000, dtype=np.float32))
-    assert cache.get("huge") is None
 
 
 @pytest.mark.slow

@@ -148,3 +148,15 @@ def test_long_embeddings_while_training_show_progress_and_serving_shows_none(mon
     again, examples = pipeline(frozen=True)
     again.update(examples, sgd=again.create_optimizer())
     assert capsys.readouterr().err == "", "a small training text shows no bar"
+
+
+def test_activation_cache_is_an_lru_bounded_in_bytes():
+    cache = ActivationCache(max_bytes=3 * 400)
+    arrays = {k: np.zeros(100, dtype=np.float32) for k in "abcd"}
+    for key in "abc":
+        cache.put(key, arrays[key])
+    assert cache.get("a") is arrays["a"]  # "a" is now the most recent
+    cache.put("d", arrays["d"])
+    assert cache.get("b") is None and len(cache) == 3 and cache.size == 1200
+    cache.put("huge", np.zeros(1000, dtype=np.float32))
+    assert cache.get("huge") is None

@@ -3,6 +3,8 @@ batch that names its tokens by table row (`HostBatch`) and gives, on any device,
 TensorBatch the step defines (`_reference_step`); the step's negatives; and device placement of the
 whole step on torch's `meta` device."""
 
+from collections import Counter
+
 import numpy as np
 import pytest
 import torch
@@ -13,8 +15,10 @@ from spacy_elmo.nn.softmax import LogUniformSampler
 from spacy_elmo.pretrain.batching import PAD_TARGET, StreamBatcher, TokenRows
 from spacy_elmo.pretrain.model import LanguageModel, TensorBatch
 from spacy_elmo.pretrain.steps import HostBatch, step_inputs
-from spacy_elmo.pretrain.vocab import Vocabulary
+from spacy_elmo.pretrain.vocab import Vocabulary, build_vocabulary
 from tests.device.test_device import META, DeviceChecker, tiny_options
+from tests.support.paths import TRAIN_VOCAB
+from tests.support.pretraining import TRAIN_SENTENCES
 
 TEXT = [
     "the bank raised its rates .",
@@ -154,3 +158,26 @@ def test_device_a_step_from_host_batches_runs_on_the_models_device_only(softmax)
             (out.loss_sums.sum()).backward()
     assert batch.char_ids.device == META and batch.index[0].device == META
     assert "meta" in checker.seen
+
+
+def test_stream_packs_rows_with_boundaries_as_targets_only():
+    vocab = build_vocabulary(Counter("a b c".split()))
+    a, b, c = vocab.ids("abc")
+    forward = list(StreamBatcher(iter([["a", "b"], ["c"]]), vocab, batch_size=1, unroll_steps=3))
+    assert [x.tokens[0] for x in forward] == [["<S>", "a", "b"], ["<S>", "c"]]
+    assert forward[0].targets.tolist() == [[a, b, 1]]
+    assert forward[1].targets.tolist() == [[c, 1, PAD_TARGET]]
+    backward = list(StreamBatcher(iter([["a", "b"], ["c"]]), vocab, batch_size=1, unroll_steps=3, reverse=True))
+    assert [x.tokens[0] for x in backward] == [["</S>", "b", "a"], ["</S>", "c"]]
+    assert backward[0].targets.tolist() == [[b, a, 0]]
+
+
+def test_rows_continue_their_own_text_across_batches():
+    vocab = Vocabulary.from_file(TRAIN_VOCAB)
+    batches = list(StreamBatcher(iter(TRAIN_SENTENCES), vocab, batch_size=3, unroll_steps=7))
+    rows = [sum((batch.tokens[i] for batch in batches), []) for i in range(3)]
+    assert sum(len(r) for r in rows) == sum(len(s) + 1 for s in TRAIN_SENTENCES)
+    for row in rows:  # each row is whole sentences, each starting with <S>
+        starts = [i for i, t in enumerate(row) if t == "<S>"]
+        sentences = [row[s + 1 : e] for s, e in zip(starts, starts[1:] + [len(row)])]
+        assert all(s in TRAIN_SENTENCES for s in sentences)

@@ -5,7 +5,6 @@ import pytest
 from spacy_elmo.nn.options import preset
 from spacy_elmo.pretrain import load_config
 from spacy_elmo.pretrain.presets import preset_config, preset_names
-from tests.support.cli import assert_clear_error, run_cli
 from tests.support.paths import CONFIGS
 
 
@@ -17,13 +16,6 @@ def test_shipped_pretraining_configs_are_the_generated_ones(name):
     )
     config = load_config(CONFIGS / f"pretrain_{name}.cfg", {"paths.train": "x"})
     assert config.options.to_dict()["lstm"] == preset(name).to_dict()["lstm"]
-
-
-def test_init_config_writes_a_usable_config_and_refuses_to_overwrite(tmp_path):
-    out = tmp_path / "small.cfg"
-    assert run_cli("init-config", "small", out).returncode == 0
-    assert load_config(out, {"paths.train": "x"}).options.lstm.dim == 1024
-    assert_clear_error(run_cli("init-config", "small", out), "--overwrite")
 
 
 @pytest.mark.parametrize("name", ["tiny", "small"])

@@ -1,9 +1,6 @@
-"""The pretraining GPU options run on the CPU through the same code (CI runs it; tests/device/test_gpu.py keeps
-what needs CUDA): prefetching in a thread, char ids gathered from the run's token table on the device,
-negatives drawn per step from a generator on the device, bf16 autocast, the TF32 opt-in and the step
-modes (no host read in a step; the step compiled), each against the plain step."""
-
-import math
+"""The step modes run on the CPU through the same code (CI runs it; tests/device/test_gpu.py keeps what
+needs CUDA): char ids gathered from the run's token table on the device, negatives drawn per step from a
+generator on the device, no host read in a step, the step compiled, each against the plain step."""
 
 import pytest
 import torch
@@ -14,7 +11,6 @@ from spacy_elmo.pretrain import load_config, train
 from spacy_elmo.pretrain.checkpoint import LOG_FILE, MetricsLog
 from spacy_elmo.pretrain.config import ConfigError
 from spacy_elmo.pretrain.distributed import Context
-from spacy_elmo.pretrain.export import WEIGHTS_FILE
 from spacy_elmo.pretrain.step_modes import chosen_step_mode
 from tests.support.paths import PRETRAIN_TINY_CONFIG
 from tests.support.tiny_corpus import write_tiny_corpus
@@ -89,27 +85,6 @@ def test_the_compiled_step_writes_only_inputs_that_keep_their_address(tmp_path, 
     assert result.step == 3 and len(graphs) >= 3
     assert any(written for written, _ in graphs)  # the update writes the weights, so the check sees writes
     assert all(written <= static for written, static in graphs), graphs
-
-
-@pytest.mark.slow
-def test_prefetching_on_the_cpu_computes_what_a_plain_run_computes(tmp_path):
-    plain, _ = run(tmp_path, "plain")
-    prefetched, _ = run(tmp_path, "prefetched", **{"training.prefetch": 3})
-    assert prefetched.digests == plain.digests
-
-
-@pytest.mark.slow
-def test_tf32_bf16_and_prefetch_together_train_on_the_cpu(tmp_path):
-    result, log = run(
-        tmp_path,
-        "all",
-        **{"training.tf32": True, "training.bf16": True, "training.prefetch": 2, "logging.log_every": 3},
-    )
-    assert result.step == 6
-    records = [r for r in log.records() if r["event"] == "train"]
-    assert [r["step"] for r in records] == [3, 6]
-    assert all(math.isfinite(r["perplexity"]) and math.isfinite(r["grad_norm"]) for r in records)
-    assert (tmp_path / "all" / WEIGHTS_FILE).is_file()
 
 
 @pytest.mark.parametrize("setting", [{"training.optimizer": "adam"}, {"training.sparse_softmax": True}])

@@ -5,7 +5,6 @@ from collections import Counter
 import pytest
 
 from spacy_elmo.pretrain.vocab import SPECIALS, VocabError, Vocabulary, build_vocabulary, count_tokens
-from tests.support.cli import assert_clear_error, run_cli
 from tests.support.paths import BILM_TF_DIR
 
 TRAIN_DIR = BILM_TF_DIR / "train"
@@ -40,23 +39,6 @@ def test_file_without_specials_is_rejected(tmp_path):
     path.write_text("the\nof\n", encoding="utf8")
     with pytest.raises(VocabError, match="must start with the lines <S>, </S>, <UNK>"):
         Vocabulary.from_file(path)
-
-
-def test_cli_streams_files_and_round_trips(tmp_path):
-    (tmp_path / "a.txt").write_text("the cat sat\nthe dog\n", encoding="utf8")
-    (tmp_path / "b.txt").write_text("the cat\n", encoding="utf8")
-    out = tmp_path / "vocab.txt"
-    result = run_cli("vocab", tmp_path / "*.txt", "--output", out)
-    assert result.returncode == 0, result.stderr
-    assert Vocabulary.from_file(out).words == [*SPECIALS, "the", "cat", "dog", "sat"]
-    assert count_tokens([tmp_path / "a.txt"])["the"] == 2
-
-
-def test_cli_empty_corpus_fails_and_writes_nothing(tmp_path):
-    (tmp_path / "empty.txt").write_text("\n\n", encoding="utf8")
-    out = tmp_path / "vocab.txt"
-    assert_clear_error(run_cli("vocab", tmp_path / "empty.txt", "--output", out), "empty")
-    assert not out.exists()
 
 
 def test_a_byte_order_mark_is_no_part_of_a_word(tmp_path):

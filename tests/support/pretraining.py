@@ -4,7 +4,8 @@ out on the same text."""
 from typing import Any
 
 from spacy_elmo.pretrain import PretrainConfig, load_config
-from tests.support.paths import PRETRAIN_TINY_CONFIG, TRAIN_TEXT, TRAIN_VOCAB
+
+from .paths import PRETRAIN_TINY_CONFIG, TRAIN_TEXT, TRAIN_VOCAB
 
 TINY_RUN_PATHS = {
     "paths.train": str(TRAIN_TEXT),
@@ -20,3 +21,7 @@ def tiny_pretrain_config(**overrides: Any) -> PretrainConfig:
     return load_config(
         PRETRAIN_TINY_CONFIG, {**TINY_RUN_PATHS, **{k.replace("__", "."): v for k, v in overrides.items()}}
     )
+
+
+# bilm-tf's tiny corpus as token lists, one per non-empty line.
+TRAIN_SENTENCES = [line.split() for line in TRAIN_TEXT.read_text(encoding="utf8").splitlines() if line.strip()]

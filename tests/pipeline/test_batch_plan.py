@@ -1,0 +1,53 @@
+"""What the biLM reads of a batch (pipeline/batch_plan.py): every token but whitespace, the segmenter's
+pieces in the index space of those tokens, and sub-batches within the token budget."""
+
+import numpy as np
+import pytest
+import spacy
+from spacy.tokens import Doc
+
+from spacy_elmo.errors import ElmoError
+from spacy_elmo.pipeline.batch_plan import doc_segments, kept_tokens, plan_batches, read_mask
+from spacy_elmo.pipeline.segment import Segment, sentence_windows
+
+
+@pytest.fixture(scope="module")
+def doc():
+    nlp = spacy.blank("en")
+    return Doc(
+        nlp.vocab, words=["A", "\n\n", "bank", " ", "rose", "."], spaces=[True, False, True, False, False, False]
+    )
+
+
+def test_whitespace_tokens_are_not_read(doc):
+    assert read_mask(doc).tolist() == [True, False, True, False, True, True]
+    assert kept_tokens(doc).tolist() == [0, 2, 4, 5]
+    assert kept_tokens(doc).dtype == np.int64
+
+
+def test_segments_count_kept_tokens_only(doc):
+    keep = kept_tokens(doc)
+    segments = doc_segments(sentence_windows(split_sentences=False, max_length=3, overlap=0), doc, keep)
+    assert segments[0].start == 0 and segments[-1].end == len(keep) == 4
+
+
+def test_a_doc_of_whitespace_has_no_segments():
+    doc = Doc(spacy.blank("en").vocab, words=[" ", "\n"], spaces=[False, False])
+    assert doc_segments(sentence_windows(), doc, kept_tokens(doc)) == []
+
+
+def test_a_segmenter_that_loses_tokens_is_named(doc):
+    def drops_the_last(doc, kept):
+        return [Segment(0, len(kept) - 1, 0, len(kept) - 1)]
+
+    with pytest.raises(ElmoError, match="drops_the_last"):
+        doc_segments(drops_the_last, doc, kept_tokens(doc))
+
+
+def test_plan_batches_sorts_by_length_and_respects_the_budget():
+    lengths = [3, 10, 0, 7, 2]
+    batches = plan_batches(lengths, max_batch_tokens=20, stateful=False)
+    assert batches == [[1, 3], [0, 4]]  # empty docs skip the biLM
+    assert all(lengths[b[0]] * len(b) <= 20 for b in batches)
+    assert plan_batches(lengths, max_batch_tokens=5, stateful=False) == [[1], [3], [0], [4]]
+    assert plan_batches(lengths, 1, stateful=True, batch_size=2) == [[0, 1], [2, 3], [4]]

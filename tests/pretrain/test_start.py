@@ -1,0 +1,32 @@
+"""How a run starts (pretrain/start.py): from a pretraining output (its weights exactly) or from published
+weights; sizes that disagree with the starting point named before anything is written."""
+
+import json
+
+import pytest
+
+from spacy_elmo.pretrain import ConfigError, load_language_model, train
+from spacy_elmo.pretrain.model import LanguageModel, parameters_digest
+from spacy_elmo.pretrain.start import initialize_from
+from spacy_elmo.pretrain.vocab import Vocabulary
+from tests.support.paths import ALLENNLP_DIR, TRAIN_VOCAB
+from tests.support.pretraining import tiny_pretrain_config as tiny_config
+
+
+def test_continue_from_a_run_and_from_published_weights(short_run, tmp_path):
+    out, _ = short_run
+    config = tiny_config(**{"paths.init": str(out), "training.max_steps": 1})
+    model = LanguageModel(config.options, 32)
+    initialize_from(model, Vocabulary.from_file(TRAIN_VOCAB), out)
+    exported, _ = load_language_model(out)
+    assert parameters_digest(model) == parameters_digest(exported)
+    train(config, tmp_path / "continued", show_progress=False)
+
+    published = json.loads((ALLENNLP_DIR / "options.json").read_text())
+    overrides = {f"model.lstm.{k}": v for k, v in published["lstm"].items()}
+    overrides.update({f"model.char_cnn.{k}": v for k, v in published["char_cnn"].items() if k != "embedding"})
+    overrides.update({"paths.init": str(ALLENNLP_DIR / "lm_weights.hdf5"), "training.max_steps": 2})
+    assert train(tiny_config(**overrides), tmp_path / "from-published", show_progress=False).step == 2
+    with pytest.raises(ConfigError, match="lstm.dim"):
+        train(tiny_config(**{"paths.init": str(out), "model.lstm.dim": 48}), tmp_path / "mismatch", show_progress=False)
+    assert not (tmp_path / "mismatch").exists()
