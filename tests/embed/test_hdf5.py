@@ -1,0 +1,62 @@
+"""One text file's layers into HDF5 (embed/hdf5.py): a dataset per line named by its index, equal to the
+biLM's own output, written in blocks with progress, whole or not at all; a file without tokens refused."""
+
+import h5py
+import numpy as np
+import pytest
+
+from spacy_elmo import load_bilm
+from spacy_elmo.embed import hdf5
+from spacy_elmo.embed.hdf5 import LayersWritten, check_has_tokens, write_layers
+from spacy_elmo.errors import ElmoError
+from tests.support.paths import TINY_MODEL
+
+LINES = ["The bank rose .", "Hi !", "She sat on the bank of the river ."]
+
+
+@pytest.fixture(scope="module")
+def bilm():
+    return load_bilm(TINY_MODEL)
+
+
+def test_each_line_is_a_dataset_of_its_layers(bilm, tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(LINES) + "\n", encoding="utf8")
+    written = write_layers(bilm, source, tmp_path / "out.hdf5", batch_size=2)
+    assert written == LayersWritten(sentences=3, tokens=15)
+    expected = bilm.embed([line.split() for line in LINES])
+    with h5py.File(tmp_path / "out.hdf5", "r") as f:
+        assert sorted(f) == ["0", "1", "2"]
+        for i, layers in enumerate(expected):
+            assert f[str(i)].dtype == np.float32
+            np.testing.assert_allclose(f[str(i)][()], layers, rtol=0, atol=1e-6)  # batches of 2 vs of 3
+
+
+def test_progress_is_reported_per_block(bilm, tmp_path, monkeypatch):
+    monkeypatch.setattr(hdf5, "BATCHES_PER_BLOCK", 1)
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(LINES * 2) + "\n", encoding="utf8")
+    blocks = []
+    write_layers(bilm, source, tmp_path / "out.hdf5", batch_size=4, on_block=blocks.append)
+    assert blocks == [4, 2]
+
+
+def test_a_failure_midway_leaves_no_output(bilm, tmp_path, monkeypatch):
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(LINES) + "\n", encoding="utf8")
+
+    def interrupted(n_lines):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        write_layers(bilm, source, tmp_path / "out.hdf5", batch_size=1, on_block=interrupted)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt"]
+
+
+def test_a_file_without_tokens_is_refused_naming_it(tmp_path):
+    empty = tmp_path / "blank.txt"
+    empty.write_text("\n  \n\t\n", encoding="utf8")
+    with pytest.raises(ElmoError, match="input file .*blank.txt has no tokens"):
+        check_has_tokens(empty)
+    (tmp_path / "ok.txt").write_text("\n\nword\n", encoding="utf8")
+    check_has_tokens(tmp_path / "ok.txt")

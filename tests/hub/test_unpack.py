@@ -1,0 +1,71 @@
+"""Unpacking a download (hub/unpack.py): the archive's members under the staging folder; a damaged or
+unsafe archive deleted, with an error saying the same command fetches it afresh."""
+
+import errno
+import io
+import tarfile
+import zipfile
+
+import pytest
+
+from spacy_elmo.hub import unpack
+from spacy_elmo.hub.errors import DiskFullError, DownloadError, UnsafeArchiveError
+
+
+def zip_of(path, members):
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return path
+
+
+def test_members_are_unpacked_under_the_folder(tmp_path):
+    archive = zip_of(tmp_path / "model.zip", {"model/options.json": "{}", "model/weights.hdf5": "w"})
+    into = tmp_path / "staging"
+    into.mkdir()
+    unpack.unpack_archive(archive, into)
+    assert (into / "model" / "options.json").read_text() == "{}"
+    assert (into / "model" / "weights.hdf5").read_text() == "w"
+
+
+def test_an_unsafe_member_deletes_the_archive_and_says_to_run_again(tmp_path):
+    archive = tmp_path / "model.tgz"
+    with tarfile.open(archive, "w:gz") as tar:
+        info = tarfile.TarInfo("../escape.txt")
+        info.size = 1
+        tar.addfile(info, io.BytesIO(b"x"))
+    with pytest.raises(UnsafeArchiveError, match="deleted and nothing was installed. Run the same command again"):
+        unpack.unpack_archive(archive, tmp_path)
+    assert not archive.exists() and not (tmp_path.parent / "escape.txt").exists()
+
+
+def test_a_damaged_archive_is_deleted_and_named(tmp_path):
+    archive = tmp_path / "model.zip"
+    archive.write_bytes(zip_of(tmp_path / "whole.zip", {"options.json": "{}"}).read_bytes()[:-30])
+    with pytest.raises(DownloadError, match="(?s)model.zip is damaged.*Run the same command again") as caught:
+        unpack.unpack_archive(archive, tmp_path)
+    assert not isinstance(caught.value, UnsafeArchiveError)
+    assert not archive.exists()
+
+
+def test_a_full_disk_is_named_and_the_archive_kept(tmp_path, monkeypatch):
+    archive = zip_of(tmp_path / "model.zip", {"options.json": "{}"})
+
+    def full_disk(archive, into):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(unpack, "extract", full_disk)
+    with pytest.raises(DiskFullError, match="has no room to unpack .*model.zip \\(No space left on device\\)"):
+        unpack.unpack_archive(archive, tmp_path / "staging")
+    assert archive.exists()
+
+
+def test_another_os_error_is_a_download_error_naming_both_paths(tmp_path, monkeypatch):
+    archive = zip_of(tmp_path / "model.zip", {"options.json": "{}"})
+
+    def read_only(archive, into):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(unpack, "extract", read_only)
+    with pytest.raises(DownloadError, match="cannot unpack .*model.zip into .*staging"):
+        unpack.unpack_archive(archive, tmp_path / "staging")

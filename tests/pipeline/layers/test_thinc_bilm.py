@@ -1,0 +1,68 @@
+"""The biLM as a thinc layer (pipeline/layers/thinc_bilm.py): settings checked when the config is built,
+nothing read until first use, each doc's layers the biLM's own with whitespace rows zero, and gradients
+reaching the biLM only when its owner lets it train."""
+
+import numpy as np
+import pytest
+import spacy
+from spacy.tokens import Doc
+
+from spacy_elmo import load_bilm
+from spacy_elmo.errors import ElmoError
+from spacy_elmo.nn.errors import FastModeError
+from spacy_elmo.pipeline.layers.thinc_bilm import build_bilm_v2, declared_layers, ensure_loaded, get_bilm, set_frozen
+from tests.support.paths import TINY_MODEL
+
+VOCAB = spacy.blank("en").vocab
+
+
+def docs():
+    return [
+        Doc(VOCAB, words=["The", "bank", "\n", "rose", "."], spaces=[True, False, False, False, False]),
+        Doc(VOCAB, words=["Hi", "!"]),
+    ]
+
+
+@pytest.mark.parametrize(
+    "settings, error, message",
+    [
+        ({"fast_mode": "int4"}, FastModeError, "unknown fast_mode 'int4'"),
+        ({"fast_mode": "int8", "stateful": True}, FastModeError, "fast_mode runs stateless only"),
+        ({"max_batch_tokens": 0}, ElmoError, "max_batch_tokens must be at least 1, got 0"),
+        ({"segmentation": "sentences"}, ElmoError, "segmentation must be a segmenter"),
+    ],
+)
+def test_bad_settings_are_named_when_the_layer_is_built(settings, error, message):
+    with pytest.raises(error, match=message):
+        build_bilm_v2(name="fixture-tiny", **settings)
+
+
+def test_nothing_is_loaded_until_first_use_but_the_layer_count_is_known():
+    model = build_bilm_v2(name="fixture-tiny")
+    assert get_bilm(model) is None
+    declared = declared_layers(model)
+    assert declared == ensure_loaded(model).n_layers == load_bilm(TINY_MODEL).n_layers
+
+
+def test_each_docs_layers_are_the_bilms_with_whitespace_rows_zero():
+    model = build_bilm_v2(name="fixture-tiny", max_batch_tokens=3)
+    model.initialize()
+    outputs = model.predict(docs())
+    bilm = load_bilm(TINY_MODEL)
+    expected = bilm.embed([["The", "bank", "rose", "."], ["Hi", "!"]])
+    np.testing.assert_allclose(outputs[0][:, [0, 1, 3, 4]], expected[0], rtol=0, atol=1e-6)
+    assert not outputs[0][:, 2].any()
+    np.testing.assert_allclose(outputs[1], expected[1], rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("frozen", [True, False])
+def test_gradients_reach_the_bilm_only_when_it_trains(frozen):
+    model = build_bilm_v2(name="fixture-tiny")
+    model.initialize()
+    set_frozen(model, frozen)
+    bilm = get_bilm(model)
+    bilm.zero_grad(set_to_none=True)
+    outputs, backprop = model.begin_update(docs())
+    backprop([np.ones_like(x) for x in outputs])
+    grads = [p.grad for p in bilm.parameters() if p.requires_grad]
+    assert (not frozen) == any(g is not None and g.abs().sum() > 0 for g in grads)

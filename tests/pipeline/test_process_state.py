@@ -1,0 +1,63 @@
+"""What one process's biLM layers share (pipeline/process_state.py): one fast copy per biLM and mode,
+kept while the biLM lives; a mode that cannot run said once and None; the fork guard registered once."""
+
+import gc
+import warnings
+
+import pytest
+
+from spacy_elmo import load_bilm
+from spacy_elmo.formats import ManyLangsBiLM
+from spacy_elmo.pipeline import process_state
+from spacy_elmo.pipeline.process_state import ProcessState
+from tests.support.paths import MANYLANGS_DIR, TINY_MODEL
+
+
+@pytest.fixture(scope="module")
+def bilm():
+    return load_bilm(TINY_MODEL)
+
+
+def test_a_fast_copy_is_made_once_per_bilm_and_mode(bilm):
+    state = ProcessState()
+    copy = state.fast_copy(bilm, "int8")
+    assert copy is not None and copy is not bilm
+    assert state.fast_copy(bilm, "int8") is copy
+
+
+def test_a_fast_copy_goes_with_its_bilm(bilm):
+    state = ProcessState()
+    other = load_bilm(TINY_MODEL)
+    state.fast_copy(other, "int8")
+    assert len(state._fast) == 1
+    del other
+    gc.collect()
+    assert len(state._fast) == 0
+
+
+def test_a_mode_that_cannot_run_warns_once_and_gives_none():
+    manylangs = load_bilm(MANYLANGS_DIR / "words-2layers-relu")
+    assert isinstance(manylangs, ManyLangsBiLM)
+    state = ProcessState()
+    with pytest.warns(UserWarning, match="fast_mode 'int8' is not used: .* does not run ELMoForManyLangs"):
+        assert state.fast_copy(manylangs, "int8") is None
+    with warnings.catch_warnings(record=True) as again:
+        warnings.simplefilter("always")
+        assert state.fast_copy(manylangs, "int8") is None
+    assert again == []
+
+
+def test_the_fork_guard_is_registered_once(monkeypatch):
+    registered = []
+    monkeypatch.setattr(process_state.os, "register_at_fork", lambda **hooks: registered.append(hooks))
+    state = ProcessState()
+    state.single_threaded_after_fork()
+    state.single_threaded_after_fork()
+    assert registered == [{"after_in_child": process_state._one_thread}]
+
+
+def test_a_forked_child_runs_torch_single_threaded(monkeypatch):
+    threads = []
+    monkeypatch.setattr(process_state.torch, "set_num_threads", threads.append)
+    process_state._one_thread()
+    assert threads == [1]
