@@ -9,9 +9,9 @@ import torch
 
 from spacy_elmo.pipeline.layers import get_bilm
 
-from ..cli import run_cli
-from ..paths import TINY_MODEL
-from ..test_train_elmo import _corpus
+from tests.cli import run_cli
+from tests.paths import TINY_MODEL
+from tests.test_train_elmo import _corpus
 
 HEADS = ("tagger", "morphologizer", "parser", "ner")
 TEXT = "Alice went to the bank in Paris ."
