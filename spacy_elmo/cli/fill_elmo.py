@@ -54,4 +54,3 @@ def fill_elmo_command(
     with atomic_output(output_path) as tmp:
         filled.to_disk(tmp, interpolate=False)
     msg.good(f"wrote {output_path}", "train it: python -m spacy train " + str(output_path))
-

@@ -133,9 +133,7 @@ def _tok2vec_model(head: str, components: Dict[str, Any]) -> Tuple[Dict[str, Any
         return own, f"components.{head}.model.tok2vec"
     upstream = own.get("upstream", "*")
     shared = [
-        name
-        for name, block in components.items()
-        if block.get("factory") == "tok2vec" and upstream in ("*", name)
+        name for name, block in components.items() if block.get("factory") == "tok2vec" and upstream in ("*", name)
     ]
     if len(shared) != 1:
         raise ElmoError(
@@ -158,9 +156,7 @@ def _drop_unheard_tok2vecs(config: Config, pipeline: List[str]) -> List[str]:
     components = config["components"]
     heard = {listener.get("upstream", "*") for listener in _find_listeners(components, TOK2VEC_LISTENER)}
     unheard = {
-        name
-        for name in pipeline
-        if components.get(name, {}).get("factory") == "tok2vec" and not heard & {name, "*"}
+        name for name in pipeline if components.get(name, {}).get("factory") == "tok2vec" and not heard & {name, "*"}
     }
     for name in unheard:
         del components[name]

@@ -6,15 +6,41 @@ import numpy as np
 import pytest
 import spacy
 import torch
+from spacy.tokens import Doc, DocBin, Span
 
 from spacy_elmo.pipeline.layers import get_bilm
-
 from tests.cli import run_cli
 from tests.paths import TINY_MODEL
-from tests.test_train_elmo import _corpus
+from tests.test_train_elmo import SENTENCES
 
 HEADS = ("tagger", "morphologizer", "parser", "ner")
 TEXT = "Alice went to the bank in Paris ."
+
+
+UPOS = {"NNP": "PROPN", "VBD": "VERB", "VBZ": "VERB", "TO": "ADP", "IN": "ADP", "DT": "DET", "NN": "NOUN", ".": "PUNCT"}
+
+
+def corpus(path, copies: int):
+    """The sentences with all four heads' annotation: tags, POS and a noun's number, entities, and a flat
+    parse (every word attached to the second); 8 copies make each arc frequent enough for spaCy's parser
+    to keep its label (min_action_freq = 30)."""
+    vocab = spacy.blank("en").vocab
+    docs = []
+    for text, tags, ents in SENTENCES * copies:
+        words = text.split()
+        doc = Doc(
+            vocab,
+            words=words,
+            tags=tags,
+            pos=[UPOS[tag] for tag in tags],
+            morphs=["Number=Sing" if tag in ("NN", "NNP") else "" for tag in tags],
+            heads=[1] * len(words),
+            deps=["ROOT" if i == 1 else "attached" for i in range(len(words))],
+        )
+        doc.ents = [Span(doc, start, end, label=label) for start, end, label in ents]
+        docs.append(doc)
+    DocBin(docs=docs).to_disk(path)
+    return path
 
 
 def head_vectors(nlp, head: str) -> np.ndarray:
@@ -30,13 +56,11 @@ def test_spacy_init_config_filled_trains_every_head_on_elmo(tmp_path):
     assert made.returncode == 0, made.stderr[-2000:]
     result = run_cli("init", "fill-elmo", base, filled, "--model", TINY_MODEL, module="spacy")
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    train, dev = _corpus(tmp_path / "train.spacy", 2), _corpus(tmp_path / "dev.spacy", 1)
+    train, dev = corpus(tmp_path / "train.spacy", 8), corpus(tmp_path / "dev.spacy", 1)
     paths = ("--paths.train", train, "--paths.dev", dev)
     checked = run_cli("debug", "config", filled, *paths, module="spacy")
     assert "Config is valid" in checked.stdout, checked.stdout[-2000:] + checked.stderr[-2000:]
-    trained = run_cli(
-        "train", filled, "--output", tmp_path / "out", *paths, "--training.max_steps", 2, module="spacy"
-    )
+    trained = run_cli("train", filled, "--output", tmp_path / "out", *paths, "--training.max_steps", 2, module="spacy")
     assert trained.returncode == 0, trained.stdout[-3000:] + trained.stderr[-3000:]
     nlp = spacy.load(tmp_path / "out" / "model-last")
     assert nlp.pipe_names == ["elmo", *HEADS]

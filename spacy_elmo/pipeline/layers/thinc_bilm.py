@@ -34,8 +34,8 @@ from ...nn.int8 import FAST_MODES, FastModeError
 from ...nn.precision import fp32_scope
 from ...nn.run_options import RunOptions
 from ..batch_plan import doc_segments, kept_tokens, plan_batches
-from ..device import place_bilm
 from ..bilm_holder import BiLMHolder, convert_inputs, convert_outputs, deserialize_holder, serialize_holder
+from ..device import place_bilm
 from ..process_state import PROCESS
 from ..segment import Segmenter, sentence_windows
 
