@@ -47,7 +47,7 @@ def fill_elmo_command(
         base = Config().from_str(text, interpolate=False)
     except (configparser.Error, ConfigValidationError) as err:
         raise ElmoError(f"{base_path} is not a spaCy config: {err}") from None
-    filled = fill_elmo_config(base, model=model, frozen=frozen, tok2vec=tok2vec)  # type: ignore[arg-type]
+    filled = fill_elmo_config(base, model=model, frozen=frozen, tok2vec=tok2vec)
     if str(output_path) == "-":
         typer.echo(filled.to_str(interpolate=False))
         return

@@ -13,9 +13,9 @@ listener of the shared component, or its own model) as the listener's `extra_fea
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, Iterator, List, Literal, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from confection import Config
+from confection import Config, ConfigValidationError
 
 from ..errors import ElmoError
 from ..models import reference_to
@@ -31,15 +31,14 @@ MIX_L2 = 0.001
 # spaCy's allocator for torch-backed pipelines: CuPy then takes its memory from torch's pool instead of
 # keeping a second one; spaCy applies it only when training on a GPU, so a CPU run is unchanged.
 GPU_ALLOCATOR = "pytorch"
-
-Tok2VecMode = Literal["instead", "beside"]
+TOK2VEC_MODES = ("instead", "beside")
 
 
 def fill_elmo_config(
     base: Config,
     model: Optional[str] = None,
     frozen: bool = True,
-    tok2vec: Tok2VecMode = "instead",
+    tok2vec: str = "instead",
 ) -> Config:
     """`base` (uninterpolated, as `spacy init config` writes it) with an `elmo` component first and an
     ElmoListener in every head, filled with every default as `spacy init fill-config` fills.
@@ -48,8 +47,8 @@ def fill_elmo_config(
     frozen: the biLM gets no gradient (False fine-tunes it through the listeners).
     tok2vec: "instead" or "beside" the heads' tok2vec (module docstring).
     """
-    if tok2vec not in ("instead", "beside"):
-        raise ElmoError(f"tok2vec must be 'instead' or 'beside', not {tok2vec!r}")
+    if tok2vec not in TOK2VEC_MODES:
+        raise ElmoError(f"--tok2vec is 'instead' or 'beside', not {tok2vec!r}")
     config = Config(base).copy()
     components: Dict[str, Any] = config.get("components", {})
     pipeline: List[str] = list(config.get("nlp", {}).get("pipeline", []))
@@ -66,7 +65,10 @@ def fill_elmo_config(
         )
     # Blocks copied out of a tok2vec that may go refer to it (`${components.tok2vec...}`): read them with
     # every reference already replaced by its value.
-    interpolated = Config(base).interpolate()["components"]
+    try:
+        interpolated = Config(base).interpolate()["components"]
+    except ConfigValidationError as err:
+        raise ElmoError(f"the config's references do not resolve, so it cannot be filled: {err}") from None
     for name in heads:
         dropout = MIX_DROPOUT[components[name]["factory"]]
         components[name]["model"]["tok2vec"] = _elmo_tok2vec(name, components, interpolated, tok2vec, dropout)
@@ -89,7 +91,7 @@ def _bilm_config(model: Optional[str]) -> Dict[str, Any]:
 
 
 def _elmo_tok2vec(
-    head: str, components: Dict[str, Any], interpolated: Dict[str, Any], mode: Tok2VecMode, mix_dropout: float
+    head: str, components: Dict[str, Any], interpolated: Dict[str, Any], mode: str, mix_dropout: float
 ) -> Dict[str, Any]:
     own = components[head]["model"]["tok2vec"]
     if mode == "beside":

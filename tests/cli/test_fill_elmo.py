@@ -80,7 +80,7 @@ def test_spacy_lists_fill_elmo_and_the_package_cli_runs_it(tmp_path):
     run_cli("init", "config", base, "--pipeline", "tagger", module="spacy")
     result = run_cli("fill-elmo", base, "-", "--fine-tune")
     assert result.returncode == 0, result.stderr[-2000:]
-    assert 'pipeline = ["elmo","tagger"]' in result.stdout and "frozen = false" in result.stdout
+    assert 'pipeline = ["elmo", "tagger"]' in result.stdout and "frozen = false" in result.stdout
     assert 'gpu_allocator = "pytorch"' in result.stdout
 
 

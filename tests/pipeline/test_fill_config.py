@@ -67,15 +67,31 @@ def test_model_frozen_and_allocator():
 
 
 @pytest.mark.parametrize(
-    "pipeline, model, fragment",
+    "pipeline, options, fragment",
     [
-        (["spancat"], None, "no tagger, morphologizer, parser, ner component"),
-        (["tagger"], "no-such-model", "no ELMo model 'no-such-model'"),
+        (["spancat"], {}, "no tagger, morphologizer, parser, ner component"),
+        (["tagger"], {"model": "no-such-model"}, "no ELMo model 'no-such-model'"),
+        (["tagger"], {"tok2vec": "around"}, "--tok2vec is 'instead' or 'beside', not 'around'"),
     ],
 )
-def test_what_cannot_be_filled_is_named(pipeline, model, fragment):
+def test_what_cannot_be_filled_is_named(pipeline, options, fragment):
     with pytest.raises(ElmoError, match=fragment):
-        fill_elmo_config(spacy_config(pipeline), model=model)
+        fill_elmo_config(spacy_config(pipeline), **options)
+
+
+def test_a_config_whose_references_do_not_resolve_is_named():
+    base = spacy_config(["tagger"])
+    del base["components"]["tok2vec"]["model"]["encode"]
+    with pytest.raises(ElmoError, match="the config's references do not resolve"):
+        fill_elmo_config(base)
+
+
+def test_instead_needs_embeddings_and_an_encoder_to_put_elmo_between():
+    base = spacy_config(["tagger"])
+    base["components"]["tok2vec"]["model"] = {"@architectures": "spacy.HashEmbedCNN.v2", "width": 96}
+    base["components"]["tagger"]["model"]["tok2vec"]["width"] = 96
+    with pytest.raises(ElmoError, match=r"\[components.tok2vec.model\] is 'spacy.HashEmbedCNN.v2'.*--tok2vec beside"):
+        fill_elmo_config(base)
 
 
 def test_a_filled_config_is_not_filled_twice():
