@@ -55,6 +55,7 @@ def fresh_venv(folder: Path) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # a workflow of six spaCy commands and two pip installs: minutes on 2 cores
 @pytest.mark.skipif(not DATA, reason="needs SPACY_ELMO_DATA, a local copy of the public data (labeled/)")
 def test_template_trains_packages_and_the_wheel_loads_in_a_fresh_virtualenv(tmp_path):
     project = tmp_path / "template"

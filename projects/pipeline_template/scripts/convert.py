@@ -10,6 +10,7 @@ rather than importing projects/downstream's."""
 from __future__ import annotations
 
 import argparse
+from itertools import islice
 from pathlib import Path
 from typing import Dict, Iterator, List, Tuple
 
@@ -40,15 +41,14 @@ def read_iob2(path: Path) -> Iterator[Tuple[List[str], List[str]]]:
             tags.append("O" if columns[2] in NOT_AN_ENTITY else columns[2])
 
 
-def tagged_docs(conllu: Path, iob2: Path) -> List[Doc]:
+def tagged_docs(conllu: Path, iob2: Path) -> Iterator[Doc]:
+    """Converted as they are read, so that `--limit` converts no more."""
     entities: Dict[str, Tuple[List[str], List[str]]] = dict(zip(sent_ids(iob2), read_iob2(iob2)))
-    docs = []
     for sid, doc in zip(sent_ids(conllu), conllu_to_docs(conllu.read_text(encoding="utf8"), n_sents=1)):
         words, tags = entities.get(sid, ([], []))
         if words == [token.text for token in doc]:
             doc.ents = biluo_tags_to_spans(doc, iob_to_biluo(tags))
-            docs.append(doc)
-    return docs
+            yield doc
 
 
 def main() -> None:
@@ -59,11 +59,11 @@ def main() -> None:
     args = parser.parse_args()
     args.corpus.mkdir(parents=True, exist_ok=True)
     for split in ("train", "dev", "test"):
-        docs = tagged_docs(
+        converted = tagged_docs(
             args.assets / "ud_english_ewt" / f"en_ewt-ud-{split}.conllu",
             args.assets / "uner_english_ewt" / f"en_ewt-ud-{split}.iob2",
         )
-        docs = docs[: args.limit or None]
+        docs = list(islice(converted, args.limit or None))
         DocBin(docs=docs).to_disk(args.corpus / f"{split}.spacy")
         print(f"{split}: {len(docs)} sentences")
 
