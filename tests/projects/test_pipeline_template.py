@@ -38,13 +38,14 @@ numpy.save(sys.argv[1], numpy.stack([token.vector for token in nlp("{TEXT}")]))
 
 
 def fresh_venv(folder: Path) -> Path:
-    """A virtualenv whose third-party packages are the running one's, without spacy-elmo."""
-    subprocess.run([sys.executable, "-m", "venv", folder / "venv"], check=True)
+    """A virtualenv whose third-party packages are the running one's, without spacy-elmo; without pip or
+    setuptools of its own, so that the running one's are the only ones (this pip installs into it)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", folder / "venv"], check=True)
     outer = Path(sysconfig.get_paths()["purelib"])
     shared = folder / "shared-site"
     shared.mkdir()
     for entry in outer.iterdir():
-        if not entry.name.startswith(("spacy_elmo", "__editable__", "pip", "_distutils_hack", "distutils-precedence")):
+        if not entry.name.startswith(("spacy_elmo", "__editable__")):
             (shared / entry.name).symlink_to(entry)
     python = folder / "venv" / "bin" / "python"
     inner = subprocess.run(
@@ -83,11 +84,14 @@ def test_template_trains_packages_and_the_wheel_loads_in_a_fresh_virtualenv(tmp_
     (package_wheel,) = (tmp_path / "dist").glob("spacy_elmo-*.whl")
     python = fresh_venv(tmp_path)
     installed = subprocess.run(
-        [python, "-m", "pip", "install", "--no-index", pipeline_wheel, package_wheel], capture_output=True, text=True
+        [sys.executable, "-m", "pip", "--python", python, "install", "--no-index", pipeline_wheel, package_wheel],
+        capture_output=True,
+        text=True,
     )
     assert installed.returncode == 0, installed.stdout[-2000:] + installed.stderr[-2000:]
     vectors = tmp_path / "vectors.npy"
-    loaded = subprocess.run([python, "-c", LOAD_IN_FRESH_VENV, vectors], capture_output=True, text=True)
+    # run outside the checkout: `python -c` puts the working folder first on sys.path
+    loaded = subprocess.run([python, "-c", LOAD_IN_FRESH_VENV, vectors], capture_output=True, text=True, cwd=tmp_path)
     assert loaded.returncode == 0, loaded.stderr[-3000:]
     trained = spacy.load(project / "training" / "model-best")
     expected = np.stack([token.vector for token in trained(TEXT)])
