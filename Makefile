@@ -15,7 +15,7 @@ $(BIN)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==$(TORCH_VERSION) $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
-	$(BIN)/pip install --quiet -e ".[test,plot,lint,ray]"
+	$(BIN)/pip install --quiet -e ".[test,plot,lint,ray,release]"
 	touch $@
 
 install: $(BIN)/.installed

@@ -52,6 +52,9 @@ def dump_command(
     workers: Optional[int] = typer.Option(
         None, "--workers", min=1, help="ray: worker actors, one CPU each (default: the cluster's CPUs)."
     ),
+    gpu_id: int = typer.Option(
+        -1, "--gpu-id", "-g", help="local: the GPU to run on, as `spacy train --gpu-id` takes it (-1: the CPU)."
+    ),
     gpus_per_worker: float = typer.Option(
         0.0, "--gpus-per-worker", min=0.0, help="ray: GPUs per worker; the biLM runs on CUDA when above 0."
     ),
@@ -59,12 +62,15 @@ def dump_command(
     """Write one dataset per input line, key = the line index, shape [L+1, n_tokens, 2P] (float32)."""
     from ..embed import check_has_tokens, dump_on_ray, write_layers
     from ..models import reference_to, resolve
+    from ..pipeline.device import place_bilm, use_gpu_id
     from ..util.io import count_lines
 
     if (options is None) != (weights is None):
         raise ElmoError("give both --options and --weights, or neither (and a model name or directory)")
     resolved = resolve(reference_to(model) if options is None else reference_to(options, weights))
     if engine == "ray":
+        if gpu_id >= 0:
+            raise ElmoError("--gpu-id is for --engine local; on Ray give --gpus-per-worker")
         if output_path.exists() and not output_path.is_dir():
             raise ElmoError(f"{output_path} is a file; with --engine ray give the folder to write the shards to")
         with tqdm(unit="shard", desc="dump", disable=not progress, delay=1) as bar:
@@ -93,7 +99,8 @@ def dump_command(
         raise ElmoError(f"{output_path} exists; pass --overwrite to replace it, or choose another output file")
     check_has_tokens(input_path)
     n_lines = count_lines(input_path)
-    bilm = resolved.load()
+    use_gpu_id(gpu_id)
+    bilm = place_bilm(resolved.load())
     with tqdm(total=n_lines, unit="sent", desc="dump", disable=not progress) as bar:
         written = write_layers(bilm, input_path, output_path, batch_size, stateful, on_block=bar.update)
     typer.echo(f"wrote {written.sentences} sentences to {output_path}")

@@ -7,8 +7,10 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
+import torch
 
 from tests.support.cli import assert_clear_error, run_cli
+from tests.support.paths import TINY_MODEL
 
 
 def test_dump_writes_one_dataset_per_line(fixture_bilm, fixture_paths, tmp_path):
@@ -86,3 +88,18 @@ def test_a_killed_dump_leaves_no_temporary_file_after_the_next_run(fixture_paths
     source.write_text("a short file .\n", encoding="utf8")
     assert run_cli(*args).returncode == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "layers.hdf5"]
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a machine without a GPU")
+def test_gpu_id_without_a_gpu_is_a_message_and_no_file(tmp_path):
+    text = tmp_path / "input.txt"
+    text.write_text("the bank of the river .\n", encoding="utf8")
+    out = tmp_path / "layers.hdf5"
+    result = run_cli("dump", text, out, "--model", TINY_MODEL, "--gpu-id", 0, "--no-progress")
+    assert_clear_error(result, "--gpu-id 0: no GPU that spaCy can use")
+    assert not out.exists()
+
+
+def test_gpu_id_is_for_the_local_engine(tmp_path):
+    result = run_cli("dump", "*.txt", tmp_path / "out", "--engine", "ray", "--gpu-id", 0)
+    assert_clear_error(result, "--gpu-id is for --engine local")

@@ -26,6 +26,7 @@ DOCUMENTS = [
     *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").glob("*.md")),
     "benchmarks/README.md",
     "projects/downstream/README.md",
+    "projects/pipeline_template/README.md",
     "projects/wsd/README.md",
     "tools/corpus/README.md",
     "benchmarks/peers/README.md",

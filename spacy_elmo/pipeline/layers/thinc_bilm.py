@@ -24,7 +24,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union, cast
 import torch
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import Model, PyTorchWrapper_v3, get_torch_default_device, torch2xp
+from thinc.api import Model, PyTorchWrapper_v3, torch2xp
 from thinc.types import Floats3d
 
 from ...errors import ElmoError
@@ -35,6 +35,7 @@ from ...nn.precision import fp32_scope
 from ...nn.run_options import RunOptions
 from ..batch_plan import doc_segments, kept_tokens, plan_batches
 from ..bilm_holder import BiLMHolder, convert_inputs, convert_outputs, deserialize_holder, serialize_holder
+from ..device import place_bilm
 from ..process_state import PROCESS
 from ..segment import Segmenter, sentence_windows
 
@@ -143,7 +144,7 @@ def set_frozen(model: Model, frozen: bool) -> None:
 
 def set_bilm(model: Model, bilm: BiLM) -> None:
     """Put `bilm` in the layer, on the device of the layer's ops (a GPU after spacy.require_gpu())."""
-    _holder(model).bilm = bilm.eval().to(get_torch_default_device())
+    _holder(model).bilm = place_bilm(bilm)
     model.set_dim("nO", bilm.output_dim, force=True)
 
 

@@ -1,0 +1,56 @@
+"""`fill-elmo`: a config from `spacy init config` turned into one whose heads learn from ELMo
+(pipeline/fill_config.py). The same command is `spacy init fill-elmo` (cli/spacy_init.py)."""
+
+import configparser
+from pathlib import Path
+from typing import Optional
+
+import typer
+from wasabi import msg
+
+from ..errors import ElmoError
+from .app import app
+
+
+@app.command("fill-elmo")
+def fill_elmo_command(
+    base_path: Path = typer.Argument(
+        ..., exists=True, dir_okay=False, allow_dash=True, help="Config to fill, from `spacy init config` ('-': stdin)."
+    ),
+    output_path: Path = typer.Argument(
+        Path("-"), dir_okay=False, allow_dash=True, help="Config file to write ('-': stdout, the default)."
+    ),
+    model: Optional[str] = typer.Option(
+        None,
+        "--model",
+        "-m",
+        help="A bundled or downloaded model's name (`python -m spacy_elmo models`) or a model directory or "
+        "archive; default: the bundled default.",
+    ),
+    frozen: bool = typer.Option(True, "--frozen/--fine-tune", help="Keep the biLM fixed, or train it too."),
+    tok2vec: str = typer.Option(
+        "instead",
+        "--tok2vec",
+        help="instead: each head's Tok2Vec embeds ELMo beside its hash embeddings, into its encoder (the "
+        "shipped configs); beside: each head keeps its tok2vec, ELMo's mix concatenated to it.",
+    ),
+) -> None:
+    """Put an `elmo` component first and an ElmoListener (its own layer mix) in every tagger,
+    morphologizer, parser and NER head; `[system] gpu_allocator` becomes "pytorch" where it is unset."""
+    from confection import Config, ConfigValidationError
+
+    from ..pipeline.fill_config import fill_elmo_config
+    from ..util.io import atomic_output, read_text
+
+    text = typer.get_text_stream("stdin").read() if str(base_path) == "-" else read_text(base_path, "config")
+    try:
+        base = Config().from_str(text, interpolate=False)
+    except (configparser.Error, ConfigValidationError) as err:
+        raise ElmoError(f"{base_path} is not a spaCy config: {err}") from None
+    filled = fill_elmo_config(base, model=model, frozen=frozen, tok2vec=tok2vec)
+    if str(output_path) == "-":
+        typer.echo(filled.to_str(interpolate=False))
+        return
+    with atomic_output(output_path) as tmp:
+        filled.to_disk(tmp, interpolate=False)
+    msg.good(f"wrote {output_path}", "train it: python -m spacy train " + str(output_path))

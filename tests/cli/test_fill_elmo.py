@@ -1,0 +1,94 @@
+"""A spaCy user's path, end to end through spaCy's own CLI: `spacy init config` -> `spacy init
+fill-elmo` -> `spacy debug config` -> `spacy train` on a tiny corpus -> every head's tok2vec answers to
+the biLM's layers (a head that still listened to tok2vec alone would not)."""
+
+import numpy as np
+import pytest
+import spacy
+import torch
+from spacy.tokens import Doc, DocBin, Span
+
+from spacy_elmo.pipeline.layers import get_bilm
+from tests.e2e.test_train_elmo import SENTENCES
+from tests.support.cli import run_cli
+from tests.support.paths import TINY_MODEL
+
+HEADS = ("tagger", "morphologizer", "parser", "ner")
+TEXT = "Alice went to the bank in Paris ."
+
+
+UPOS = {"NNP": "PROPN", "VBD": "VERB", "VBZ": "VERB", "TO": "ADP", "IN": "ADP", "DT": "DET", "NN": "NOUN", ".": "PUNCT"}
+
+
+def corpus(path, copies: int):
+    """The sentences with all four heads' annotation: tags, POS and a noun's number, entities, and a flat
+    parse (every word attached to the second); 8 copies make each arc frequent enough for spaCy's parser
+    to keep its label (min_action_freq = 30)."""
+    vocab = spacy.blank("en").vocab
+    docs = []
+    for text, tags, ents in SENTENCES * copies:
+        words = text.split()
+        doc = Doc(
+            vocab,
+            words=words,
+            tags=tags,
+            pos=[UPOS[tag] for tag in tags],
+            morphs=["Number=Sing" if tag in ("NN", "NNP") else "" for tag in tags],
+            heads=[1] * len(words),
+            deps=["ROOT" if i == 1 else "attached" for i in range(len(words))],
+        )
+        doc.ents = [Span(doc, start, end, label=label) for start, end, label in ents]
+        docs.append(doc)
+    DocBin(docs=docs).to_disk(path)
+    return path
+
+
+def head_vectors(nlp, head: str) -> np.ndarray:
+    doc = nlp.get_pipe("elmo")(nlp.make_doc(TEXT))
+    vectors = nlp.get_pipe(head).model.get_ref("tok2vec").predict([doc])
+    return np.concatenate([np.asarray(v) for v in vectors]) if isinstance(vectors, list) else np.asarray(vectors)
+
+
+@pytest.mark.slow
+def test_spacy_init_config_filled_trains_every_head_on_elmo(tmp_path):
+    base, filled = tmp_path / "base.cfg", tmp_path / "filled.cfg"
+    made = run_cli("init", "config", base, "--pipeline", ",".join(HEADS), module="spacy")
+    assert made.returncode == 0, made.stderr[-2000:]
+    result = run_cli("init", "fill-elmo", base, filled, "--model", TINY_MODEL, module="spacy")
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    train, dev = corpus(tmp_path / "train.spacy", 8), corpus(tmp_path / "dev.spacy", 1)
+    paths = ("--paths.train", train, "--paths.dev", dev)
+    checked = run_cli("debug", "config", filled, *paths, module="spacy")
+    assert "Config is valid" in checked.stdout, checked.stdout[-2000:] + checked.stderr[-2000:]
+    trained = run_cli("train", filled, "--output", tmp_path / "out", *paths, "--training.max_steps", 2, module="spacy")
+    assert trained.returncode == 0, trained.stdout[-3000:] + trained.stderr[-3000:]
+    nlp = spacy.load(tmp_path / "out" / "model-last")
+    assert nlp.pipe_names == ["elmo", *HEADS]
+    before = {head: head_vectors(nlp, head) for head in HEADS}
+    with torch.no_grad():
+        for parameter in get_bilm(nlp.get_pipe("elmo").model).parameters():
+            parameter.mul_(1.5)
+    for head in HEADS:
+        assert not np.allclose(head_vectors(nlp, head), before[head]), f"{head} does not hear the biLM"
+
+
+@pytest.mark.slow
+def test_spacy_lists_fill_elmo_and_the_package_cli_runs_it(tmp_path):
+    listed = run_cli("init", "--help", module="spacy")
+    assert "fill-elmo" in listed.stdout
+    base = tmp_path / "base.cfg"
+    run_cli("init", "config", base, "--pipeline", "tagger", module="spacy")
+    result = run_cli("fill-elmo", base, "-", "--fine-tune")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert 'pipeline = ["elmo", "tagger"]' in result.stdout and "frozen = false" in result.stdout
+    assert 'gpu_allocator = "pytorch"' in result.stdout
+
+
+@pytest.mark.slow
+def test_a_bad_model_name_is_a_message_in_spacys_cli(tmp_path):
+    base = tmp_path / "base.cfg"
+    run_cli("init", "config", base, "--pipeline", "tagger", module="spacy")
+    result = run_cli("init", "fill-elmo", base, tmp_path / "out.cfg", "--model", "no-such-model", module="spacy")
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert "no ELMo model 'no-such-model'" in result.stdout + result.stderr
+    assert not (tmp_path / "out.cfg").exists()
