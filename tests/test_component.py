@@ -9,7 +9,7 @@ from spacy.tokens import Doc, DocBin
 
 from spacy_elmo import restore_vectors
 from spacy_elmo.formats import WeightsError
-from spacy_elmo.pipeline.batch_plan import plan_batches
+from spacy_elmo.pipeline.bilm_layer.batch_plan import plan_batches
 from spacy_elmo.pipeline.frozen_cache import ActivationCache
 
 from .pipelines import elmo_config
