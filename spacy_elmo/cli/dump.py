@@ -5,7 +5,6 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from tqdm import tqdm
 
 from ..errors import InputError
 from ..models.bundled import DEFAULT_MODEL
@@ -57,6 +56,8 @@ def dump_command(
     ),
 ) -> None:
     """Write one dataset per input line, key = the line index, shape [L+1, n_tokens, 2P] (float32)."""
+    from tqdm import tqdm
+
     from ..embed import check_has_tokens, dump_on_ray, write_layers
     from ..models import reference_to, resolve
     from ..util.io import count_lines

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, TextIO
 
 import typer
-from tqdm import tqdm
 from wasabi import msg
 
 from ..errors import InputError
@@ -94,6 +93,7 @@ def tokenize_command(
             f"{existing[0]}{more} exist(s); pass --overwrite to replace them, or choose another --output-dir"
         )
     import spacy
+    from tqdm import tqdm
 
     tokenizer: Any = spacy.blank(lang).tokenizer
     n_tokens = n_lines = n_heldout = 0
