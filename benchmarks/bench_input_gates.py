@@ -19,7 +19,7 @@ from spacy.tokens import DocBin
 
 import spacy_elmo.nn.lstm as lstm  # noqa: E402
 from benchmarks.common import machine
-from spacy_elmo.pipeline.layers.thinc_bilm import get_bilm  # noqa: E402
+from spacy_elmo.pipeline.bilm_layer.thinc_bilm import get_bilm  # noqa: E402
 
 
 def main() -> None:

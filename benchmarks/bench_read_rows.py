@@ -20,7 +20,7 @@ from spacy.tokens import Doc
 from thinc.api import Model
 
 from benchmarks.common import machine
-from spacy_elmo.pipeline.layers import build_scalar_mix_v2
+from spacy_elmo.pipeline.architectures import build_scalar_mix_v2
 from spacy_elmo.pipeline.layers.pooling import pooling_layer
 from spacy_elmo.pipeline.layers.read_rows import apply_to_read_rows
 

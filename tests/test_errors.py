@@ -1,16 +1,20 @@
-"""Every mistake a user can make raises an ElmoError (a ValueError), which the CLI prints without a
-traceback: no plain builtin error is raised for user input anywhere in the package, and the glue code's
-checks raise ElmoError when the config is built."""
+"""Every mistake a user can make raises an ElmoError, which the CLI prints without a traceback: no plain
+builtin error is raised for user input anywhere in the package, and the glue code's checks raise
+ElmoError when the config is built. Each ElmoError is also the builtin error of its kind: bad input a
+ValueError, a failed file or network operation an OSError."""
 
 import ast
 import builtins
+import importlib
 from pathlib import Path
 
 import pytest
 
 import spacy_elmo
 from spacy_elmo import CharacterMapper
-from spacy_elmo.errors import ElmoError
+from spacy_elmo.embed.errors import RayClusterError
+from spacy_elmo.errors import DiskFullError, ElmoError, OutputFileError
+from spacy_elmo.hub.errors import DownloadError, ModelNotDownloadedError, NetworkError
 from spacy_elmo.pipeline.architectures import (
     build_bilm_v2,
     build_elmo_listener_v1,
@@ -71,3 +75,18 @@ def test_one_error_class_for_a_full_disk():
 
     assert HubDiskFullError is DiskFullError and IoOutputFileError is OutputFileError
     assert issubclass(DiskFullError, OutputFileError)
+
+
+def _error_classes():
+    for module in ("errors", "hub.errors", "embed.errors", "nn.errors", "pipeline.errors", "pretrain.errors"):
+        namespace = vars(importlib.import_module(f"spacy_elmo.{module}"))
+        yield from (value for value in namespace.values() if isinstance(value, type) and issubclass(value, ElmoError))
+
+
+def test_each_error_is_the_builtin_error_of_its_kind():
+    kinds = {cls: [k for k in (ValueError, OSError, RuntimeError) if issubclass(cls, k)] for cls in _error_classes()}
+    assert {cls.__name__ for cls, found in kinds.items() if len(found) != 1} == {"ElmoError"}
+    io_errors = {DiskFullError, OutputFileError, DownloadError, NetworkError, ModelNotDownloadedError, RayClusterError}
+    for cls, found in kinds.items():
+        assert (found == [OSError]) == issubclass(cls, tuple(io_errors)), cls
+    assert not any(name == "ElmoError" for _, _, name in raised_names()), "raise the subclass of the error's kind"

@@ -5,9 +5,8 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from tqdm import tqdm
 
-from ..errors import ElmoError
+from ..errors import InputError
 from ..models.bundled import DEFAULT_MODEL
 from .app import app
 
@@ -60,19 +59,21 @@ def dump_command(
     ),
 ) -> None:
     """Write one dataset per input line, key = the line index, shape [L+1, n_tokens, 2P] (float32)."""
+    from tqdm import tqdm
+
     from ..embed import check_has_tokens, dump_on_ray, write_layers
     from ..models import reference_to, resolve
     from ..pipeline.device import place_bilm, use_gpu_id
     from ..util.io import count_lines
 
     if (options is None) != (weights is None):
-        raise ElmoError("give both --options and --weights, or neither (and a model name or directory)")
+        raise InputError("give both --options and --weights, or neither (and a model name or directory)")
     resolved = resolve(reference_to(model) if options is None else reference_to(options, weights))
     if engine == "ray":
         if gpu_id >= 0:
-            raise ElmoError("--gpu-id is for --engine local; on Ray give --gpus-per-worker")
+            raise InputError("--gpu-id is for --engine local; on Ray give --gpus-per-worker")
         if output_path.exists() and not output_path.is_dir():
-            raise ElmoError(f"{output_path} is a file; with --engine ray give the folder to write the shards to")
+            raise InputError(f"{output_path} is a file; with --engine ray give the folder to write the shards to")
         with tqdm(unit="shard", desc="dump", disable=not progress, delay=1) as bar:
             manifest = dump_on_ray(
                 input_path,
@@ -90,13 +91,13 @@ def dump_command(
         typer.echo(f"wrote {len(manifest.shards)} shards, {sentences} sentences, to {output_path} (manifest.json)")
         return
     if engine != "local":
-        raise ElmoError(f"--engine {engine!r} is not one of {', '.join(ENGINES)}")
+        raise InputError(f"--engine {engine!r} is not one of {', '.join(ENGINES)}")
     if address is not None or workers is not None or gpus_per_worker:
-        raise ElmoError("--address, --workers and --gpus-per-worker are for --engine ray")
+        raise InputError("--address, --workers and --gpus-per-worker are for --engine ray")
     if output_path.is_dir():
-        raise ElmoError(f"{output_path} is a folder; give the HDF5 file to write (a folder is for --engine ray)")
+        raise InputError(f"{output_path} is a folder; give the HDF5 file to write (a folder is for --engine ray)")
     if output_path.exists() and not overwrite:
-        raise ElmoError(f"{output_path} exists; pass --overwrite to replace it, or choose another output file")
+        raise InputError(f"{output_path} exists; pass --overwrite to replace it, or choose another output file")
     check_has_tokens(input_path)
     n_lines = count_lines(input_path)
     use_gpu_id(gpu_id)

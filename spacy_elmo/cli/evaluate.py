@@ -7,7 +7,7 @@ from typing import List
 import typer
 from wasabi import msg
 
-from ..errors import ElmoError
+from ..errors import InputError
 from .app import app
 
 
@@ -42,7 +42,7 @@ def evaluate_command(
 
     resolved = resolve(reference_to(model_dir))
     if resolved.origin == "bundled":
-        raise ElmoError(
+        raise InputError(
             f"the bundled model {str(model_dir)!r} ships no softmax.hdf5 in the package; its softmax and vocab.txt "
             f"are in a source checkout's models/{model_dir}/: give that directory (evaluate models/{model_dir} ...)"
         )

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 from wasabi import msg
 
-from ..errors import ElmoError
+from ..errors import InputError
 from .app import app
 
 
@@ -46,7 +46,7 @@ def fill_elmo_command(
     try:
         base = Config().from_str(text, interpolate=False)
     except (configparser.Error, ConfigValidationError) as err:
-        raise ElmoError(f"{base_path} is not a spaCy config: {err}") from None
+        raise InputError(f"{base_path} is not a spaCy config: {err}") from None
     filled = fill_elmo_config(base, model=model, frozen=frozen, tok2vec=tok2vec)
     if str(output_path) == "-":
         typer.echo(filled.to_str(interpolate=False))

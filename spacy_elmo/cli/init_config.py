@@ -5,7 +5,7 @@ from pathlib import Path
 import typer
 from wasabi import msg
 
-from ..errors import ElmoError
+from ..errors import InputError
 from .app import app
 
 
@@ -20,9 +20,9 @@ def init_config_command(
     from ..util.io import atomic_output
 
     if preset not in preset_names():
-        raise ElmoError(f"unknown preset {preset!r}; choose one of {', '.join(preset_names())}")
+        raise InputError(f"unknown preset {preset!r}; choose one of {', '.join(preset_names())}")
     if output.exists() and not overwrite:
-        raise ElmoError(f"{output} exists; pass --overwrite to replace it")
+        raise InputError(f"{output} exists; pass --overwrite to replace it")
     with atomic_output(output) as tmp:
         tmp.write_text(preset_config(preset), encoding="utf8")
     msg.good(f"wrote {output}")

@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, TextIO
 
 import typer
-from tqdm import tqdm
 from wasabi import msg
 
-from ..errors import ElmoError
+from ..errors import InputError
 from .app import app
 
 TRAIN_DIR = "train"
@@ -47,13 +46,13 @@ def output_files(paths: List[Path], output_dir: Path, holdout: bool) -> Dict[str
     share a name or an output is one of the inputs."""
     targets = {f"train:{p.name}": output_dir / TRAIN_DIR / p.name for p in paths}
     if len(targets) != len(paths):
-        raise ElmoError("two inputs have the same file name; rename one or tokenize them in two runs")
+        raise InputError("two inputs have the same file name; rename one or tokenize them in two runs")
     if holdout:
         targets.update(dev=output_dir / DEV_FILE, test=output_dir / TEST_FILE)
     for target in targets.values():
         clash = next((p for p in paths if _same_file(p, target)), None)
         if clash is not None:
-            raise ElmoError(
+            raise InputError(
                 f"input {clash} would be overwritten by the output {target}; choose an --output-dir that "
                 "holds none of the inputs (e.g. corpus/ for raw/*.txt)"
             )
@@ -90,10 +89,11 @@ def tokenize_command(
     existing = [str(t) for t in targets.values() if t.exists()]
     if existing and not overwrite:
         more = f" and {len(existing) - 1} more" if len(existing) > 1 else ""
-        raise ElmoError(
+        raise InputError(
             f"{existing[0]}{more} exist(s); pass --overwrite to replace them, or choose another --output-dir"
         )
     import spacy
+    from tqdm import tqdm
 
     tokenizer: Any = spacy.blank(lang).tokenizer
     n_tokens = n_lines = n_heldout = 0

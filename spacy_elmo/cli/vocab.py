@@ -4,7 +4,6 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from tqdm import tqdm
 from wasabi import msg
 
 from .app import app
@@ -22,6 +21,8 @@ def vocab_command(
     ),
 ) -> None:
     """Write `<S>`, `</S>`, `<UNK>`, then the tokens by descending frequency, one per line."""
+    from tqdm import tqdm
+
     from ..pretrain.corpus import expand_paths
     from ..pretrain.vocab import build_vocabulary, count_tokens
 

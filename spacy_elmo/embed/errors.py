@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from ..errors import ElmoError
+from ..errors import ElmoError, InputError
 
 
-class RayMissingError(ElmoError):
+class RayMissingError(InputError):
     """`--engine ray` without Ray installed."""
+
+
+class RayClusterError(ElmoError, ConnectionError):
+    """No Ray cluster answers at the address given, or joining it failed."""

@@ -14,7 +14,7 @@ from typing import Callable, Iterator, List, Optional, Union
 
 import h5py
 
-from ..errors import ElmoError
+from ..errors import InputError
 from ..nn.bilm import BiLM
 from ..util.io import atomic_output, text_lines
 
@@ -39,7 +39,7 @@ def check_has_tokens(path: Union[str, Path]) -> None:
     """An InputFileError (via `text_lines`) for a missing or non-UTF-8 file, an ElmoError for a file
     without a single token; reads only up to the first token."""
     if not any(line.split() for line in text_lines(path, "input")):
-        raise ElmoError(
+        raise InputError(
             f"input file {path} has no tokens; it needs one whitespace-tokenized sentence per "
             "line (nothing was written)"
         )

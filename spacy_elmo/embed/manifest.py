@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Union
 
-from ..errors import ElmoError, InputFileError
+from ..errors import InputError, InputFileError
 from ..formats import is_model_path, model_layout
 from ..models import ResolvedModel
 from ..util.io import atomic_output, check_input_file, file_sha256, read_text
@@ -101,7 +101,9 @@ def shard_names(inputs: Sequence[Path]) -> List[str]:
     for path in resolved:
         name = path.relative_to(base).with_suffix(".hdf5").as_posix()
         if name in names:
-            raise ElmoError(f"input files {names[name]} and {path} would both be written to {name}; rename one of them")
+            raise InputError(
+                f"input files {names[name]} and {path} would both be written to {name}; rename one of them"
+            )
         names[name] = path
     return list(names)
 

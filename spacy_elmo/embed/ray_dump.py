@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Union
 
 from .. import __version__
-from ..errors import ElmoError
+from ..errors import ElmoError, InputError
 from ..models import ModelReference, ResolvedModel, resolve
 from ..nn.kernels import KERNEL_VARIABLE
 from ..util.io import file_sha256
-from .errors import RayMissingError
+from .errors import RayClusterError, RayMissingError
 from .hdf5 import LayersWritten, check_has_tokens, write_layers
 from .manifest import (
     DONE,
@@ -79,7 +79,7 @@ class ShardWriter:
     def write(self, input_path: str, output_path: str, identity: str) -> LayersWritten:
         """The shard of `input_path`, if this worker's model files are the driver's (digest `identity`)."""
         if identity != self.identity:
-            raise ElmoError(
+            raise InputError(
                 f"the worker on {socket.gethostname()} read other model files than the driver (sha256 "
                 f"{self.identity[:12]}... where the manifest records {identity[:12]}...): give every node the "
                 "same model, e.g. on shared storage, and run the same command again"
@@ -121,9 +121,9 @@ def dump_on_ray(
     if address is not None:
         _probe(address)
     if workers is not None and workers < 1:
-        raise ElmoError(f"--workers must be at least 1, got {workers}")
+        raise InputError(f"--workers must be at least 1, got {workers}")
     if gpus_per_worker < 0:
-        raise ElmoError(f"--gpus-per-worker must be 0 or more, got {gpus_per_worker}")
+        raise InputError(f"--gpus-per-worker must be 0 or more, got {gpus_per_worker}")
     identity = model_identity(model_files(model))
     settings: Dict[str, Any] = {"model": model.reference.describe(), "model_sha256": identity, "stateful": stateful}
     previous = None if overwrite else read_manifest(out_dir)
@@ -143,7 +143,7 @@ def dump_on_ray(
     failed = [shard for shard in shards if shard.status == FAILED]
     if failed:
         reasons = "; ".join(f"{shard.input}: {shard.error}" for shard in failed)
-        raise ElmoError(
+        raise InputError(
             f"{len(failed)} of {len(shards)} shards failed ({reasons}); the others are written. Fix the inputs "
             f"and run the same command again: it redoes only these (see {out_dir / 'manifest.json'})"
         )
@@ -183,7 +183,7 @@ def _run(
     try:
         gpus = ray.cluster_resources().get("GPU", 0)
         if cluster.gpus_per_worker > gpus:
-            raise ElmoError(
+            raise InputError(
                 f"--gpus-per-worker {cluster.gpus_per_worker:g} but the Ray cluster has {gpus:g} GPUs; "
                 "leave it out to run on CPUs, or join a cluster with GPUs (--address)"
             )
@@ -262,7 +262,7 @@ def _connect(ray: Any, address: Optional[str], workers: Optional[int]) -> bool:
     try:
         ray.init(address=address, **quiet)
     except (ConnectionError, RuntimeError, ValueError) as err:
-        raise ElmoError(f"cannot join the Ray cluster at {address}: {err}") from None
+        raise RayClusterError(f"cannot join the Ray cluster at {address}: {err}") from None
     return True
 
 
@@ -274,7 +274,7 @@ def _probe(address: str) -> None:
     try:
         socket.create_connection((host, int(port)), timeout=PROBE_SECONDS).close()
     except OSError as err:
-        raise ElmoError(
+        raise RayClusterError(
             f"no Ray cluster answers at {address} ({err.strerror or err}); start one with `ray start --head` "
             "on its head node and pass the address it prints, or leave out --address for a local cluster"
         ) from None

@@ -1,10 +1,10 @@
 """Every published ELMo format behind one loader: `load_model(path)` takes a directory or a zip archive
 of a model of any format in `FORMATS` and returns a BiLM that runs on this package's code.
 
-Each format is one module with the same small interface (base.ModelFormat). `FORMATS` is the order in
-which they are told apart by their files (detect.py): the first whose `detect` recognises a folder wins,
-so a format whose files are a superset of another's comes before it (NLPL's are bilm-tf's plus
-`meta.json`). Adding a format is its module plus one line here.
+Each format is told apart by its files (detect.py, which lists them in `FORMATS`) and read by one module
+with the same small interface (base.ModelFormat). A reader is imported when a model of its format is
+read: telling formats apart and listing them load neither torch nor h5py (the catalogue and `download`
+do only that), and so does importing this package; its other names are imported on first use.
 
 Archives are checked member by member and unpacked into a temporary directory that is gone once the
 weights are in memory (archive.py). `describe` / `rebuild` carry what a format needs besides the
@@ -14,30 +14,32 @@ options and the parameters (ELMoForManyLangs' vocabularies) through a saved spaC
 from __future__ import annotations
 
 import contextlib
+import importlib
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Tuple, Union
 
 from ..errors import InputFileError
-from ..nn.bilm import BiLM
-from ..nn.manylangs import ManyLangsBiLM
-from ..nn.options import ElmoOptions
+from ..util.lazy import lazy_names
 from .archive import ArchiveError, is_archive, member_names, unpacked
-from .base import ModelFormat, ModelLayout
-from .bilm_tf import BILM_TF, load_options_and_weights, load_weights, save_weights
-from .detect import detect_layout
+from .detect import FORMATS, FormatFiles, ModelLayout, detect_layout
 from .errors import ModelFormatError, WeightsError
-from .manylangs import MANYLANGS
-from .nlpl import NLPL
-from .tfhub import TFHUB
+
+if TYPE_CHECKING:
+    from ..nn.bilm import BiLM
+    from ..nn.manylangs import ManyLangsBiLM as ManyLangsBiLM
+    from ..nn.options import ElmoOptions
+    from .base import ModelFormat as ModelFormat
+    from .bilm_tf import load_options_and_weights as load_options_and_weights
+    from .bilm_tf import load_weights as load_weights
+    from .bilm_tf import save_weights as save_weights
 
 PathLike = Union[str, Path]
 
-FORMATS: Tuple[ModelFormat, ...] = (
-    MANYLANGS,
-    NLPL,
-    BILM_TF,
-    TFHUB,
-)
+_LAZY = {
+    "..nn.manylangs": ["ManyLangsBiLM"],
+    ".base": ["ModelFormat"],
+    ".bilm_tf": ["load_options_and_weights", "load_weights", "save_weights"],
+}
 
 
 def format_names() -> List[str]:
@@ -45,8 +47,11 @@ def format_names() -> List[str]:
     return [model_format.name for model_format in FORMATS]
 
 
-def _format(name: str) -> ModelFormat:
-    return next(model_format for model_format in FORMATS if model_format.name == name)
+def reader(name: str) -> ModelFormat:
+    """The reader of format `name` (one of `format_names()`), its module imported now."""
+    files = next(model_format for model_format in FORMATS if model_format.name == name)
+    module, attribute = files.reader.rsplit(".", 1)
+    return getattr(importlib.import_module(f".{module}", __name__), attribute)
 
 
 def is_model_path(path: PathLike) -> bool:
@@ -69,7 +74,7 @@ def _opened(path: PathLike, small_files_only: bool = False) -> Iterator[Tuple[Pa
     (its JSON files and checkpoint indexes only, with `small_files_only`)."""
     path = Path(path)
     if path.is_dir():
-        yield path, detect_layout(_files_under(path), str(path), FORMATS)
+        yield path, detect_layout(_files_under(path), str(path))
         return
     if not path.exists():
         raise InputFileError(f"model {path} does not exist; give a model directory, a zip archive or an options.json")
@@ -78,7 +83,7 @@ def _opened(path: PathLike, small_files_only: bool = False) -> Iterator[Tuple[Pa
             f"model {path} is neither a directory nor a zip or tar archive; for a bilm-tf model give "
             "load_bilm(options.json, weights.hdf5)"
         )
-    layout = detect_layout(member_names(path), str(path), FORMATS)
+    layout = detect_layout(member_names(path), str(path))
     with unpacked(path, (lambda name: name.endswith((".json", ".index"))) if small_files_only else None) as directory:
         try:
             yield directory, layout
@@ -91,22 +96,22 @@ def model_layout(path: PathLike) -> ModelLayout:
     """The format and files of the model at `path` (nothing but names is read)."""
     path = Path(path)
     if path.is_dir():
-        return detect_layout(_files_under(path), str(path), FORMATS)
+        return detect_layout(_files_under(path), str(path))
     if is_archive(path):
-        return detect_layout(member_names(path), str(path), FORMATS)
+        return detect_layout(member_names(path), str(path))
     raise ModelFormatError(f"model {path} is neither a directory nor a zip or tar archive")
 
 
 def model_options(path: PathLike) -> ElmoOptions:
     """The sizes of the model at `path`, from its small files only (no weights are read)."""
     with _opened(path, small_files_only=True) as (directory, layout):
-        return _format(layout.format).read_options(directory, layout)
+        return reader(layout.format).read_options(directory, layout)
 
 
 def load_model(path: PathLike, warm_start: bool = False) -> BiLM:
     """The model in the directory or zip archive `path`, whatever its format, in eval mode."""
     with _opened(path) as (directory, layout):
-        bilm = _format(layout.format).load(directory, layout)
+        bilm = reader(layout.format).load(directory, layout)
     if warm_start:
         bilm.set_warm_start()
     return bilm
@@ -115,7 +120,7 @@ def load_model(path: PathLike, warm_start: bool = False) -> BiLM:
 def describe(bilm: BiLM) -> Dict[str, Any]:
     """What rebuilds `bilm` besides its options and parameters, under its format's key (empty for
     bilm-tf's layout, which needs nothing more)."""
-    for model_format in FORMATS:
+    for model_format in _readers():
         description = model_format.describe(bilm)
         if description is not None and model_format.description_key is not None:
             return {model_format.description_key: description}
@@ -125,18 +130,26 @@ def describe(bilm: BiLM) -> Dict[str, Any]:
 def rebuild(options: ElmoOptions, saved: Dict[str, Any]) -> BiLM:
     """An untrained BiLM of the format whose `describe` output `saved` holds (parameters are loaded
     afterwards)."""
-    for model_format in FORMATS:
+    for model_format in _readers():
         key = model_format.description_key
         if key is not None and saved.get(key) is not None:
             return model_format.rebuild(options, saved[key])
+    from ..nn.bilm import BiLM
+
     return BiLM(options)
 
 
+def _readers() -> List[ModelFormat]:
+    return [reader(model_format.name) for model_format in FORMATS]
+
+
+__getattr__, __dir__, _lazy_all = lazy_names(__name__, _LAZY)
+
 __all__ = [
+    *_lazy_all,
     "FORMATS",
     "ArchiveError",
-    "ManyLangsBiLM",
-    "ModelFormat",
+    "FormatFiles",
     "ModelFormatError",
     "ModelLayout",
     "WeightsError",
@@ -144,10 +157,8 @@ __all__ = [
     "format_names",
     "is_model_path",
     "load_model",
-    "load_options_and_weights",
-    "load_weights",
     "model_layout",
     "model_options",
+    "reader",
     "rebuild",
-    "save_weights",
 ]

@@ -229,6 +229,8 @@ def unpacked(archive: PathLike, only: Optional[Callable[[str], bool]] = None) ->
     with tempfile.TemporaryDirectory(prefix="spacy-elmo-") as directory:
         try:
             extract(archive, directory, only)
+        except DiskFullError:  # names the space needed and the folder
+            raise
         except OSError as err:
             raise ArchiveError(
                 f"model archive {archive} cannot be unpacked into {directory} ({err.strerror}); free some space "

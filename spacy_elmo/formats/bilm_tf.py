@@ -10,7 +10,7 @@ bit-exact. The forget-gate bias of +1 is never stored (TF adds it at run time; s
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, Iterator, List, Mapping, Optional, Union
+from typing import Dict, Iterator, List, Union
 
 import h5py
 import numpy as np
@@ -21,11 +21,11 @@ from ..nn.bilm import BiLM
 from ..nn.chars import N_CHARS_TRAIN
 from ..nn.options import ElmoOptions
 from ..util.io import HDF5_DAMAGE, open_hdf5
-from .base import FormatDefaults, ModelLayout, WeightEntry, check_finite
+from .base import FormatDefaults, WeightEntry, check_finite
+from .detect import ModelLayout
 from .errors import WeightsError
 
 # Where a folder holds several .hdf5 files that could be the weights, these names are the weights.
-_PREFERRED_WEIGHTS = ("weights.hdf5", "model.hdf5", "lm_weights.hdf5")
 
 
 def _same(a: np.ndarray) -> np.ndarray:
@@ -179,23 +179,7 @@ def load_options_and_weights(options: Union[str, Path, ElmoOptions], weights: Un
 
 
 class BilmTfFormat(FormatDefaults):
-    """bilm-tf / AllenNLP: an options JSON and a weights HDF5 (`options.json` + `weights.hdf5`, or
-    AllenNLP's `..._options.json` + `..._weights.hdf5`); `softmax.hdf5` and token-embedding files beside
-    them are not the weights."""
-
-    name = "bilm-tf"
-    expects = "an options JSON with a weights .hdf5 (bilm-tf, AllenNLP)"
-
-    def detect(self, files: Mapping[str, str]) -> Optional[Dict[str, str]]:
-        options = ["options.json"] if "options.json" in files else [n for n in files if n.endswith("options.json")]
-        weights = [
-            n for n in files if n.endswith(".hdf5") and not n.startswith("softmax") and "token_embeddings" not in n
-        ]
-        if len(weights) > 1:
-            weights = [n for n in _PREFERRED_WEIGHTS if n in files] or [n for n in weights if "weights" in n]
-        if len(options) != 1 or len(weights) != 1:
-            return None
-        return {"options": files[options[0]], "weights": files[weights[0]]}
+    """bilm-tf / AllenNLP: an options JSON and a weights HDF5 (detect.py tells its files apart)."""
 
     def read_options(self, directory: Path, layout: ModelLayout) -> ElmoOptions:
         return ElmoOptions.from_file(directory / layout.files["options"])

@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import pickle
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
 import torch
 
@@ -40,7 +40,8 @@ from ..nn.lstm import FORGET_BIAS
 from ..nn.manylangs import ManyLangsBiLM, ManyLangsEncoder, ManyLangsVocab
 from ..nn.options import ElmoOptions, OptionsError, OptionsFileError
 from ..util.io import check_input_file, read_text
-from .base import FormatDefaults, ModelLayout, WeightEntry
+from .base import FormatDefaults, WeightEntry
+from .detect import ModelLayout
 from .errors import WeightsError
 from .manylangs_chars import parse_dic
 
@@ -290,19 +291,7 @@ class ManyLangsFormat(FormatDefaults):
     """ELMoForManyLangs: `config.json`, `token_embedder.pkl`, `encoder.pkl` (with `char.dic`, `word.dic`
     and the model config the `config.json` names)."""
 
-    name = "elmoformanylangs"
-    expects = "config.json, token_embedder.pkl and encoder.pkl (ELMoForManyLangs)"
     description_key: Optional[str] = "manylangs"  # the key saved pipelines carry; never rename it
-
-    def detect(self, files: Mapping[str, str]) -> Optional[Dict[str, str]]:
-        roles = {"config": "config.json", "token_embedder": "token_embedder.pkl", "encoder": "encoder.pkl"}
-        if not all(name in files for name in roles.values()):
-            return None
-        found = {role: files[name] for role, name in roles.items()}
-        found.update(
-            {role: files[name] for role, name in (("char_dic", "char.dic"), ("word_dic", "word.dic")) if name in files}
-        )
-        return found
 
     def read_options(self, directory: Path, layout: ModelLayout) -> ElmoOptions:
         config, source = _model_config(directory, layout)

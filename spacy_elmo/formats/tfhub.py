@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, Optional, Tuple, Union
 
 import numpy as np
 import torch
@@ -38,9 +38,9 @@ from ..nn.bilm import BiLM
 from ..nn.options import ElmoOptions
 from ..nn.tfhub import PublishedMix, TfHubBiLM
 from .archive import is_archive, member_names, unpacked
-from .base import FormatDefaults, ModelLayout, check_finite
+from .base import FormatDefaults, check_finite
 from .bilm_tf import weight_entries
-from .detect import detect_layout
+from .detect import TFHUB_FILES, ModelLayout, detect_layout
 from .errors import TfHubError, WeightsError
 from .tensor_bundle import TensorBundle
 
@@ -165,7 +165,7 @@ def published_mix_of(path: Union[str, Path]) -> PublishedMix:
             f"{path} is neither a TF-Hub module directory ({', '.join(MODULE_FILES)}) nor an archive of one; "
             "only TF-Hub modules publish a trained layer mix"
         )
-    layout = detect_layout(member_names(path), str(path), (TFHUB,))
+    layout = detect_layout(member_names(path), str(path), (TFHUB_FILES,))
     with unpacked(path, lambda name: name.startswith(f"{layout.root}/variables/".lstrip("/"))) as directory:
         return _mix_in_module(directory / layout.root, path)
 
@@ -215,14 +215,7 @@ def load_tfhub(directory: Union[str, Path]) -> TfHubBiLM:
 class TfHubFormat(FormatDefaults):
     """The TF-Hub module format (`load_model` routes a module directory or archive here)."""
 
-    name = "tfhub"
-    expects = "tfhub_module.pb, saved_model.pb and variables/variables.index (TF-Hub module)"
     description_key: Optional[str] = "tfhub"  # the key saved pipelines carry; never rename it
-
-    def detect(self, files: Mapping[str, str]) -> Optional[Dict[str, str]]:
-        if "tfhub_module.pb" in files and "saved_model.pb" in files:
-            return {"module": files["tfhub_module.pb"], "graph": files["saved_model.pb"]}
-        return None
 
     def read_options(self, directory: Path, layout: ModelLayout) -> ElmoOptions:
         return tfhub_options(directory / layout.root)

@@ -1,17 +1,19 @@
 """Published ELMo models: the catalogue, the cache and the download (`python -m spacy_elmo models` /
 `download NAME`). Nothing here runs implicitly: a model is fetched only by the download command or
-`download_model`, and loading a catalogue name that is not in the cache fails with that command."""
+`download_model`, and loading a catalogue name that is not in the cache fails with that command.
+`download_model` is imported on first use, so that the catalogue and the cache load no download code.
+"""
 
 from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
+from ..util.lazy import lazy_names
 from .cache_layout import CACHE_ENV, MIRROR_ENV, cache_dir, is_downloaded, model_dir
 from .cache_layout import cache_dir as cache_dir_of
 from .catalogue import Catalogue, ModelEntry, ModelFile, load_catalogue
-from .download import download_model
 from .errors import (
     CatalogueError,
     ChecksumError,
@@ -25,6 +27,9 @@ from .errors import (
     UnknownModelError,
     UnsafeArchiveError,
 )
+
+if TYPE_CHECKING:
+    from .download import download_model as download_model
 
 
 def is_catalogue_name(name: str, *, catalogue: Optional[Catalogue] = None) -> bool:
@@ -46,7 +51,10 @@ def downloaded_model_dir(name: str, cache_dir: Optional[Path] = None, *, catalog
     )
 
 
+__getattr__, __dir__, _lazy_all = lazy_names(__name__, {".download": ["download_model"]})
+
 __all__ = [
+    *_lazy_all,
     "CACHE_ENV",
     "MIRROR_ENV",
     "Catalogue",
@@ -64,7 +72,6 @@ __all__ = [
     "UnknownModelError",
     "UnsafeArchiveError",
     "cache_dir",
-    "download_model",
     "downloaded_model_dir",
     "is_catalogue_name",
     "load_catalogue",

@@ -130,7 +130,7 @@ class ModelEntry(_Strict):
     name: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$"), _plain_name("model name")]
     language: str = Field(pattern=r"^[a-z]{2,3}$", description="ISO 639 code, as spaCy names languages")
     language_name: str
-    format: str = Field(description="a format this package reads (formats.FORMATS), so every entry has a loader")
+    format: str = Field(description="a format this package reads (formats.detect.FORMATS), so every entry has a loader")
     description: str
     layers: Optional[int] = Field(None, gt=0)
     lstm_dim: Optional[int] = Field(None, gt=0)

@@ -17,6 +17,7 @@ from typing import Dict, List, Optional, Union, cast
 
 from filelock import FileLock
 
+from ..errors import ElmoError
 from ..util.io import atomic_output, file_digests, file_sha256
 from .cache_layout import RECORD_NAME, cache_dir, is_downloaded, lock_path, mirror_base, model_dir, staging_dir
 from .catalogue import Catalogue, JoinedArchive, ModelEntry, ModelFile, load_catalogue
@@ -189,6 +190,8 @@ def _assemble(entry: ModelEntry, staging: Path, final: Path, fetched: List[Dict[
             )
         write_record(tmp, entry, fetched)
         install(tmp, final)
+    except ElmoError:  # already names the file and the fix (a full disk, a checksum)
+        raise
     except OSError as err:
         raise DownloadError(f"cannot install {entry.name} into {final}: {err}") from None
     finally:
@@ -226,7 +229,9 @@ def _join_parts(entry: ModelEntry, staging: Path) -> Path:
     try:
         with atomic_output(archive) as tmp, open(tmp, "wb") as out:
             digests = file_digests(parts, ("sha256", "sha1"), "downloaded part", copy_to=out)
-    except OSError as err:  # the write of the joined archive (a full disk is atomic_output's DiskFullError)
+    except ElmoError:  # a full disk (atomic_output's DiskFullError), an unreadable part
+        raise
+    except OSError as err:  # the write of the joined archive
         raise DownloadError(
             f"cannot write {archive}, the archive joined from the parts of {entry.name} ({err.strerror or err}); "
             f"the parts are kept. Make room for it in {staging} (or use another --cache-dir / SPACY_ELMO_CACHE) "

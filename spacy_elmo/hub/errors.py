@@ -2,26 +2,26 @@
 file and what the user can do."""
 
 from ..errors import DiskFullError as DiskFullError  # the package's one full-disk error (the cache's too)
-from ..errors import ElmoError
+from ..errors import ElmoError, InputError
 
 
-class CatalogueError(ElmoError):
+class CatalogueError(InputError):
     """The catalogue file is not valid JSON or breaks its schema (a packaging bug, or a user's own file)."""
 
 
-class UnknownModelError(ElmoError):
+class UnknownModelError(InputError):
     """A name that is not in the catalogue."""
 
 
-class ModelNotDownloadedError(ElmoError):
+class ModelNotDownloadedError(ElmoError, FileNotFoundError):
     """A catalogue model asked for by name that is not in the cache: nothing is downloaded implicitly."""
 
 
-class DownloadError(ElmoError):
+class DownloadError(ElmoError, OSError):
     """A download that did not finish; nothing was left under the model's final name."""
 
 
-class NetworkError(DownloadError):
+class NetworkError(DownloadError, ConnectionError):
     """The server could not be reached (no network, DNS failure, refused connection, timeout)."""
 
 

@@ -12,7 +12,6 @@ from typing import List
 import h5py
 
 from ..errors import InputFileError
-from ..formats import FORMATS
 from ..formats.archive import ARCHIVE_SUFFIXES, member_names
 from ..formats.detect import detect_layout
 from ..util.io import HDF5_DAMAGE
@@ -59,7 +58,7 @@ def model_problem(directory: Path) -> str:
         if problem:
             return f"{name} {problem}"
     try:
-        layout = detect_layout(names, str(directory), FORMATS)
+        layout = detect_layout(names, str(directory))
     except InputFileError as err:
         return str(err)
     if "weights" not in layout.files:  # not an HDF5 weights file (ELMoForManyLangs, TF-Hub)

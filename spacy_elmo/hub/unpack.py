@@ -23,6 +23,8 @@ def unpack_archive(archive: Path, into: Path) -> None:
     except ArchiveError as err:
         archive.unlink(missing_ok=True)
         raise DownloadError(f"{err}{_AGAIN}") from None
+    except DiskFullError:  # the declared sizes exceed the free space: its message names both
+        raise
     except OSError as err:
         if err.errno in (errno.ENOSPC, errno.EDQUOT):
             raise DiskFullError(

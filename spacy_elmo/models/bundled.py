@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Dict, Tuple
 
-from ..errors import ElmoError
+from ..errors import InputError
 
 MODELS_DIR = Path(__file__).parent
 DEFAULT_MODEL = "gutenberg-web-2x512"
@@ -26,7 +26,7 @@ def bundled_model_paths(name: str = DEFAULT_MODEL) -> Tuple[Path, Path]:
     """(options.json, weights.hdf5) of a bundled model."""
     models = bundled_models()
     if name not in models:
-        raise ElmoError(
+        raise InputError(
             f"no bundled ELMo model named {name!r}; bundled: {', '.join(models)}. "
             "For other weights give the paths to options.json and the .hdf5 file."
         )

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Dict, Literal, Optional, Union
 
-from ..errors import ElmoError, InputFileError
+from ..errors import InputError, InputFileError
 from ..formats import is_model_path, load_model, load_options_and_weights, model_options
 from ..hub import downloaded_model_dir, is_catalogue_name
 from ..hub.cache_layout import redownload_hint
@@ -41,7 +41,7 @@ def is_model_name(name: str) -> bool:
 
 def _check_name(name: str) -> None:
     if not is_model_name(name):
-        raise ElmoError(
+        raise InputError(
             f"no ELMo model {name!r}: not an existing file or directory, not a bundled model "
             f"({', '.join(bundled_models())}), and not in the catalogue of published models "
             "(`python -m spacy_elmo models` lists them)"
@@ -50,7 +50,7 @@ def _check_name(name: str) -> None:
 
 def _check_weights(options: Optional[PathLike], weights: Optional[PathLike]) -> None:
     if weights is not None and options is None:
-        raise ElmoError(
+        raise InputError(
             f"weights {weights} given without options: give the options.json (or the model directory) "
             "that says how to read them"
         )
@@ -88,12 +88,12 @@ def model_reference(
     """A reference from a config's fields, with ambiguous or incomplete ones refused now, not when the
     weights are loaded; an unknown name fails here, saying where names come from."""
     if path is not None and (options is not None or weights is not None or name is not None):
-        raise ElmoError(
+        raise InputError(
             f"give either the model `path` ({path}) or `options`/`weights`/`name`, not both: the path's "
             "directory or archive holds the options and the weights"
         )
     if options is not None and name is not None:
-        raise ElmoError(f"give either the model name ({name!r}) or an options path ({options}), not both")
+        raise InputError(f"give either the model name ({name!r}) or an options path ({options}), not both")
     _check_weights(options, weights)
     if name is not None:
         _check_name(name)
@@ -138,7 +138,7 @@ class ResolvedModel:
         if self.path is None:
             assert self.options is not None
             if not (self.trained or untrained):
-                raise ElmoError(
+                raise InputError(
                     f"the biLM with options {self.options} has no weights: give its weights file (`weights` in "
                     "the model config or in [initialize.components.<elmo component>], `--weights` on a command)"
                 )
@@ -155,7 +155,7 @@ class ResolvedModel:
         """The model directory or archive, for what needs the model's own folder (`evaluate`, a published
         mix); an options.json with its weights is refused."""
         if self.path is None:
-            raise ElmoError(f"{self.options} is an options file; give the directory or archive of the model")
+            raise InputError(f"{self.options} is an options file; give the directory or archive of the model")
         return self.path
 
     def read_options(self) -> Optional[ElmoOptions]:

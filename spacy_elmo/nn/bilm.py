@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..errors import ElmoError
+from ..errors import InputError
 from .char_encoder import CharEncoder, token_lengths
 from .chars import BOS_TOKEN, EOS_TOKEN, CharacterMapper
 from .lstm import BiLSTMStack, State, run_directions
@@ -128,7 +128,7 @@ class BiLM(nn.Module):
         if sentences is None:
             sentences = [line.split() for line in WARMUP_TEXT.read_text(encoding="utf8").splitlines() if line.split()]
         if not sentences:
-            raise ElmoError("set_warm_start needs at least one sentence")
+            raise InputError("set_warm_start needs at least one sentence")
         forward = [t for s in sentences for t in (BOS_TOKEN, *s)]
         backward = [t for s in reversed(sentences) for t in (EOS_TOKEN, *reversed(s))]
         was_training = self.training
@@ -305,7 +305,7 @@ class BiLM(nn.Module):
         the previous batch, as the original does. `run`: how the calls compute (run_options.py).
         """
         if batch_size < 1:
-            raise ElmoError(f"batch_size must be at least 1, got {batch_size}")
+            raise InputError(f"batch_size must be at least 1, got {batch_size}")
         order = list(range(len(sentences)))
         if not stateful:
             order.sort(key=lambda i: len(sentences[i]), reverse=True)

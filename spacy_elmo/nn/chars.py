@@ -14,7 +14,7 @@ from typing import Dict, List, Sequence
 
 import numpy as np
 
-from ..errors import ElmoError
+from ..errors import InputError
 
 BOS_CHAR = 256
 EOS_CHAR = 257
@@ -40,7 +40,7 @@ class CharacterMapper:
 
     def __init__(self, max_characters_per_token: int = 50, cache_size: int = 100_000) -> None:
         if max_characters_per_token < 3:
-            raise ElmoError(
+            raise InputError(
                 f"max_characters_per_token must be at least 3 (BOW, one byte, EOW), got {max_characters_per_token}"
             )
         self.max_chars = max_characters_per_token

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from ..errors import ElmoError
+from ..errors import InputError
 
 
-class FastModeError(ElmoError):
+class FastModeError(InputError):
     """A fast mode asked for something only the exact model does (training, stateful, unknown mode)."""
 
 
 class FastModeUnavailable(FastModeError):
     """The mode cannot run fast on the biLM's device (int8 off the CPU); the exact model is the faster
-    one there. A pipeline falls back to it (pipeline/process_state.py)."""
+    one there. A pipeline falls back to it (pipeline/bilm_layer/process_state.py)."""
 
 
-class KernelChoiceError(ElmoError):
+class KernelChoiceError(InputError):
     """`SPACY_ELMO_CPU_KERNEL` names no kernel."""

@@ -26,6 +26,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 import torch
 
 from .errors import KernelChoiceError
+from .torch_compat import onednn_linear, onednn_linear_add, onednn_linear_available, onednn_pack, version
 
 KERNEL_VARIABLE = "SPACY_ELMO_CPU_KERNEL"
 MKL, ONEDNN = "mkl", "onednn"
@@ -43,12 +44,7 @@ _choices: Dict[ShapeKey, str] = {}
 
 def onednn_available() -> bool:
     """Whether this torch build has oneDNN and the two ops the packed path needs."""
-    mkldnn = torch.ops.mkldnn
-    return (
-        torch.backends.mkldnn.is_available()
-        and hasattr(mkldnn, "_linear_pointwise")
-        and hasattr(mkldnn, "_reorder_linear_weight")
-    )
+    return onednn_linear_available()
 
 
 def pinned_kernel() -> str:
@@ -129,18 +125,12 @@ class PackedWeights:
     def get(self, weight: torch.Tensor, out_in: Callable[[torch.Tensor], List[torch.Tensor]]) -> List[torch.Tensor]:
         """The packed copies of `out_in(weight)` (each `[out, in]`), packed again when `weight`'s storage
         or version has changed since the last call."""
-        key = (weight.data_ptr(), weight._version, tuple(weight.shape))
+        key = (weight.data_ptr(), version(weight), tuple(weight.shape))
         if key != self._key:
             with torch.no_grad():
-                self._packed = [
-                    torch.ops.mkldnn._reorder_linear_weight(w.detach().contiguous(), None) for w in out_in(weight)
-                ]
+                self._packed = [onednn_pack(w.detach().contiguous()) for w in out_in(weight)]
             self._key = key
         return self._packed
-
-
-def _pointwise(x: torch.Tensor, packed: torch.Tensor, bias: Optional[torch.Tensor]) -> torch.Tensor:
-    return torch.ops.mkldnn._linear_pointwise(x, packed, bias, "none", [], "")
 
 
 def batched_product(
@@ -172,12 +162,9 @@ def batched_product(
     def packed() -> torch.Tensor:
         copies = cache.get(weight, lambda full: [full[d].t() for d in range(full.shape[0])])[directions]
         if add is not None:
-            parts = [
-                torch.ops.mkldnn._linear_pointwise.binary(x[d], add[d].contiguous(), copies[d], None, "add")
-                for d in range(n_dir)
-            ]
+            parts = [onednn_linear_add(x[d], add[d].contiguous(), copies[d]) for d in range(n_dir)]
         else:
-            parts = [_pointwise(x[d], copies[d], None if bias is None else bias[d]) for d in range(n_dir)]
+            parts = [onednn_linear(x[d], copies[d], None if bias is None else bias[d]) for d in range(n_dir)]
         return torch.stack(parts)
 
     key = (f"bmm{n_dir}", row_bucket(rows), inner, w.shape[-1], torch.get_num_threads())
@@ -194,7 +181,7 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor], 
         return plain()
 
     def packed() -> torch.Tensor:
-        return _pointwise(x, cache.get(weight, lambda w: [w])[0], bias)
+        return onednn_linear(x, cache.get(weight, lambda w: [w])[0], bias)
 
     key = ("linear", row_bucket(x.shape[0]), x.shape[1], weight.shape[0], torch.get_num_threads())
     return packed() if choose(key, plain, packed) == ONEDNN else plain()

@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, Generic, Hashable, Iterable, Optional, S
 
 from cachetools import LRUCache
 
-from ..errors import ElmoError
+from ..errors import InputError
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -31,7 +31,7 @@ class LRU(Generic[K, V]):
 
     def __init__(self, capacity: int, size_of: Optional[Callable[[V], int]] = None, what: str = "capacity") -> None:
         if capacity < 0:
-            raise ElmoError(f"the {what} must not be negative, got {capacity}")
+            raise InputError(f"the {what} must not be negative, got {capacity}")
         self._table: LRUCache = LRUCache(capacity, getsizeof=size_of)
         self._size_of = size_of
         self._lock = threading.Lock()

@@ -9,7 +9,7 @@ from typing import Sequence, Union
 
 import numpy as np
 
-from ..errors import ElmoError
+from ..errors import InputError
 
 PoolingWeights = Union[str, Sequence[float]]
 SHORTHANDS = ("mean", "top")
@@ -19,9 +19,9 @@ def check_pooling(weights: PoolingWeights) -> None:
     """The shape of the setting, checked when the config is built."""
     if isinstance(weights, str):
         if weights not in SHORTHANDS:
-            raise ElmoError(f"pooling {weights!r} is not one of {', '.join(SHORTHANDS)} or a list of layer weights")
+            raise InputError(f"pooling {weights!r} is not one of {', '.join(SHORTHANDS)} or a list of layer weights")
     elif not weights or not all(isinstance(w, (int, float)) and not isinstance(w, bool) for w in weights):
-        raise ElmoError(f"pooling must be 'mean', 'top' or a non-empty list of layer weights, got {weights!r}")
+        raise InputError(f"pooling must be 'mean', 'top' or a non-empty list of layer weights, got {weights!r}")
 
 
 def pooling_weights(weights: PoolingWeights, n_layers: int) -> np.ndarray:
@@ -31,7 +31,7 @@ def pooling_weights(weights: PoolingWeights, n_layers: int) -> np.ndarray:
     if weights == "top":
         return np.eye(n_layers, dtype=np.float32)[-1]
     if len(weights) != n_layers:
-        raise ElmoError(
+        raise InputError(
             f"pooling has {len(weights)} weights but the biLM has {n_layers} layers; "
             f"give one weight per layer (token layer first)"
         )

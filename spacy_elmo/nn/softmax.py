@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..errors import ElmoError
+from ..errors import InputError
 
 
 class LogUniformSampler:
@@ -25,7 +25,7 @@ class LogUniformSampler:
 
     def __init__(self, n_vocab: int, n_samples: int) -> None:
         if not 0 < n_samples < n_vocab:
-            raise ElmoError(
+            raise InputError(
                 f"the sampled softmax needs 0 < n_negative_samples < vocabulary size, got {n_samples} "
                 f"negatives for {n_vocab} words; lower n_negative_samples or use the full softmax"
             )

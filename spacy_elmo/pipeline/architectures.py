@@ -1,13 +1,13 @@
-"""Registry entries (`spacy-elmo.*`), one versioned function per registered name, as thinc and
-spacy-curated-transformers do. The newest version of a layer is registered where it is built
-(`BiLM.v2` in layers/thinc_bilm.py, `ScalarMix.v2` in layers/scalar_mix.py); here are the older versions,
-each calling the newer one by keyword, so an existing name keeps building what it built, and the entries
-that combine layers (listener, standalone tok2vec, pooling, segmentation)."""
+"""Every registry entry (`spacy-elmo.*`) of the package, and only here: one versioned function per
+registered name, documented argument by argument, calling the builders of bilm_layer/, layers/ and
+training_log.py by keyword, which register nothing. An older version calls the newer one, so an existing
+name keeps building what it built. The `elmo` factory alone sits with its component (component.py), as
+spaCy's own do; setup.cfg's entry points name these functions (tests/test_architectures.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional, Sequence, Union
+from typing import Callable, List, Optional, Sequence, Union
 
 from spacy.tokens import Doc
 from spacy.util import registry
@@ -15,12 +15,62 @@ from thinc.api import Model
 from thinc.types import Floats2d, Floats3d
 
 from ..nn.pooling_weights import PoolingWeights
+from .bilm_layer.segment import Segmenter, sentence_windows
+from .bilm_layer.thinc_bilm import bilm_layer
 from .layers import ElmoListener, build_elmo_tok2vec, set_frozen
 from .layers.alignment import aligned_pooling
 from .layers.pooling import pooling_layer
-from .layers.scalar_mix import build_scalar_mix_v2
-from .layers.thinc_bilm import build_bilm_v2
-from .segment import Segmenter, sentence_windows
+from .layers.scalar_mix import scalar_mix
+from .training_log import console_and_mixes
+
+
+@registry.architectures("spacy-elmo.BiLM.v2")
+def build_bilm_v2(
+    options: Optional[Union[str, Path]] = None,
+    weights: Optional[Union[str, Path]] = None,
+    name: Optional[str] = None,
+    stateful: bool = False,
+    max_batch_tokens: int = 4096,
+    segmentation: Optional[Segmenter] = None,
+    warm_start: bool = False,
+    fast_mode: Optional[str] = None,
+    path: Optional[Union[str, Path]] = None,
+    tf32: bool = False,
+) -> Model[List[Doc], List[Floats3d]]:
+    """The biLM's layers per doc, `[L+1, n_tokens, 2P]`. The source is `path`, else `name`, else
+    `options` + `weights` (default: the bundled model); it is read at initialization or first use, never
+    when the config is built. Whether the biLM trains is its owner's setting (the `elmo` component's
+    `frozen`, or ElmoTok2Vec's), written through `set_frozen`.
+
+    options (Optional[Union[str, Path]]): an options.json, with `weights`.
+    weights (Optional[Union[str, Path]]): a weights.hdf5, with `options`.
+    name (Optional[str]): a bundled model, or a catalogue model once `python -m spacy_elmo download NAME`
+        has fetched it.
+    stateful (bool): carry the LSTM states from batch to batch, as the original (batches keep the docs'
+        order).
+    max_batch_tokens (int): at most this many padded tokens per batch.
+    segmentation (Optional[Segmenter]): cuts docs into the pieces the biLM reads (a registered `@misc`
+        function's result); null: `spacy-elmo.sentence_windows.v1` with its defaults.
+    warm_start (bool): every piece starts from a fixed warm LSTM state instead of zeros.
+    fast_mode (Optional[str]): null (exact) or "int8", a fast inexact copy for prediction and frozen
+        training; where it cannot run, the exact biLM runs, with a warning.
+    path (Optional[Union[str, Path]]): a model directory or archive of any format (formats.FORMATS).
+    tf32 (bool): TF32 products on a GPU (faster, about 1e-3 from the exact vectors); by default the biLM
+        computes in full fp32 whatever torch's global flags (nn/precision.py).
+    RETURNS (Model[List[Doc], List[Floats3d]]): the biLM layer.
+    """
+    return bilm_layer(
+        options=options,
+        weights=weights,
+        name=name,
+        stateful=stateful,
+        max_batch_tokens=max_batch_tokens,
+        segmentation=segmentation,
+        warm_start=warm_start,
+        fast_mode=fast_mode,
+        path=path,
+        tf32=tf32,
+    )
 
 
 @registry.architectures("spacy-elmo.BiLM.v1")
@@ -75,6 +125,41 @@ def build_sentence_windows_v1(split_sentences: bool = True, max_length: int = 25
     RETURNS (Segmenter): the segmenter `BiLM.v2`'s `segmentation` takes.
     """
     return sentence_windows(split_sentences=split_sentences, max_length=max_length, overlap=overlap)
+
+
+@registry.layers("spacy-elmo.ScalarMix.v2")
+def build_scalar_mix_v2(
+    weights: Optional[Sequence[float]] = None,
+    start_from: Optional[str] = None,
+    gamma: float = 1.0,
+    layer_norm: bool = False,
+    dropout: float = 0.0,
+    l2: float = 0.0,
+    trainable: bool = True,
+) -> Model[List[Floats3d], List[Floats2d]]:
+    """The paper's task-specific mix: gamma * sum_j softmax(w)_j * layer_j.
+
+    weights (Optional[Sequence[float]]): pre-softmax values, one per biLM layer (token layer first),
+        checked on the first batch; null: all zero, the plain mean. Not with `start_from`.
+    start_from (Optional[str]): a TF-Hub module (directory, archive or catalogue name) whose trained layer
+        weights and gamma are the initial values (`gamma` is then unused), read once when the mix is
+        initialized.
+    gamma (float): the initial scale.
+    layer_norm (bool): normalise each layer (one mean and variance per layer over the batch) before mixing.
+    dropout (float): in [0, 1), the mix's own dropout on its output in training (not `training.dropout`).
+    l2 (float): >= 0, an L2 penalty on the raw weights (the paper's lambda).
+    trainable (bool): whether `weights` and `gamma` learn.
+    RETURNS (Model[List[Floats3d], List[Floats2d]]): each doc's layers -> one vector per token.
+    """
+    return scalar_mix(
+        weights=weights,
+        start_from=start_from,
+        gamma=gamma,
+        layer_norm=layer_norm,
+        dropout=dropout,
+        l2=l2,
+        trainable=trainable,
+    )
 
 
 @registry.layers("spacy-elmo.ScalarMix.v1")
@@ -165,3 +250,13 @@ def build_elmo_tok2vec_v1(
     """
     set_frozen(bilm, frozen)
     return build_elmo_tok2vec(source=bilm, mix=mix, extra_features=extra_features, width=width)
+
+
+@registry.loggers("spacy-elmo.MixLogger.v1")
+def build_mix_logger_v1(progress_bar: Optional[str] = None) -> Callable:
+    """spaCy's console logger, plus every head's layer mix at each evaluation.
+
+    progress_bar (Optional[str]): as in `spacy.ConsoleLogger.v3`: null, "train" or "eval".
+    RETURNS (Callable): the logger's setup function, as `[training.logger]` takes it.
+    """
+    return console_and_mixes(progress_bar=progress_bar)

@@ -16,26 +16,38 @@ layers are cached, and the training docs given to `initialize` are embedded befo
 until `finish_training()` or the next `initialize`. While it trains, long embeddings (the training text
 from PROGRESS_MIN_TOKENS, other text once it has run PROGRESS_DELAY_S; pipeline/frozen_cache.py) show a
 progress bar on stderr; serving shows none.
+
+The pooling layer is a node of the biLM layer's model (after its torch wrapper, which alone runs), so
+spaCy's serialization of `model` carries its parameters: a ScalarMix started from a TF-Hub module keeps
+the module's mix where the module is not. `replace_listeners` copies the biLM without it. A pipeline saved
+by 0.1 holds the biLM alone in `model` and the pooling in a file of its own (or, before that, nowhere: the
+config's pooling stays); both load. Files are written beside and renamed: spaCy rewrites a saved pipeline
+in place (`spacy train`'s model-best), and a kill mid-write must leave the previous files whole.
 """
 
 from __future__ import annotations
 
+import contextlib
 import enum
 from functools import partial
+from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Union
 
 import numpy as np
+import srsly
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc
 from spacy.training import Example, validate_examples
+from spacy.util import from_bytes, from_disk, to_disk
 from spacy.vocab import Vocab
 from thinc.api import Model, Optimizer
 from thinc.types import Floats3d
 
 from ..errors import ElmoError
 from ..nn.pooling_weights import check_pooling, pooling_weights
-from .component_files import component_from_bytes, component_to_bytes, component_to_disk, read_pooling
+from ..util.io import atomic_output
+from .bilm_layer.thinc_bilm import declared_layers, ensure_loaded
 from .doc_data import ensure_extension, set_doc_data
 from .frozen_cache import FrozenLayerCache
 from .hooks import install_hooks
@@ -43,11 +55,13 @@ from .layers import ElmoListener, apply_to_read_rows, load_source, set_frozen
 from .layers.listener import replace_listener_cfg
 from .layers.pooling import pooling_layer
 from .layers.scalar_mix import mixes_in
-from .layers.thinc_bilm import declared_layers, ensure_loaded
 from .training_data import check_annotations, training_corpus
 
 # "mean", "top", fixed weights per layer, or any List[Floats3d] -> List[Floats2d] layer (layers/pooling.py).
 Pooling = Union[str, List[float], Model]
+
+# Where a pipeline saved by 0.1 kept the pooling layer's bytes, beside `model`.
+LEGACY_POOLING = "pooling"
 
 # No source given: the default bundled model (spaCy merges these keys into a user's model config, so
 # naming a model here would clash with user-given options paths).
@@ -143,6 +157,8 @@ class ElmoComponent(TrainablePipe):
         ensure_extension()
         self.vocab = vocab
         self.model = model
+        model.layers[1:] = [self.pooling]  # serialized with the biLM; only the wrapper, layers[0], runs
+        model.attrs["replace_listener"] = _bilm_alone
         self.name = name
         self.cfg = {
             "pooling": pooling if not isinstance(pooling, Model) else pooling.name,
@@ -360,29 +376,79 @@ class ElmoComponent(TrainablePipe):
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         """The biLM is loaded first (before `initialize` or first use it is only a recorded source), so
-        the bytes carry its options and weights; the pooling layer's parameters too (component_files.py)."""
+        the bytes carry its options and weights, and the pooling layer's parameters with them."""
         ensure_loaded(self.model)
-        return component_to_bytes(self, self.pooling, exclude)
+        return super().to_bytes(exclude=exclude)
 
     def to_disk(self, path: Any, *, exclude: Iterable[str] = tuple()) -> None:
-        """As to_bytes, each file written beside and renamed (component_files.py)."""
+        """As to_bytes; `cfg` and `model` are each written beside and renamed (module docstring)."""
         self._validate_serialization_attrs()
         ensure_loaded(self.model)
-        component_to_disk(self, self.pooling, path, exclude)
+        fields: Dict[str, Callable[[Path], Any]] = {
+            "cfg": lambda p: _replace_file(p, (srsly.json_dumps(self.cfg, indent=2) + "\n").encode("utf8")),
+            "vocab": lambda p: self.vocab.to_disk(p, exclude=exclude),
+            "model": lambda p: _replace_file(p, self.model.to_bytes()),
+        }
+        to_disk(path, fields, exclude)
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "ElmoComponent":
         self.cache.clear()  # new weights: cached layers would be stale
-        component_from_bytes(self, self.pooling, bytes_data, exclude)
+        fields: Dict[str, Callable[[bytes], Any]] = {
+            "cfg": lambda b: self.cfg.update(srsly.json_loads(b)),
+            "vocab": lambda b: self.vocab.from_bytes(b, exclude=exclude),
+            "model": self._load_model,
+            LEGACY_POOLING: self.pooling.from_bytes,  # only in the bytes of 0.1
+        }
+        from_bytes(bytes_data, fields, exclude)
         return self
 
     def from_disk(self, path: Any, *, exclude: Iterable[str] = tuple()) -> "ElmoComponent":
         self.cache.clear()
+        self._validate_serialization_attrs()
+        fields: Dict[str, Callable[[Path], Any]] = {
+            "cfg": lambda p: self.cfg.update(srsly.read_json(p)),
+            "vocab": lambda p: self.vocab.from_disk(p, exclude=exclude),
+            "model": lambda p: self._load_model(p.read_bytes()),
+            LEGACY_POOLING: lambda p: self.pooling.from_bytes(p.read_bytes()) if p.is_file() else None,
+        }
         try:
-            super().from_disk(path, exclude=exclude)
+            from_disk(path, fields, exclude)
         except ElmoError as err:  # a saved biLM that is refused: say which folder holds it
             raise type(err)(f"pipeline component {path}: {err}") from None
-        read_pooling(self.pooling, path, exclude)
         return self
+
+    def _load_model(self, data: bytes) -> None:
+        """The model's bytes: the biLM and the pooling, or the biLM alone where a pipeline saved by 0.1
+        (or earlier) holds it so, the pooling then from its own file, if any."""
+        if len(srsly.msgpack_loads(data)["nodes"]) == len(list(self.model.walk())):
+            self.model.from_bytes(data)
+            return
+        with _pooling_detached(self.model):
+            self.model.from_bytes(data)
 
     def add_label(self, label: str) -> int:
         raise NotImplementedError(f"the {self.name!r} component has no labels")
+
+
+def _bilm_alone(copy: Model) -> Model:
+    """The copy of the component's model that `replace_listeners` puts in a head: the biLM, whose config
+    (BiLM.v2) builds no pooling node."""
+    copy.layers[1:] = []
+    return copy
+
+
+@contextlib.contextmanager
+def _pooling_detached(model: Model) -> Iterator[None]:
+    """The biLM layer's model without its pooling node for the block, as 0.1 saved it."""
+    carried = model.layers[1:]
+    model.layers[1:] = []
+    try:
+        yield
+    finally:
+        model.layers[1:] = carried
+
+
+def _replace_file(path: Path, data: bytes) -> None:
+    """`path` holds `data` or, if writing is cut short, what it held before."""
+    with atomic_output(path) as tmp:
+        tmp.write_bytes(data)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from thinc.api import get_torch_default_device, require_cpu, require_gpu
 
-from ..errors import ElmoError
+from ..errors import InputError
 from ..nn.bilm import BiLM
 
 
@@ -18,7 +18,7 @@ def use_gpu_id(gpu_id: int) -> None:
     try:
         require_gpu(gpu_id)
     except (ValueError, ImportError) as err:
-        raise ElmoError(
+        raise InputError(
             f"--gpu-id {gpu_id}: no GPU that spaCy can use ({err}); a GPU needs torch's CUDA build and CuPy "
             "(`pip install spacy[cuda12x]`), or leave --gpu-id out to run on the CPU"
         ) from None

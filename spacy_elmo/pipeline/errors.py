@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from ..errors import ElmoError
+from ..errors import InputError
 
 
-class MisalignedDataError(ElmoError):
+class MisalignedDataError(InputError):
     """A doc's tokens no longer line up with the tokens its ELMo data was computed for."""
 
 
-class UntrustedPickleError(ElmoError):
+class UntrustedPickleError(InputError):
     """Saved biLM bytes that hold more than tensors: unpickling them could run code, so they are refused."""
 
 
-class MissingAnnotationError(ElmoError):
+class MissingAnnotationError(InputError):
     """A component to be trained on `elmo` has none of its annotation in the training corpus."""
 
 
-class AlignmentError(ElmoError):
+class AlignmentError(InputError):
     """A cross-lingual alignment matrix that is missing, not a torch-saved square matrix, or of another
     width than the vectors it maps."""

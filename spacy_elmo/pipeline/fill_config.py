@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from confection import Config, ConfigValidationError
 
-from ..errors import ElmoError
+from ..errors import InputError
 from ..models import reference_to
 
 HEAD_FACTORIES = ("tagger", "morphologizer", "parser", "ner")
@@ -48,18 +48,18 @@ def fill_elmo_config(
     tok2vec: "instead" or "beside" the heads' tok2vec (module docstring).
     """
     if tok2vec not in TOK2VEC_MODES:
-        raise ElmoError(f"--tok2vec is 'instead' or 'beside', not {tok2vec!r}")
+        raise InputError(f"--tok2vec is 'instead' or 'beside', not {tok2vec!r}")
     config = Config(base).copy()
     components: Dict[str, Any] = config.get("components", {})
     pipeline: List[str] = list(config.get("nlp", {}).get("pipeline", []))
     if ELMO_NAME in components or any(_find_listeners(components, ELMO_LISTENER)):
-        raise ElmoError(
+        raise InputError(
             f"the config already has an `{ELMO_NAME}` component or ELMo listeners; fill-elmo fills a config "
             "from `python -m spacy init config` (leave `elmo` out of its --pipeline)"
         )
     heads = [name for name in pipeline if components.get(name, {}).get("factory") in HEAD_FACTORIES]
     if not heads:
-        raise ElmoError(
+        raise InputError(
             f"no {', '.join(HEAD_FACTORIES)} component in [nlp] pipeline ({pipeline}): ELMo feeds those heads; "
             "make the config with e.g. `python -m spacy init config config.cfg --pipeline tagger,ner`"
         )
@@ -68,7 +68,7 @@ def fill_elmo_config(
     try:
         interpolated = Config(base).interpolate()["components"]
     except ConfigValidationError as err:
-        raise ElmoError(f"the config's references do not resolve, so it cannot be filled: {err}") from None
+        raise InputError(f"the config's references do not resolve, so it cannot be filled: {err}") from None
     for name in heads:
         dropout = MIX_DROPOUT[components[name]["factory"]]
         components[name]["model"]["tok2vec"] = _elmo_tok2vec(name, components, interpolated, tok2vec, dropout)
@@ -97,14 +97,14 @@ def _elmo_tok2vec(
     if mode == "beside":
         width = own.get("width") or own.get("encode", {}).get("width")
         if width is None:
-            raise ElmoError(
+            raise InputError(
                 f"[components.{head}.model.tok2vec] ({own.get('@architectures')}) names no width to project "
                 "ELMo's mix and its features to; fill a config from `spacy init config`, or use --tok2vec instead"
             )
         return _listener(copy.deepcopy(own), width, mix_dropout)
     source, where = _tok2vec_model(head, interpolated)
     if source.get("@architectures") != "spacy.Tok2Vec.v2" or "embed" not in source or "encode" not in source:
-        raise ElmoError(
+        raise InputError(
             f"[{where}] is {source.get('@architectures')!r}, not a spacy.Tok2Vec.v2 with `embed` and `encode`: "
             f"--tok2vec instead puts ELMo beside its embeddings, so {head} needs one; --tok2vec beside keeps "
             "any tok2vec as it is"
@@ -138,7 +138,7 @@ def _tok2vec_model(head: str, components: Dict[str, Any]) -> Tuple[Dict[str, Any
         name for name, block in components.items() if block.get("factory") == "tok2vec" and upstream in ("*", name)
     ]
     if len(shared) != 1:
-        raise ElmoError(
+        raise InputError(
             f"{head} listens to tok2vec component {upstream!r}, but the config has {len(shared)} such components "
             f"({', '.join(shared) or 'none'}); name one in [components.{head}.model.tok2vec] upstream"
         )

@@ -23,7 +23,7 @@ from thinc.types import Floats3d
 from tqdm import tqdm
 
 from ..nn.lru import LRU
-from .layers.thinc_bilm import get_bilm
+from .bilm_layer.thinc_bilm import get_bilm
 
 # Docs per biLM call when the training docs are embedded ahead of the first step.
 PREFILL_BATCH_DOCS = 1000

@@ -15,8 +15,8 @@ from typing import Dict, Iterable, Union, cast
 import numpy as np
 from spacy.tokens import Doc, Span, Token
 
-from ..errors import ElmoError
-from .batch_plan import read_by_bilm
+from ..errors import InputError
+from .bilm_layer.batch_plan import read_by_bilm
 from .doc_data import ensure_extension, get_doc_data, rows_match, stored_data
 
 Obj = Union[Doc, Span, Token]
@@ -25,7 +25,7 @@ Obj = Union[Doc, Span, Token]
 def _data(doc: Doc) -> Dict[str, np.ndarray]:
     data = stored_data(doc)
     if data is None:
-        raise ElmoError("this doc has vector hooks but no doc._.elmo; run the elmo component on it again")
+        raise InputError("this doc has vector hooks but no doc._.elmo; run the elmo component on it again")
     return data
 
 

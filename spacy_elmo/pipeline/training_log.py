@@ -1,4 +1,5 @@
-"""`spacy-elmo.MixLogger.v1`: spaCy's console logger plus, at each evaluation, every head's layer mix.
+"""The logger `spacy-elmo.MixLogger.v1` (architectures.py) builds: spaCy's console logger plus, at each
+evaluation, every head's layer mix.
 
 The learned s_j (softmaxed) and gamma are the paper's per-task answer to "which biLM layers matter";
 printing them next to the scores makes their movement visible during `spacy train`.
@@ -12,13 +13,15 @@ from typing import IO, Any, Callable, Dict, Optional, Tuple
 from spacy.language import Language
 from spacy.util import registry
 
+from .component import ElmoComponent
 from .layers.scalar_mix import mixes_in
 
 
 def format_mixes(nlp: Language) -> str:
     lines = []
     for name, component in nlp.pipeline:
-        model = getattr(component, "model", None)
+        # The `elmo` component's model carries its pooling, which no head learns.
+        model = None if isinstance(component, ElmoComponent) else getattr(component, "model", None)
         for i, mix in enumerate(mixes_in(model) if model is not None else []):
             mix_weights = mix["weights"]
             if not isinstance(mix_weights, list):
@@ -27,16 +30,6 @@ def format_mixes(nlp: Language) -> str:
             label = name if i == 0 else f"{name}#{i}"
             lines.append(f"elmo mix {label}: s = [{weights}] gamma = {mix['gamma']:.4f}")
     return "\n".join(lines)
-
-
-@registry.loggers("spacy-elmo.MixLogger.v1")
-def build_mix_logger_v1(progress_bar: Optional[str] = None) -> Callable:
-    """spaCy's console logger, plus every head's layer mix at each evaluation.
-
-    progress_bar (Optional[str]): as in `spacy.ConsoleLogger.v3`: null, "train" or "eval".
-    RETURNS (Callable): the logger's setup function, as `[training.logger]` takes it.
-    """
-    return console_and_mixes(progress_bar=progress_bar)
 
 
 def console_and_mixes(progress_bar: Optional[str] = None) -> Callable:

@@ -1,13 +1,13 @@
 """What can go wrong in pretraining, in one place; every message names the file, section or key and the fix."""
 
-from ..errors import ElmoError, InputFileError
+from ..errors import ElmoError, InputError, InputFileError
 
 
-class ConfigError(ElmoError):
+class ConfigError(InputError):
     """A pretraining config that cannot be used; the message names the section and key."""
 
 
-class RunDirError(ElmoError):
+class RunDirError(InputError):
     """An output directory that cannot take this run; the message says what to do instead."""
 
 
@@ -15,7 +15,7 @@ class CorpusError(InputFileError):
     """Training or evaluation text that cannot be used; the message names the files."""
 
 
-class TrainingError(ElmoError):
+class TrainingError(ElmoError, RuntimeError):
     """Training cannot go on (e.g. the loss became NaN); the message says where and what to try."""
 
 

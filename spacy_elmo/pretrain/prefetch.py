@@ -12,7 +12,7 @@ import queue
 import threading
 from typing import Generic, Iterator, Optional, TypeVar
 
-from ..errors import ElmoError
+from ..errors import InputError
 
 T = TypeVar("T")
 
@@ -30,7 +30,7 @@ class Prefetcher(Generic[T]):
 
     def __init__(self, source: Iterator[T], depth: int) -> None:
         if depth < 1:
-            raise ElmoError(f"prefetch depth must be at least 1, got {depth}")
+            raise InputError(f"prefetch depth must be at least 1, got {depth}")
         self._queue: "queue.Queue[object]" = queue.Queue(maxsize=depth)
         self._stop = threading.Event()
         self._done = False

@@ -29,6 +29,15 @@ import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 
 from ..nn.softmax import LogUniformSampler
+from ..nn.torch_compat import (
+    foreach_add_,
+    foreach_add_scalar_,
+    foreach_addcdiv_,
+    foreach_addcmul_,
+    foreach_sqrt,
+    mark_static_address,
+    recompile_limit,
+)
 from . import distributed
 from .config import TrainingSettings
 from .model import LanguageModel, LMOutput, States
@@ -122,7 +131,7 @@ class NoSyncStep(PlainStep):
         sums = [state[p]["sum"] for p in params] if self.settings.optimizer == "adagrad" else None
         norm = self._apply(params, sums, self.guard, self._number, **self._constants)
         if sums is not None:
-            torch._foreach_add_([state[p]["step"] for p in params], 1)  # torch's counters, on the host
+            foreach_add_scalar_([state[p]["step"] for p in params], 1)  # torch's counters, on the host
         return norm
 
 
@@ -149,12 +158,12 @@ def apply_update(
     grads = [torch.where(finite, g * scale.to(g.dtype), 0.0) for g in grads]
     guard.record(finite, number)
     if sums is None:
-        torch._foreach_add_(params, grads, alpha=-learning_rate)
+        foreach_add_(params, grads, alpha=-learning_rate)
         return norm
-    torch._foreach_addcmul_(sums, grads, grads, value=1)
-    std = torch._foreach_sqrt(sums)
-    torch._foreach_add_(std, ADAGRAD_EPS)
-    torch._foreach_addcdiv_(params, grads, std, value=-learning_rate)
+    foreach_addcmul_(sums, grads, grads, value=1)
+    std = foreach_sqrt(sums)
+    foreach_add_scalar_(std, ADAGRAD_EPS)
+    foreach_addcdiv_(params, grads, std, value=-learning_rate)
     return norm
 
 
@@ -186,7 +195,7 @@ class CompiledStep(NoSyncStep):
         # torch.compile runs every compiled partial through one wrapper function, whose cache of compiled
         # graphs counts against one recompile limit per process: at torch's default a process that has
         # compiled a few steps (several runs) would run this step uncompiled.
-        with torch._dynamo.config.patch(recompile_limit=RECOMPILE_LIMIT):
+        with recompile_limit(RECOMPILE_LIMIT):
             return self._step(item, states, number)
 
     def _step(self, item: StepInputs, states: States, number: int) -> Tuple[LMOutput, torch.Tensor]:
@@ -233,7 +242,7 @@ def static_writes(update: Callable[..., torch.Tensor]) -> Callable[..., torch.Te
         params: List[torch.Tensor], sums: Optional[List[torch.Tensor]], guard: NonFiniteGuard, number: torch.Tensor
     ) -> torch.Tensor:
         for tensor in [*(sums or []), number, *guard.device_tensors]:
-            torch._dynamo.mark_static_address(tensor)
+            mark_static_address(tensor)
         return update(params, sums, guard, number)
 
     return marked

@@ -1,10 +1,10 @@
 """The one formatter of settings errors: every file and config section is a pydantic model (options.json,
 the catalogue, the pretraining config's sections), and a pydantic ValidationError becomes the package's
-ElmoError here, with a message that names the file, the key path, the bad value and what it must be.
+InputError here, with a message that names the file, the key path, the bad value and what it must be.
 
 A field can say what it must be in words (`must_be(...)`), for limits a user reads better that way than
 as pydantic's constraint text; an upper limit reads as a likely typo. Checks that span several keys raise
-an ElmoError (a ValueError) inside a validator, which pydantic collects: their message is used as it is.
+an InputError (a ValueError) inside a validator, which pydantic collects: their message is used as it is.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any, Iterator, List, Optional, Sequence, Type, TypeVar, Union
 from pydantic import AliasPath, Field, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
-from ..errors import ElmoError
+from ..errors import InputError
 
 T = TypeVar("T")
 MAX_PROBLEMS = 5
@@ -26,7 +26,7 @@ def must_be(text: str, **constraints: Any) -> Any:
     return Field(json_schema_extra={"must_be": text}, **constraints)
 
 
-def validate(schema: Type[T], data: Any, error: Type[ElmoError], where: str = "", config: bool = False) -> T:
+def validate(schema: Type[T], data: Any, error: Type[InputError], where: str = "", config: bool = False) -> T:
     """`data` as `schema` (a pydantic model or dataclass), or `error` saying what is wrong: `where`
     (the file, with its separator) starts the message; keys read `'a.b[0]'`, or `[section] key` in a
     `config` (whose first level is its sections)."""

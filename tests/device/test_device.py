@@ -22,9 +22,9 @@ from spacy_elmo.nn.chars import CharacterMapper
 from spacy_elmo.nn.int8 import FastModeUnavailable, make_fast
 from spacy_elmo.nn.options import ElmoOptions
 from spacy_elmo.nn.softmax import LogUniformSampler
-from spacy_elmo.pipeline import bilm_holder
-from spacy_elmo.pipeline.layers import thinc_bilm as bilm_layer_module
-from spacy_elmo.pipeline.layers.thinc_bilm import get_bilm
+from spacy_elmo.pipeline.bilm_layer import bilm_holder
+from spacy_elmo.pipeline.bilm_layer import thinc_bilm as bilm_layer_module
+from spacy_elmo.pipeline.bilm_layer.thinc_bilm import get_bilm
 from spacy_elmo.pretrain.batching import StreamBatcher, TokenRows
 from spacy_elmo.pretrain.distributed import Context
 from spacy_elmo.pretrain.model import LanguageModel

@@ -16,12 +16,14 @@ from spacy.tokens import Doc, DocBin
 from spacy_elmo import load_bilm
 from spacy_elmo.errors import ElmoError
 from spacy_elmo.formats import model_layout, model_options
+from spacy_elmo.formats.detect import TFHUB_FILES
 from spacy_elmo.formats.tensor_bundle import TensorBundle
-from spacy_elmo.formats.tfhub import TFHUB, TfHubError, bilm_from_bundle, options_from_bundle, published_mix_of
+from spacy_elmo.formats.tfhub import TfHubError, bilm_from_bundle, options_from_bundle, published_mix_of
 from spacy_elmo.nn.bilm import BiLM
 from spacy_elmo.nn.tfhub import TfHubBiLM
-from spacy_elmo.pipeline.layers.scalar_mix import build_scalar_mix_v2, mix_summary, softmax
-from spacy_elmo.pipeline.layers.thinc_bilm import get_bilm
+from spacy_elmo.pipeline.architectures import build_scalar_mix_v2
+from spacy_elmo.pipeline.bilm_layer.thinc_bilm import get_bilm
+from spacy_elmo.pipeline.layers.scalar_mix import mix_summary, softmax
 from tests.support.paths import FIXTURES
 
 ROOT = FIXTURES / "elmo-tfhub"
@@ -46,7 +48,7 @@ def _assert_layers(layers_per_sentence, ref, n_proj):
 @pytest.mark.parametrize("name", MODULES)
 def test_load_bilm_gives_the_modules_layers(name):
     bilm = load_bilm(ROOT / name)
-    assert model_layout(ROOT / name).format == TFHUB.name
+    assert model_layout(ROOT / name).format == TFHUB_FILES.name
     assert model_options(ROOT / name) == bilm.options
     _assert_layers(bilm.embed(SENTENCES), _reference(name), bilm.options.projection_dim)
 
@@ -58,7 +60,7 @@ def test_a_module_as_its_publishers_tar_gz_loads(tmp_path, file_name):
     with tarfile.open(archive, "w:gz") as tar:
         tar.add(ROOT / "dp-1shard", arcname="module")
     bilm = load_bilm(archive)
-    assert model_layout(archive).format == TFHUB.name
+    assert model_layout(archive).format == TFHUB_FILES.name
     _assert_layers(bilm.embed(SENTENCES), _reference("dp-1shard"), bilm.options.projection_dim)
 
 

@@ -18,7 +18,7 @@ from spacy_elmo.nn import precision
 from spacy_elmo.nn.lstm import BiLSTMLayer
 from spacy_elmo.nn.precision import fp32_scope
 from spacy_elmo.nn.run_options import RunOptions
-from spacy_elmo.pipeline.layers.thinc_bilm import ensure_loaded
+from spacy_elmo.pipeline.bilm_layer.thinc_bilm import ensure_loaded
 from spacy_elmo.pretrain import load_config, train
 from tests.support.paths import PRETRAIN_TINY_CONFIG
 from tests.support.pipelines import TAGGER_ON_ELMO, elmo_config
@@ -156,7 +156,7 @@ def test_the_component_computes_in_fp32_unless_its_tf32_option_and_restores(call
 
 
 def test_the_layer_builder_takes_tf32_and_defaults_to_exact():
-    from spacy_elmo.pipeline.layers import build_bilm_v2
+    from spacy_elmo.pipeline.architectures import build_bilm_v2
 
     assert build_bilm_v2().attrs["tf32"] is False
     assert build_bilm_v2(tf32=True).attrs["tf32"] is True

@@ -9,8 +9,6 @@ import pytest
 from spacy.util import registry
 
 from spacy_elmo.pipeline import architectures
-from spacy_elmo.pipeline.layers.scalar_mix import build_scalar_mix_v2
-from spacy_elmo.pipeline.layers.thinc_bilm import build_bilm_v2
 from tests.support.paths import REPO
 
 REGISTERED = [
@@ -33,7 +31,7 @@ def test_each_name_has_its_own_versioned_function(table, name):
     _, base, version = name.split(".")
     assert func.__name__.endswith(f"_{version}")
     assert func.__name__.replace("_", "") == f"build{base}{version}".replace("_", "").lower()
-    assert func.__module__.startswith("spacy_elmo.pipeline.")
+    assert func.__module__ == "spacy_elmo.pipeline.architectures"  # the one home of registry entries
 
 
 @pytest.mark.parametrize("table,name", REGISTERED)
@@ -57,11 +55,18 @@ def test_entry_points_name_the_registered_functions():
     for table, name in REGISTERED:
         func = getattr(registry, table).get(name)
         assert declared[name] == f"{func.__module__}:{func.__name__}"
+    assert all(target.startswith("spacy_elmo.pipeline.architectures:") for target in declared.values())
+
+
+def test_no_module_but_architectures_registers_anything():
+    package = REPO / "spacy_elmo"
+    registering = {p.relative_to(package).as_posix() for p in package.rglob("*.py") if "@registry." in p.read_text()}
+    assert registering == {"pipeline/architectures.py"}
 
 
 def test_bilm_v1_builds_what_v2_builds_with_its_segmentation():
     old = architectures.build_bilm_v1(name="fixture-tiny", max_batch_tokens=100, max_length=64, overlap=8)
-    new = build_bilm_v2(
+    new = architectures.build_bilm_v2(
         name="fixture-tiny",
         max_batch_tokens=100,
         segmentation=architectures.build_sentence_windows_v1(max_length=64, overlap=8),
@@ -72,5 +77,5 @@ def test_bilm_v1_builds_what_v2_builds_with_its_segmentation():
 
 def test_scalar_mix_v1_builds_what_v2_builds_without_a_module():
     old = architectures.build_scalar_mix_v1(weights=[0.1, 0.2, 0.3], gamma=2.0, dropout=0.1)
-    new = build_scalar_mix_v2(weights=[0.1, 0.2, 0.3], gamma=2.0, dropout=0.1)
+    new = architectures.build_scalar_mix_v2(weights=[0.1, 0.2, 0.3], gamma=2.0, dropout=0.1)
     assert old.attrs == new.attrs and old.attrs["start_from"] is None

@@ -6,7 +6,7 @@ import builtins
 import pytest
 import spacy
 
-from spacy_elmo.pipeline.bilm_holder import BiLMHolder, UntrustedPickleError
+from spacy_elmo.pipeline.bilm_layer.bilm_holder import BiLMHolder, UntrustedPickleError
 from tests.support.pipelines import elmo_config
 
 ELMO = elmo_config()

@@ -7,7 +7,7 @@ from spacy.tokens import Doc
 from spacy.util import registry
 
 from spacy_elmo.errors import ElmoError
-from spacy_elmo.pipeline.segment import Segment, segment
+from spacy_elmo.pipeline.bilm_layer.segment import Segment, segment
 from tests.support.pipelines import elmo_config
 
 

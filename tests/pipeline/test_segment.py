@@ -1,6 +1,6 @@
 import pytest
 
-from spacy_elmo.pipeline.segment import Segment, segment, windows
+from spacy_elmo.pipeline.bilm_layer.segment import Segment, segment, windows
 
 
 def _covered_once(segments, n):

@@ -11,8 +11,8 @@ import spacy
 import torch
 
 from spacy_elmo.nn.token_cache import TokenEmbeddingCache
+from spacy_elmo.pipeline.bilm_layer.thinc_bilm import get_bilm
 from spacy_elmo.pipeline.frozen_cache import ActivationCache
-from spacy_elmo.pipeline.layers.thinc_bilm import get_bilm
 from tests.support.pipelines import elmo_config
 
 N_THREADS = 4

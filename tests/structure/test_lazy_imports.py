@@ -11,10 +11,12 @@ import pytest
 
 # Prints the top-level modules loaded by `code`: a fresh process, so nothing the tests loaded counts.
 PROBE = "import json, sys\n{code}\nprint(json.dumps(sorted({{name.split('.')[0] for name in sys.modules}})))"
-HELP = (
-    "import runpy\nsys.argv = ['spacy_elmo', '--help']\n"
+COMMAND = (
+    "import runpy\nsys.argv = ['spacy_elmo', {args}]\n"
     "try:\n    runpy.run_module('spacy_elmo', run_name='__main__')\nexcept SystemExit:\n    pass"
 )
+HELP = COMMAND.format(args="'--help'")
+LIGHT = {"torch", "spacy", "thinc", "ray", "h5py"}
 
 
 def loaded_after(code: str) -> set:
@@ -28,13 +30,17 @@ def loaded_after(code: str) -> set:
 @pytest.mark.parametrize(
     "code, not_loaded",
     [
-        ("import spacy_elmo", {"torch", "spacy", "thinc", "ray", "h5py"}),
+        ("import spacy_elmo", LIGHT),
         ("import spacy_elmo.pretrain", {"spacy", "thinc", "ray"}),
         ("import spacy_elmo.embed", {"spacy", "thinc", "ray"}),
         ("from spacy_elmo.embed import ElmoEmbedder", {"spacy", "thinc", "ray"}),
-        (HELP, {"torch", "spacy", "thinc", "ray", "h5py"}),
+        (HELP, LIGHT),
+        ("import spacy_elmo.formats", LIGHT),
+        ("import spacy_elmo.hub", LIGHT),
+        (COMMAND.format(args="'models'"), LIGHT),
+        (COMMAND.format(args="'download', '--help'"), LIGHT),
     ],
-    ids=["package", "pretrain", "embed", "ray-data", "cli-help"],
+    ids=["package", "pretrain", "embed", "ray-data", "cli-help", "formats", "hub", "models", "download-help"],
 )
 def test_a_part_loads_only_what_it_uses(code, not_loaded):
     assert not loaded_after(code) & not_loaded
@@ -44,7 +50,7 @@ def test_the_probe_sees_what_an_import_loads():
     assert "spacy" in loaded_after("import spacy_elmo.pipeline.component")
 
 
-@pytest.mark.parametrize("package", ["spacy_elmo", "spacy_elmo.models"])
+@pytest.mark.parametrize("package", ["spacy_elmo", "spacy_elmo.models", "spacy_elmo.formats", "spacy_elmo.hub"])
 def test_every_public_name_of_a_lazy_package_is_there(package):
     module = importlib.import_module(package)
     for name in module.__all__:

@@ -1,22 +1,23 @@
-"""thinc glue between spaCy Docs and the torch biLM: the biLM layer, the listener, the mixes and pooling,
-and the read-rows rule. Files are read through the floors below (models/, formats/): the biLM's
-weights when it loads, and a published module's mix when a ScalarMix starts from one."""
+"""thinc glue between spaCy Docs and the torch biLM: the listener, the mixes and pooling, and the
+read-rows rule (the biLM layer and its parts are in bilm_layer/; this face gives its functions too).
+Files are read through the floors below (models/, formats/): the biLM's weights when it loads, and a
+published module's mix when a ScalarMix starts from one."""
 
+from ..bilm_layer.thinc_bilm import bilm_layer, get_bilm, load_source, set_bilm, set_frozen
 from .listener import ElmoListener, build_elmo_tok2vec
 from .read_rows import apply_to_read_rows, mix_read_rows
-from .scalar_mix import build_scalar_mix_v2, mix_summary
-from .thinc_bilm import build_bilm_v2, get_bilm, load_source, set_bilm, set_frozen
+from .scalar_mix import mix_summary, scalar_mix
 
 __all__ = [
     "ElmoListener",
     "apply_to_read_rows",
-    "build_bilm_v2",
+    "bilm_layer",
     "build_elmo_tok2vec",
     "get_bilm",
     "load_source",
     "mix_summary",
     "mix_read_rows",
-    "build_scalar_mix_v2",
+    "scalar_mix",
     "set_bilm",
     "set_frozen",
 ]

@@ -19,7 +19,7 @@ from spacy.tokens import Doc
 from thinc.api import Model, chain, concatenate, with_array
 from thinc.types import Floats2d, Floats3d
 
-from ...errors import ElmoError
+from ...errors import InputError
 from ..doc_data import get_layers
 from .projection import projection
 from .read_rows import mix_read_rows
@@ -80,13 +80,13 @@ class ElmoListener(Model):
         """The received layers and callback for `docs`, given once: the listener forgets them, so that
         nothing of the batch outlives the head's update."""
         if self.get_batch_id(docs) != self._batch_id:
-            raise ElmoError(
+            raise InputError(
                 "ElmoListener got a batch that differs from the one its upstream 'elmo' component last "
                 "processed: run the upstream component's update on the same examples first (it must come "
                 "before this component in the pipeline and not be frozen in [training])"
             )
         if self._outputs is None or self._backprop is None:
-            raise ElmoError(
+            raise InputError(
                 "ElmoListener was asked twice for the layers of one training batch: its upstream 'elmo' "
                 "component hands them over once per update; run the upstream's update before each of the head's"
             )
@@ -106,7 +106,7 @@ class ElmoListener(Model):
 
     def check_upstream(self) -> Any:
         if self._upstream is None:
-            raise ElmoError(
+            raise InputError(
                 f"an ElmoListener listens to an 'elmo' component named {self.upstream_name!r}, but the pipeline "
                 f"has no such component before it. Add one (nlp.add_pipe('elmo', name={self.upstream_name!r}, "
                 "before=<this component>)) or set the listener's `upstream` to the name of the one you have; "
@@ -187,6 +187,6 @@ def replace_listener_cfg(
     """
     found = find_listener_cfg(listener_cfg)
     if found is None:
-        raise ElmoError(f"replace_listeners found no {LISTENER_ARCHITECTURE} in {listener_cfg!r}")
+        raise InputError(f"replace_listeners found no {LISTENER_ARCHITECTURE} in {listener_cfg!r}")
     kept = {k: v for k, v in found.items() if k not in ("@architectures", "upstream")}
     return {"@architectures": STANDALONE_ARCHITECTURE, "bilm": tok2vec_model_cfg, "frozen": frozen, **kept}

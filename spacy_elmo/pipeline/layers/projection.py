@@ -18,12 +18,12 @@ from thinc.api import Model, glorot_uniform_init, zero_init
 from thinc.layers.linear import init as linear_init
 from thinc.types import Floats1d, Floats2d
 
-from ...errors import ElmoError
+from ...errors import InputError
 
 
 def projection(nO: int) -> Model[Floats2d, Floats2d]:
     if nO < 1:
-        raise ElmoError(f"width must be a positive number of features, got {nO}")
+        raise InputError(f"width must be a positive number of features, got {nO}")
     # thinc's own Linear initialisation, with Linear's defaults.
     init = partial(linear_init, glorot_uniform_init, zero_init)
     return Model("linear", _forward, init=init, dims={"nO": nO, "nI": None}, params={"W": None, "b": None})
@@ -34,7 +34,7 @@ def _forward(model: Model, X: Floats2d, is_train: bool) -> Tuple[Floats2d, Calla
     W = cast(Floats2d, model.get_param("W"))
     b = cast(Floats1d, model.get_param("b"))
     if X.shape[1] != W.shape[1]:
-        raise ElmoError(
+        raise InputError(
             f"the projection expects {W.shape[1]} input features and got {X.shape[1]}: the head's features "
             "changed width since it was initialized (a different biLM or extra_features); initialize it again"
         )

@@ -18,11 +18,10 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
-from spacy.util import registry
 from thinc.api import Model
 from thinc.types import Floats2d, Floats3d
 
-from ...errors import ElmoError
+from ...errors import InputError
 from .read_rows import ROW_WISE
 
 InT = List[Floats3d]
@@ -32,8 +31,7 @@ LAYER_NORM_EPS = 1e-12
 MIX_NODE = "elmo-scalar-mix"  # the layer's name, by which reports find every mix inside a model
 
 
-@registry.layers("spacy-elmo.ScalarMix.v2")
-def build_scalar_mix_v2(
+def scalar_mix(
     weights: Optional[Sequence[float]] = None,
     start_from: Optional[str] = None,
     gamma: float = 1.0,
@@ -42,26 +40,14 @@ def build_scalar_mix_v2(
     l2: float = 0.0,
     trainable: bool = True,
 ) -> Model[InT, OutT]:
-    """The paper's task-specific mix: gamma * sum_j softmax(w)_j * layer_j.
-
-    weights (Optional[Sequence[float]]): pre-softmax values, one per biLM layer (token layer first),
-        checked on the first batch; null: all zero, the plain mean. Not with `start_from`.
-    start_from (Optional[str]): a TF-Hub module (directory, archive or catalogue name) whose trained layer
-        weights and gamma are the initial values (`gamma` is then unused), read once when the mix is
-        initialized.
-    gamma (float): the initial scale.
-    layer_norm (bool): normalise each layer (one mean and variance per layer over the batch) before mixing.
-    dropout (float): in [0, 1), the mix's own dropout on its output in training (not `training.dropout`).
-    l2 (float): >= 0, an L2 penalty on the raw weights (the paper's lambda).
-    trainable (bool): whether `weights` and `gamma` learn.
-    RETURNS (Model[List[Floats3d], List[Floats2d]]): each doc's layers -> one vector per token.
-    """
+    """The mix that `spacy-elmo.ScalarMix.v2` registers (pipeline/architectures.py, which documents the
+    arguments); bad settings are refused here, when the config is built."""
     if not 0.0 <= dropout < 1.0:
-        raise ElmoError(f"dropout must be in [0, 1), got {dropout}")
+        raise InputError(f"dropout must be in [0, 1), got {dropout}")
     if l2 < 0:
-        raise ElmoError(f"l2 must not be negative, got {l2}")
+        raise InputError(f"l2 must not be negative, got {l2}")
     if start_from is not None and weights is not None:
-        raise ElmoError(
+        raise InputError(
             f"ScalarMix: give either `weights` or `start_from` ({start_from}), not both: the module's trained "
             "weights are the initial weights"
         )
@@ -107,7 +93,7 @@ def _allocate(model: Model, n_layers: Optional[int]) -> None:
         assert n_layers is not None, "the number of layers is known from a batch or a published mix"
         initial = [0.0] * n_layers
     if n_layers is not None and len(initial) != n_layers:
-        raise ElmoError(
+        raise InputError(
             f"ScalarMix has {len(initial)} initial weights but the biLM gives {n_layers} layers; "
             f"give {n_layers} weights or leave `weights` unset (`start_from`: a module of another biLM)"
         )
@@ -166,7 +152,7 @@ def _forward(model: Model, Xs: InT, is_train: bool) -> Tuple[OutT, Callable]:
     w = model.get_param("w")
     gamma = float(model.get_param("gamma")[0])
     if X.shape[0] != w.shape[0]:
-        raise ElmoError(
+        raise InputError(
             f"ScalarMix has {w.shape[0]} layer weights but got {X.shape[0]} layers (`start_from`: a module of "
             "another biLM)"
         )

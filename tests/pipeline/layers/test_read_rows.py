@@ -5,7 +5,7 @@ import pytest
 import spacy
 from thinc.api import Model, chain
 
-from spacy_elmo.pipeline.layers import build_bilm_v2, build_scalar_mix_v2
+from spacy_elmo.pipeline.architectures import build_bilm_v2, build_scalar_mix_v2
 from spacy_elmo.pipeline.layers.pooling import pooling_layer
 from spacy_elmo.pipeline.layers.read_rows import ROW_WISE, apply_to_read_rows, mix_read_rows
 from tests.support.pipelines import elmo_config

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from thinc.api import SGD, fix_random_seed, set_dropout_rate
 
-from spacy_elmo.pipeline.layers import build_scalar_mix_v2, mix_summary
+from spacy_elmo.pipeline.architectures import build_scalar_mix_v2
+from spacy_elmo.pipeline.layers import mix_summary
 from spacy_elmo.pipeline.layers.scalar_mix import softmax
 
 

@@ -7,12 +7,12 @@ carries options, parameters and what else its format needs (formats.describe) in
 bytes, so `spacy.load` needs none of those paths any more, also when the layer sits inside another
 model (after `replace_listeners`).
 
-The layer's segmenter (pipeline/segment.py; by default per sentence, and windows for anything longer than 256
+The layer's segmenter (segment.py; by default per sentence, and windows for anything longer than 256
 tokens) cuts each doc into pieces, so memory stays bounded however long the doc; which tokens the biLM
-reads and how pieces are batched: pipeline/batch_plan.py. Stateless batches are sorted by length and cut by a
+reads and how pieces are batched: batch_plan.py. Stateless batches are sorted by length and cut by a
 padded-token budget; stateful batches keep the docs' order, because the carried states follow batch
-rows. The torch module and its bytes: pipeline/bilm_holder.py; what layers share in a process:
-pipeline/process_state.py.
+rows. The torch module and its bytes: bilm_holder.py; what layers share in a process:
+process_state.py.
 """
 
 from __future__ import annotations
@@ -23,21 +23,20 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union, cast
 
 import torch
 from spacy.tokens import Doc
-from spacy.util import registry
 from thinc.api import Model, PyTorchWrapper_v3, torch2xp
 from thinc.types import Floats3d
 
-from ...errors import ElmoError
+from ...errors import InputError
 from ...models.sources import ModelReference, model_reference, reference_options, resolve
 from ...nn.bilm import BiLM
 from ...nn.int8 import FAST_MODES, FastModeError
 from ...nn.precision import fp32_scope
 from ...nn.run_options import RunOptions
-from ..batch_plan import doc_segments, kept_tokens, plan_batches
-from ..bilm_holder import BiLMHolder, convert_inputs, convert_outputs, deserialize_holder, serialize_holder
 from ..device import place_bilm
-from ..process_state import PROCESS
-from ..segment import Segmenter, sentence_windows
+from .batch_plan import doc_segments, kept_tokens, plan_batches
+from .bilm_holder import BiLMHolder, convert_inputs, convert_outputs, deserialize_holder, serialize_holder
+from .process_state import PROCESS
+from .segment import Segmenter, sentence_windows
 
 InT = List[Doc]
 OutT = List[Floats3d]
@@ -54,8 +53,7 @@ def declared_layers(model: Model) -> Optional[int]:
     return None if options is None else options.n_output_layers
 
 
-@registry.architectures("spacy-elmo.BiLM.v2")
-def build_bilm_v2(
+def bilm_layer(
     options: Optional[PathLike] = None,
     weights: Optional[PathLike] = None,
     name: Optional[str] = None,
@@ -67,38 +65,18 @@ def build_bilm_v2(
     path: Optional[PathLike] = None,
     tf32: bool = False,
 ) -> Model[InT, OutT]:
-    """The biLM's layers per doc, `[L+1, n_tokens, 2P]`. The source is `path`, else `name`, else
-    `options` + `weights` (default: the bundled model); it is read at initialization or first use, never
-    when the config is built. Whether the biLM trains is its owner's setting (the `elmo` component's
-    `frozen`, or ElmoTok2Vec's), written through `set_frozen`.
-
-    options (Optional[Union[str, Path]]): an options.json, with `weights`.
-    weights (Optional[Union[str, Path]]): a weights.hdf5, with `options`.
-    name (Optional[str]): a bundled model, or a catalogue model once `python -m spacy_elmo download NAME`
-        has fetched it.
-    stateful (bool): carry the LSTM states from batch to batch, as the original (batches keep the docs'
-        order).
-    max_batch_tokens (int): at most this many padded tokens per batch.
-    segmentation (Optional[Segmenter]): cuts docs into the pieces the biLM reads (a registered `@misc`
-        function's result); null: `spacy-elmo.sentence_windows.v1` with its defaults.
-    warm_start (bool): every piece starts from a fixed warm LSTM state instead of zeros.
-    fast_mode (Optional[str]): null (exact) or "int8", a fast inexact copy for prediction and frozen
-        training; where it cannot run, the exact biLM runs, with a warning.
-    path (Optional[Union[str, Path]]): a model directory or archive of any format (formats.FORMATS).
-    tf32 (bool): TF32 products on a GPU (faster, about 1e-3 from the exact vectors); by default the biLM
-        computes in full fp32 whatever torch's global flags (nn/precision.py).
-    RETURNS (Model[List[Doc], List[Floats3d]]): the biLM layer.
-    """
+    """The biLM layer that `spacy-elmo.BiLM.v2` registers (pipeline/architectures.py, which documents the
+    arguments); a bad source or setting is refused here, when the config is built."""
     model_reference(options, weights, name, path)  # refuses a bad reference when the config is built
     if fast_mode is not None and fast_mode not in FAST_MODES:
         raise FastModeError(f"unknown fast_mode {fast_mode!r}; choose one of {', '.join(FAST_MODES)} or null")
     if fast_mode is not None and stateful:
         raise FastModeError("fast_mode runs stateless only; set stateful = false or fast_mode = null")
     if max_batch_tokens < 1:
-        raise ElmoError(f"max_batch_tokens must be at least 1, got {max_batch_tokens}")
+        raise InputError(f"max_batch_tokens must be at least 1, got {max_batch_tokens}")
     segmenter = sentence_windows() if segmentation is None else segmentation
     if not callable(segmenter):
-        raise ElmoError(f"segmentation must be a segmenter (a registered function's result), got {segmenter!r}")
+        raise InputError(f"segmentation must be a segmenter (a registered function's result), got {segmenter!r}")
     wrapper = PyTorchWrapper_v3(
         BiLMHolder(),
         convert_inputs=convert_inputs,
@@ -133,7 +111,7 @@ def _holder(model: Model) -> BiLMHolder:
 
 
 def get_bilm(model: Model) -> Optional[BiLM]:
-    """The torch BiLM inside a layer built by `build_bilm_v2`, or None before it is loaded."""
+    """The torch BiLM inside a layer built by `bilm_layer`, or None before it is loaded."""
     return _holder(model).bilm
 
 

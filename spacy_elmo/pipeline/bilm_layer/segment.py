@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, List, Optional, Protocol, Sequence, runtime_ch
 
 import numpy as np
 
-from ..errors import ElmoError
+from ...errors import InputError
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc
@@ -35,9 +35,9 @@ class Segment:
 
 def check_window_settings(max_length: int, overlap: int) -> None:
     if max_length < 1:
-        raise ElmoError(f"max_length must be at least 1, got {max_length}")
+        raise InputError(f"max_length must be at least 1, got {max_length}")
     if not 0 <= 2 * overlap < max_length:
-        raise ElmoError(f"overlap must be >= 0 and less than half of max_length ({max_length}), got {overlap}")
+        raise InputError(f"overlap must be >= 0 and less than half of max_length ({max_length}), got {overlap}")
 
 
 def windows(start: int, end: int, max_length: int, overlap: int) -> List[Segment]:
@@ -65,7 +65,7 @@ def segment(n_tokens: int, sentence_starts: Optional[Sequence[int]], max_length:
         return []
     bounds = list(sentence_starts) if sentence_starts else [0]
     if bounds[0] != 0 or any(b <= a for a, b in zip(bounds, bounds[1:])) or bounds[-1] >= n_tokens:
-        raise ElmoError(f"sentence starts must rise from 0 and stay below {n_tokens}, got {bounds[:10]}")
+        raise InputError(f"sentence starts must rise from 0 and stay below {n_tokens}, got {bounds[:10]}")
     ends = bounds[1:] + [n_tokens]
     out: List[Segment] = []
     for start, end in zip(bounds, ends):
@@ -117,12 +117,12 @@ def check_segments(segments: Sequence[Segment], n_kept: int, segmenter: object) 
     position = 0
     for seg in segments:
         if not (seg.start <= seg.keep_start == position < seg.keep_end <= seg.end <= n_kept):
-            raise ElmoError(
+            raise InputError(
                 f"segmenter {segmenter!r} returned {seg} where the next kept token is {position} of {n_kept}: "
                 "segments must keep every token once, in order, within [start, end)"
             )
         position = seg.keep_end
     if position != n_kept:
-        raise ElmoError(
+        raise InputError(
             f"segmenter {segmenter!r} kept tokens up to {position} of {n_kept}: every token must be kept once"
         )

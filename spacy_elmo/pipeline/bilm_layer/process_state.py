@@ -20,9 +20,9 @@ from typing import Optional, Tuple
 
 import torch
 
-from ..formats import ManyLangsBiLM
-from ..nn.bilm import BiLM
-from ..nn.int8 import FastModeUnavailable, make_fast
+from ...formats import ManyLangsBiLM
+from ...nn.bilm import BiLM
+from ...nn.int8 import FastModeUnavailable, make_fast
 
 
 class ProcessState:

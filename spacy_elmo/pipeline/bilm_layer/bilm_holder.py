@@ -14,11 +14,11 @@ import torch
 from thinc.api import ArgsKwargs, Model, torch2xp, xp2torch
 from torch import nn
 
-from ..formats import describe, rebuild
-from ..nn.bilm import BiLM
-from ..nn.options import ElmoOptions
-from ..nn.run_options import RunOptions
-from .errors import UntrustedPickleError
+from ...formats import describe, rebuild
+from ...nn.bilm import BiLM
+from ...nn.options import ElmoOptions
+from ...nn.run_options import RunOptions
+from ..errors import UntrustedPickleError
 
 
 class BiLMHolder(nn.Module):
