@@ -22,6 +22,7 @@ NEEDS_NO_TEST = {
     "nn/__init__.py",
     "pipeline/__init__.py",
     "pipeline/layers/__init__.py",
+    "pipeline/bilm_layer/__init__.py",
     "pretrain/__init__.py",
     "util/__init__.py",
     # A frozen dataclass of one setting and its default: data, read by the precision tests (nn/test_precision.py).
