@@ -23,13 +23,13 @@ def _signalled(args: List[str], ready: Callable[[], bool], signum: int) -> subpr
         [sys.executable, "-m", "spacy_elmo", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 600
         while not ready():
             assert process.poll() is None, process.communicate()
             assert time.monotonic() < deadline, "the command never got under way"
             time.sleep(0.05)
         process.send_signal(signum)
-        stdout, stderr = process.communicate(timeout=120)
+        stdout, stderr = process.communicate(timeout=600)
     finally:
         if process.poll() is None:
             process.kill()
