@@ -10,10 +10,13 @@ import typer
 from ..errors import ElmoError
 from . import demo, download, dump, evaluate, fill_elmo, init_config, models, pretrain, tokenize, vocab  # noqa: F401  (each module adds its command to `app`)
 from .app import app
+from .signals import handle_sigterm
 
 
 def main() -> None:
-    """Run the CLI; a user's mistake (ElmoError) prints its message, not a traceback."""
+    """Run the CLI; a user's mistake (ElmoError) prints its message, not a traceback; Ctrl-C exits with
+    130 and SIGTERM with 143 (signals.py)."""
+    handle_sigterm()
     try:
         app()
     except ElmoError as err:

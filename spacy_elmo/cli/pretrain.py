@@ -8,6 +8,7 @@ import typer
 from wasabi import msg
 
 from .app import app
+from .signals import exit_status
 
 
 @app.command("pretrain", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
@@ -34,6 +35,10 @@ def pretrain_command(
     logging.basicConfig(level=logging.INFO if main else logging.WARNING, format="%(message)s")
     config = load_config(config_path, parse_overrides(ctx.args))
     result = train(config, output, resume=resume, show_progress=progress)
+    if result.stopped_by is not None:
+        if main:
+            msg.warn(f"stopped at step {result.step}; checkpoint and model in {output}: go on with --resume")
+        raise typer.Exit(exit_status(result.stopped_by))
     if main:
         summary = f"{result.step} steps, {result.tokens} tokens"
         if result.heldout is not None:

@@ -11,6 +11,12 @@ the plain MKL product (the one the model always used) stays. `SPACY_ELMO_CPU_KER
 pins the choice (the two differ by float rounding, ~1e-7 relative, so a pinned kernel gives run-to-run
 identical bits on a machine whatever its load).
 
+Per-shape state is bounded, so that serving an open vocabulary (batches of every height) levels off:
+at most `MAX_CHOICES` remembered choices (forgotten all at once beyond, and remeasured), and oneDNN, which
+keeps a primitive per product shape (up to about a thousand), multiplies rows padded with zeros to one of
+`HEIGHTS_PER_OCTAVE` heights per power of two (`product_height`; at most 1/8 more rows). A row's result
+does not depend on the rows beside it (tests/nn/test_kernels.py checks it bit for bit).
+
 Only no-grad float32 products on the CPU take this path. With autograd (pretraining, fine-tuning) and
 on accelerators the plain torch product runs, as before: a packed oneDNN weight has no gradient. A
 packed copy is remade when its weight changes (its version counter, bumped by every in-place update
@@ -36,6 +42,11 @@ MARGIN = 0.95
 # Alternating rounds per measurement, and the time each kernel gets per round.
 ROUNDS = 4
 ROUND_SECONDS = 0.002
+
+# At most this many remembered choices (a handful per weight and thread count in practice).
+MAX_CHOICES = 256
+# oneDNN's product heights per power of two above 2 x this many rows (below, every height).
+HEIGHTS_PER_OCTAVE = 8
 
 # (product kind, rows bucket, inner size, outer size, threads)
 ShapeKey = Tuple[str, int, int, int, int]
@@ -72,6 +83,19 @@ def row_bucket(rows: int) -> int:
     return 1 << max(0, rows - 1).bit_length()
 
 
+def product_height(rows: int) -> int:
+    """`rows` rounded up to one of HEIGHTS_PER_OCTAVE heights per power of two (itself up to twice that)."""
+    if rows <= 2 * HEIGHTS_PER_OCTAVE:
+        return rows
+    step = 1 << (rows.bit_length() - HEIGHTS_PER_OCTAVE.bit_length())
+    return -(-rows // step) * step
+
+
+def _padded(x: torch.Tensor, height: int) -> torch.Tensor:
+    """`x` `[rows, n]` with zero rows appended up to `height`."""
+    return x if x.shape[0] == height else torch.nn.functional.pad(x, (0, 0, 0, height - x.shape[0]))
+
+
 def clear_choices() -> None:
     """Forget every measured choice (they are remeasured on next use)."""
     _choices.clear()
@@ -86,6 +110,8 @@ def choose(key: ShapeKey, plain: Callable[[], torch.Tensor], packed: Callable[[]
     choice = _choices.get(key)
     if choice is None:
         choice = _measure(plain, packed)
+        if len(_choices) >= MAX_CHOICES:
+            _choices.clear()
         _choices[key] = choice
     return choice
 
@@ -158,14 +184,20 @@ def batched_product(
     if not takes_packed_path(x, weight):
         return plain()
     n_dir, rows, inner = x.shape
+    height = product_height(rows)
 
     def packed() -> torch.Tensor:
         copies = cache.get(weight, lambda full: [full[d].t() for d in range(full.shape[0])])[directions]
         if add is not None:
-            parts = [onednn_linear_add(x[d], add[d].contiguous(), copies[d]) for d in range(n_dir)]
+            parts = [
+                onednn_linear_add(_padded(x[d], height), _padded(add[d].contiguous(), height), copies[d])
+                for d in range(n_dir)
+            ]
         else:
-            parts = [onednn_linear(x[d], copies[d], None if bias is None else bias[d]) for d in range(n_dir)]
-        return torch.stack(parts)
+            parts = [
+                onednn_linear(_padded(x[d], height), copies[d], None if bias is None else bias[d]) for d in range(n_dir)
+            ]
+        return torch.stack([part[:rows] for part in parts])
 
     key = (f"bmm{n_dir}", row_bucket(rows), inner, w.shape[-1], torch.get_num_threads())
     return packed() if choose(key, plain, packed) == ONEDNN else plain()
@@ -181,7 +213,8 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor], 
         return plain()
 
     def packed() -> torch.Tensor:
-        return onednn_linear(x, cache.get(weight, lambda w: [w])[0], bias)
+        padded = _padded(x, product_height(x.shape[0]))
+        return onednn_linear(padded, cache.get(weight, lambda w: [w])[0], bias)[: x.shape[0]]
 
     key = ("linear", row_bucket(x.shape[0]), x.shape[1], weight.shape[0], torch.get_num_threads())
     return packed() if choose(key, plain, packed) == ONEDNN else plain()

@@ -13,9 +13,10 @@ only the heads.
 The component is in one of two phases. It serves (predict runs the biLM and keeps nothing, so a serving
 pipeline does not grow) until its first `update` or `start_training()`; it then trains (a frozen biLM's
 layers are cached, and the training docs given to `initialize` are embedded before the first step)
-until `finish_training()` or the next `initialize`. While it trains, long embeddings (the training text
-from PROGRESS_MIN_TOKENS, other text once it has run PROGRESS_DELAY_S; pipeline/frozen_cache.py) show a
-progress bar on stderr; serving shows none.
+until `finish_training()`, the next `initialize`, or the first call from outside `Language.update` and
+`Language.evaluate` (training_calls.py): a pipeline served once its training loop returns caches
+nothing. While it trains, long embeddings (the training text from PROGRESS_MIN_TOKENS, other text once
+it has run PROGRESS_DELAY_S; pipeline/frozen_cache.py) show a progress bar on stderr; serving shows none.
 
 The pooling layer is a node of the biLM layer's model (after its torch wrapper, which alone runs), so
 spaCy's serialization of `model` carries its parameters: a ScalarMix started from a TF-Hub module keeps
@@ -55,6 +56,7 @@ from .layers import ElmoListener, apply_to_read_rows, load_source, set_frozen
 from .layers.listener import replace_listener_cfg
 from .layers.pooling import pooling_layer
 from .layers.scalar_mix import mixes_in
+from .training_calls import called_by_training
 from .training_data import check_annotations, training_corpus
 
 # "mean", "top", fixed weights per layer, or any List[Floats3d] -> List[Floats2d] layer (layers/pooling.py).
@@ -237,6 +239,11 @@ class ElmoComponent(TrainablePipe):
         for listener in self.listeners:
             listener.reset()
 
+    def _end_training_when_served(self) -> None:
+        """A call from outside the training loop's update and evaluation ends the training phase."""
+        if self.is_training and not called_by_training():
+            self.finish_training()
+
     # Prediction --------------------------------------------------------------------------------
 
     def predict(self, docs: Iterable[Doc]) -> List[Floats3d]:
@@ -246,6 +253,7 @@ class ElmoComponent(TrainablePipe):
         RETURNS (List[Floats3d]): `[L+1, n, 2P]` per doc.
         """
         docs = list(docs)
+        self._end_training_when_served()
         if self.cfg["frozen"] and self.is_training:
             return self.cache.layers(docs)
         return self.model.predict(docs)
@@ -258,6 +266,7 @@ class ElmoComponent(TrainablePipe):
         batch_size (int): docs per call of `predict`.
         YIELDS (Doc): the docs, annotated.
         """
+        self._end_training_when_served()
         if not (self.cfg["frozen"] and self.is_training):
             yield from super().pipe(stream, batch_size=batch_size)
             return

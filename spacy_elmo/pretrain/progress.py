@@ -31,6 +31,7 @@ class StopRequest:
     def __init__(self, enabled: bool) -> None:
         self.requested = False
         self.signal = ""
+        self.signum: Optional[int] = None
         self._previous: Dict[int, Any] = {}
         if enabled and threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
@@ -39,6 +40,7 @@ class StopRequest:
     def _handle(self, signum: int, frame: Any) -> None:
         self.requested = True
         self.signal = signal.Signals(signum).name
+        self.signum = signum
 
     def restore(self) -> None:
         for sig, handler in self._previous.items():
@@ -118,3 +120,4 @@ class TrainResult:
     tokens: int
     heldout: Optional[Perplexity]
     digests: List[str]  # every rank's parameter digest at the end
+    stopped_by: Optional[int] = None  # the signal that ended the run early (SIGINT, SIGTERM), if any

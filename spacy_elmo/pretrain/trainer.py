@@ -208,7 +208,7 @@ class Trainer:
             heldout = self._evaluate(model, vocab, step, position.tokens)
         if step % logs.checkpoint_every != 0 or step == 0:
             self._checkpoint(model, optimizer, position.states, step, position.tokens, vocab, export_options)
-        return self._finish(model, position, heldout)
+        return self._finish(model, position, heldout, stop.signum)
 
     def _start(
         self, vocab: Vocabulary
@@ -238,8 +238,11 @@ class Trainer:
             self.log.path.unlink(missing_ok=True)
         return model, optimizer, sampler, Position(0, 0, model.zero_states(t.batch_size))
 
-    def _finish(self, model: LanguageModel, position: Position, heldout: Optional[Perplexity]) -> TrainResult:
-        """The end record with every rank's parameter digest, which must agree."""
+    def _finish(
+        self, model: LanguageModel, position: Position, heldout: Optional[Perplexity], stopped_by: Optional[int]
+    ) -> TrainResult:
+        """The end record with every rank's parameter digest, which must agree; `stopped_by` is the signal
+        that ended the run early, if one did."""
         ctx = self.context
         digests = distributed.gather(ctx, parameters_digest(model))
         if ctx.is_main:
@@ -248,7 +251,9 @@ class Trainer:
                 plot_curves(self.log.path, self.output_dir / PLOT_FILE)
         if len(set(digests)) > 1:
             raise TrainingError(f"the {ctx.world_size} processes ended with different parameters: {digests}")
-        return TrainResult(step=position.step, tokens=position.tokens, heldout=heldout, digests=digests)
+        return TrainResult(
+            step=position.step, tokens=position.tokens, heldout=heldout, digests=digests, stopped_by=stopped_by
+        )
 
     def _data_parallel(self, model: LanguageModel) -> DistributedDataParallel:
         """Gradients averaged across processes; a sparse softmax's by average_sparse_gradients instead,

@@ -5,8 +5,12 @@ runs on German. The matrices ship beside the weights as `alignment.pth` (catalog
 `schuster-aligned-*`); they were fitted on the first LSTM layer, so pooling `[0, 1, 0]` (that layer
 alone) is the published setting, and any fixed pooling is mapped by the same `W` since the map is linear.
 
-The matrix is a NumPy array or tensor saved by `torch.save`; it is read with `weights_only=True`, with
-NumPy's array reconstruction the only globals allowed, so a crafted file cannot run code.
+The matrix is a NumPy array or tensor saved by `torch.save`, in any float type (float16, bfloat16,
+float32, float64; a parameter, one with `requires_grad`, a sparse one); it is read with
+`weights_only=True`, with NumPy's array reconstruction the only globals allowed, so a crafted file cannot
+run code. Its shape is checked before anything is materialized (a saved tensor can be a stride-0 view of
+one number, as wide as it likes), and it is checked finite after the cast to float32, whose range is
+smaller than float64's.
 """
 
 from __future__ import annotations
@@ -32,13 +36,17 @@ ALIGNMENT_FILE = "alignment.pth"
 # What a pickled NumPy array refers to (found through pickling itself, whatever NumPy's module layout);
 # files saved under NumPy 1 name the reconstructor `numpy.core.multiarray`.
 _reconstruct = np.zeros(0).__reduce__()[0]
+_FLOAT_TYPES = (np.float16, np.float32, np.float64, np.longdouble)
 _NUMPY_GLOBALS: List[Any] = [
     _reconstruct,
     (_reconstruct, "numpy.core.multiarray._reconstruct"),
     np.ndarray,
     np.dtype,
-    type(np.dtype(np.float32)),
+    *{type(np.dtype(t)) for t in _FLOAT_TYPES},
 ]
+# The widest matrix read: the published ones map 1024-wide vectors; a wider one is refused before it is
+# materialized (8192 x 8192 float32 is 256 MiB).
+MAX_WIDTH = 8192
 
 
 def alignment_path(reference: str) -> Path:
@@ -70,12 +78,36 @@ def read_alignment(reference: str) -> Floats2d:
         raise AlignmentError(
             f"{path} is not an alignment matrix saved by torch.save (a NumPy array or tensor): {first_line}"
         ) from None
-    matrix = np.asarray(data.numpy() if isinstance(data, torch.Tensor) else data)
-    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or not np.issubdtype(matrix.dtype, np.floating):
-        raise AlignmentError(f"{path} holds a {matrix.dtype} array of shape {matrix.shape}, not a square float matrix")
+    return _float32_matrix(data, path)
+
+
+def _float32_matrix(data: Any, path: Path) -> Floats2d:
+    """`data` (a tensor, dense or sparse, or a NumPy array) as a new float32 array, its shape checked
+    before it is materialized and its values after the cast."""
+    if isinstance(data, torch.Tensor):
+        shape, dtype, floating = tuple(data.shape), str(data.dtype), data.is_floating_point()
+    elif isinstance(data, np.ndarray):
+        shape, dtype, floating = data.shape, str(data.dtype), np.issubdtype(data.dtype, np.floating)
+    else:
+        raise AlignmentError(f"{path} holds a {type(data).__name__}, not a matrix: save the matrix itself")
+    if len(shape) != 2 or shape[0] != shape[1] or not floating:
+        raise AlignmentError(f"{path} holds a {dtype} array of shape {shape}, not a square float matrix")
+    if shape[0] > MAX_WIDTH:
+        raise AlignmentError(
+            f"{path} holds a {shape[0]} x {shape[1]} matrix; an alignment maps the biLM's vectors, at most "
+            f"{MAX_WIDTH} wide: use the alignment published with the model"
+        )
+    if isinstance(data, torch.Tensor):
+        dense = data.detach().to_dense() if data.layout != torch.strided else data.detach()
+        matrix = dense.to(torch.float32).contiguous().numpy().copy()
+    else:
+        matrix = np.ascontiguousarray(data, dtype=np.float32).copy()
     if not np.isfinite(matrix).all():
-        raise AlignmentError(f"{path} holds NaN or infinite values; download the model again with --force")
-    return cast(Floats2d, matrix.astype(np.float32))
+        raise AlignmentError(
+            f"{path} holds NaN or infinite values (or values beyond float32's range, +-3.4e38); "
+            "download the model again with --force"
+        )
+    return cast(Floats2d, matrix)
 
 
 def aligned_pooling(alignment: str, weights: PoolingWeights = "mean") -> Model[List[Floats3d], List[Floats2d]]:
