@@ -25,11 +25,12 @@ class Bf16BiLSTMLayer(FastLayer):
     def __init__(self, exact: BiLSTMLayer) -> None:
         nn.Module.__init__(self)
         self._set_sizes(exact.input_dim, exact.cell_dim, exact.projection_dim, exact.cell_clip, exact.proj_clip)
-        with torch.no_grad():
-            self.register_buffer("input_bf16", exact.input_weight.detach().to(torch.bfloat16))
-            self.register_buffer("state_bf16", exact.state_weight.detach().to(torch.bfloat16))
-            self.register_buffer("projection_bf16", exact.projection_weight.detach().to(torch.bfloat16))
-            self.register_buffer("gate_bias", with_forget_bias(exact.input_bias.detach(), exact.cell_dim).unsqueeze(1))
+        # Buffers, so that `.to(device)` moves them; not in the state_dict: they are made from the exact layer.
+        bias = with_forget_bias(exact.input_bias.detach(), exact.cell_dim).unsqueeze(1)
+        self.register_buffer("input_bf16", exact.input_weight.detach().to(torch.bfloat16), persistent=False)
+        self.register_buffer("state_bf16", exact.state_weight.detach().to(torch.bfloat16), persistent=False)
+        self.register_buffer("projection_bf16", exact.projection_weight.detach().to(torch.bfloat16), persistent=False)
+        self.register_buffer("gate_bias", bias, persistent=False)
 
     def input_products(self, x: torch.Tensor, directions: slice) -> torch.Tensor:
         return torch.bmm(x.to(torch.bfloat16), self.input_bf16).float() + self.gate_bias

@@ -78,9 +78,11 @@ class FastBiLM(BiLM):
         self.lstm = stack
         state = {k: v.detach().clone() for k, v in exact.state_dict().items() if not k.startswith("lstm.")}
         self.load_state_dict(state, assign=True)
-        # Every tensor must now be one of those copies; one that is not still holds the random init.
+        # Every tensor outside the fast stack (which made its own) must now be one of those copies; one
+        # that is not still holds the random init.
         copied = {t.data_ptr() for t in state.values()}
-        if any(t.data_ptr() not in copied for t in (*self.parameters(), *self.buffers())):
+        outside_lstm = [t for name, t in (*self.named_parameters(), *self.named_buffers()) if not name.startswith("lstm.")]
+        if any(t.data_ptr() not in copied for t in outside_lstm):
             raise FastModeError(
                 "a BiLM tensor outside its state_dict was not copied to the fast model; make_fast needs updating for it"
             )
