@@ -22,6 +22,11 @@ from .lstm import BiLSTMLayer, with_forget_bias
 class Bf16BiLSTMLayer(FastLayer):
     """A snapshot of an exact layer whose products are bf16: weights rounded once, activations per call."""
 
+    input_bf16: torch.Tensor
+    state_bf16: torch.Tensor
+    projection_bf16: torch.Tensor
+    gate_bias: torch.Tensor
+
     def __init__(self, exact: BiLSTMLayer) -> None:
         nn.Module.__init__(self)
         self._set_sizes(exact.input_dim, exact.cell_dim, exact.projection_dim, exact.cell_clip, exact.proj_clip)

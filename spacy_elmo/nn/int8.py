@@ -23,7 +23,7 @@ train (its products have no gradients) and cannot run stateful (it carries no st
 from __future__ import annotations
 
 import warnings
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence
 
 import numpy as np
 import torch
@@ -33,7 +33,7 @@ from .bf16 import Bf16BiLSTMLayer
 from .bilm import BiLM
 from .errors import FastModeError, FastModeUnavailable
 from .fast_layer import FastLayer
-from .lstm import BOTH, N_DIRECTIONS, BiLSTMLayer, BiLSTMStack, State, with_forget_bias
+from .lstm import N_DIRECTIONS, BiLSTMLayer, BiLSTMStack, with_forget_bias
 from .run_options import EXACT, RunOptions
 
 FAST_MODES = ("int8", "bf16")
@@ -81,7 +81,9 @@ class FastBiLM(BiLM):
         # Every tensor outside the fast stack (which made its own) must now be one of those copies; one
         # that is not still holds the random init.
         copied = {t.data_ptr() for t in state.values()}
-        outside_lstm = [t for name, t in (*self.named_parameters(), *self.named_buffers()) if not name.startswith("lstm.")]
+        outside_lstm = [
+            t for name, t in (*self.named_parameters(), *self.named_buffers()) if not name.startswith("lstm.")
+        ]
         if any(t.data_ptr() not in copied for t in outside_lstm):
             raise FastModeError(
                 "a BiLM tensor outside its state_dict was not copied to the fast model; make_fast needs updating for it"

@@ -23,7 +23,7 @@ fixed rows and steps, reading lengths only from a device tensor, which is what a
 from __future__ import annotations
 
 import weakref
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, cast
 
 import torch
 import torch.nn.functional as F
@@ -80,7 +80,7 @@ def _stack(layers: Sequence[BiLSTMLayer], input_dim: int) -> WaveWeights:
 
 def supports(stack: BiLSTMStack, directions: slice) -> bool:
     """Whether the wavefront can run this call: both directions, no dropout, one cell and projection size."""
-    layers = list(stack.layers)
+    layers = cast(List[BiLSTMLayer], list(stack.layers))
     if directions != BOTH or not layers or (stack.dropout and stack.training):
         return False
     return all(
@@ -103,7 +103,7 @@ class _Step:
     products otherwise."""
 
     def __init__(self, stack: BiLSTMStack, input_dim: int) -> None:
-        self.layers: List[BiLSTMLayer] = list(stack.layers)
+        self.layers = cast(List[BiLSTMLayer], list(stack.layers))
         self.exact = all(type(layer) is BiLSTMLayer for layer in self.layers)
         self.weights: Optional[WaveWeights] = None
         self.packed: Dict[str, kernels.PackedWeights] = {}
@@ -144,7 +144,7 @@ def run(
     """The stack over x `[2, batch, time, input_dim]` (rows longest first where `shrink`) from `states`;
     returns what `BiLSTMStack.forward` returns. `device_lengths` (`[batch]` on x's device) steers the
     masks; without `shrink` nothing is read on the host and every wave step computes every row."""
-    layers = list(stack.layers)
+    layers = cast(List[BiLSTMLayer], list(stack.layers))
     n_layers, (n_dir, batch, time, in_dim) = len(layers), x.shape
     cell, proj = layers[0].cell_dim, layers[0].projection_dim
     width = max(layer.input_dim for layer in layers)
@@ -177,8 +177,10 @@ def run(
         m, c_new = _cell(gates, c, cell, layers[0].cell_clip, in_place)
         h_new = step.projection(m)
         if layers[0].proj_clip is not None:
-            h_new = h_new.clamp_(-layers[0].proj_clip, layers[0].proj_clip) if in_place else h_new.clamp(
-                -layers[0].proj_clip, layers[0].proj_clip
+            h_new = (
+                h_new.clamp_(-layers[0].proj_clip, layers[0].proj_clip)
+                if in_place
+                else h_new.clamp(-layers[0].proj_clip, layers[0].proj_clip)
             )
         c = torch.where(ok, c_new, c)
         h = torch.where(ok, h_new, h)
@@ -237,9 +239,7 @@ def _cell(
     return forget_output[..., cell:] * torch.tanh(c_new), c_new
 
 
-def _layer_outputs(
-    wave_out: torch.Tensor, x: torch.Tensor, n_layers: int, time: int, skip: bool
-) -> List[torch.Tensor]:
+def _layer_outputs(wave_out: torch.Tensor, x: torch.Tensor, n_layers: int, time: int, skip: bool) -> List[torch.Tensor]:
     """Layer k's outputs are wave steps k .. k + T - 1 of its direction pair, `[2, batch, T, P]`; with
     skip connections a layer above the first reports its output plus its input, as BiLSTMStack does."""
     outputs: List[torch.Tensor] = []

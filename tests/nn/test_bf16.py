@@ -7,7 +7,6 @@ and 0.999."""
 
 import numpy as np
 import pytest
-import spacy
 import torch
 
 from spacy_elmo import load_bilm
