@@ -2,8 +2,8 @@
 close to the exact vectors and not equal to them, through `load_bilm` and through the component.
 
 Tolerance: bf16 rounds each product's inputs to 8 bits of mantissa; on the fixture model's top layer
-that measures max |d| 0.02 and a worst cosine of 0.9998 (docs/fast_modes.md); the tests allow 0.1
-and 0.999."""
+that measures max |d| 0.008 and a worst cosine of 0.999997 (docs/fast_modes.md); the tests allow 0.05
+and 0.9999."""
 
 import numpy as np
 import pytest
@@ -17,8 +17,8 @@ from spacy_elmo.nn.run_options import RunOptions
 from ..test_component import MONEY, _nlp
 from ..test_fast import SENTENCES
 
-MAX_ABS = 0.1
-MIN_COSINE = 0.999
+MAX_ABS = 0.05
+MIN_COSINE = 0.9999
 
 
 def assert_near_and_not_equal(exact: np.ndarray, fast: np.ndarray) -> None:
