@@ -2,6 +2,7 @@
 
     python -m benchmarks.bench_bilm                       # small, medium, original at batch 1, 8, 32, 64, 128
     python -m benchmarks.bench_bilm --sizes original --batch-sizes 32 --tokens 3000
+    python -m benchmarks.bench_bilm --sizes original --batch-sizes 1 32 --time-loops step wavefront --rounds 2
 
 Random weights at the published sizes (the speed does not depend on the values). Each (size, batch)
 runs in a fresh subprocess so that its peak memory is its own. For each size the script also prints the
@@ -10,6 +11,7 @@ nn/kernels.py chooses between, on large square matrices, measured in the same ru
 of it the model reaches, and a roofline: the time the model's own matrix
 products and convolutions need on exactly the shapes of the run at batch 32 (sentences sorted by length,
 the recurrent products shrinking as rows finish), measured with torch in the same process.
+`--time-loops` times each of the LSTM's time loops (nn/time_loops.py) in alternating rounds.
 Prints figures; asserts nothing.
 """
 
@@ -28,6 +30,7 @@ import torch
 from benchmarks.common import DEFAULT_TEXT, flops_per_token, load_sentences, machine, matmul_gflops, peak_rss_mb
 from spacy_elmo import BiLM, preset  # noqa: E402
 from spacy_elmo.nn.kernels import onednn_available  # noqa: E402
+from spacy_elmo.nn.run_options import AUTO, TIME_LOOPS, RunOptions  # noqa: E402
 
 
 def _timed(fn, repeat: int = 1) -> float:
@@ -85,15 +88,16 @@ def roofline_seconds(options, sentences: List[List[str]], batch_size: int) -> fl
     return total
 
 
-def run_single(size: str, batch_size: int, n_tokens: int, text: Path) -> Dict[str, float]:
+def run_single(size: str, batch_size: int, n_tokens: int, text: Path, time_loop: str) -> Dict[str, float]:
     torch.manual_seed(0)
     options = preset(size)
     bilm = BiLM(options).eval()
     sentences = load_sentences(text, n_tokens)
     n = sum(len(s) for s in sentences)
     warm = load_sentences(text, 200, seed=1)
-    bilm.embed(warm, batch_size=batch_size)
-    seconds = _timed(lambda: bilm.embed(sentences, batch_size=batch_size))
+    run = RunOptions(time_loop=time_loop)
+    bilm.embed(warm, batch_size=batch_size, run=run)
+    seconds = _timed(lambda: bilm.embed(sentences, batch_size=batch_size, run=run))
     return {"tokens": n, "seconds": seconds, "tokens_per_s": n / seconds, "peak_mb": peak_rss_mb()}
 
 
@@ -103,13 +107,15 @@ def main() -> None:
     parser.add_argument("--batch-sizes", nargs="+", type=int, default=[1, 8, 32, 64, 128])
     parser.add_argument("--tokens", type=int, default=2000, help="tokens per measurement (batch 1 uses a quarter)")
     parser.add_argument("--text", type=Path, default=DEFAULT_TEXT)
-    parser.add_argument("--single", nargs=2, metavar=("SIZE", "BATCH"), help=argparse.SUPPRESS)
+    parser.add_argument("--time-loops", nargs="+", default=[AUTO], choices=TIME_LOOPS, help="LSTM time loops to time")
+    parser.add_argument("--rounds", type=int, default=1, help="alternating rounds over the time loops")
+    parser.add_argument("--single", nargs=3, metavar=("SIZE", "BATCH", "LOOP"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     print(machine(), flush=True)
     if args.single:
         size, batch = args.single[0], int(args.single[1])
         tokens = args.tokens // 4 if batch == 1 else args.tokens
-        print(json.dumps(run_single(size, batch, tokens, args.text)))
+        print(json.dumps(run_single(size, batch, tokens, args.text, args.single[2])))
         return
     mkl, onednn = matmul_gflops(), onednn_gflops()
     rate = max(mkl, onednn)
@@ -127,32 +133,27 @@ def main() -> None:
             f"\n{size}: {fpt / 1e6:.1f} MFLOP/token; roofline at batch 32 (its own matmuls + convs): "
             f"{roof:.0f} tokens/s"
         )
-        print(f"{'batch':>6} {'tokens/s':>10} {'GFLOP/s':>9} {'of best sgemm':>14} {'of roofline':>12} {'peak MB':>8}")
+        print(
+            f"{'batch':>6} {'loop':>10} {'tokens/s':>10} {'GFLOP/s':>9} {'of best sgemm':>14} {'of roofline':>12} "
+            f"{'peak MB':>8}"
+        )
         for batch in args.batch_sizes:
-            out = subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    __spec__.name,
-                    "--single",
-                    size,
-                    str(batch),
-                    "--tokens",
-                    str(args.tokens),
-                    "--text",
-                    str(args.text),
-                ],
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            r = json.loads(out.stdout.strip().splitlines()[-1])
-            gflops = r["tokens_per_s"] * fpt / 1e9
-            print(
-                f"{batch:>6} {r['tokens_per_s']:>10.1f} {gflops:>9.1f} {gflops / rate:>13.0%} "
-                f"{r['tokens_per_s'] / roof:>11.0%} {r['peak_mb']:>8.0f}",
-                flush=True,
-            )
+            for _ in range(args.rounds):
+                for loop in args.time_loops:
+                    r = _run_in_subprocess(size, batch, loop, args.tokens, args.text)
+                    gflops = r["tokens_per_s"] * fpt / 1e9
+                    print(
+                        f"{batch:>6} {loop:>10} {r['tokens_per_s']:>10.1f} {gflops:>9.1f} {gflops / rate:>13.0%} "
+                        f"{r['tokens_per_s'] / roof:>11.0%} {r['peak_mb']:>8.0f}",
+                        flush=True,
+                    )
+
+
+def _run_in_subprocess(size: str, batch: int, loop: str, tokens: int, text: Path) -> Dict[str, float]:
+    command = [sys.executable, "-m", __spec__.name, "--single", size, str(batch), loop]
+    command += ["--tokens", str(tokens), "--text", str(text)]
+    out = subprocess.run(command, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 if __name__ == "__main__":

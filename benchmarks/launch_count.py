@@ -3,9 +3,10 @@ torch.profiler's events (bench_launches.py: an inference batch; bench_pretrain_l
 step): each aten operator called outside another one that runs a kernel of its own (a composite such as
 `linear` once, where anything it calls does; the backward pass's each), views, allocations and
 operators that return their input apart; and each kernel inductor generated (`cpp_fused_*`, seen with
-its kernel profiling on). Host reads: operators that hand a value to the host (`.item()`,
-`int(tensor)`) or whose output size depends on values (nonzero, unique), each a wait for the device on
-a GPU.
+its kernel profiling on); and a captured time loop (spacy_elmo/nn/captured.py, the range
+`CAPTURED_RANGE`) once, whatever runs inside it, since on a GPU it is one graph replay. Host reads:
+operators that hand a value to the host (`.item()`, `int(tensor)`) or whose output size depends on
+values (nonzero, unique), each a wait for the device on a GPU.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, Dict, Iterable, List, Optional
 import torch
 
 from benchmarks.profile_events import ancestors, descendants, under_last_ranges
+from spacy_elmo.nn.captured import CAPTURED_RANGE
 
 ALLOCATIONS = {"aten::empty", "aten::empty_strided", "aten::empty_like", "aten::resize_"}
 # Operators that return their input when it already has the asked dtype, device or layout.
@@ -57,7 +59,9 @@ def _does_work(name: str) -> bool:
 def _launches_in(event: Any) -> int:
     """1 for an event that launches a kernel by the rule of the module's docstring, else 0."""
     name = event.name
-    if any(mark in name for mark in GENERATED_KERNEL_MARKS):
+    if any(a.name == CAPTURED_RANGE for a in ancestors(event)):
+        return 0
+    if name == CAPTURED_RANGE or any(mark in name for mark in GENERATED_KERNEL_MARKS):
         return 1
     if not name.startswith("aten::") or any(a.name.startswith("aten::") for a in ancestors(event)):
         return 0

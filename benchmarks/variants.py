@@ -25,6 +25,8 @@ from benchmarks.common import (
     write_pretraining_corpus,
 )
 from spacy_elmo import BiLM, preset
+from spacy_elmo.nn.int8 import make_fast
+from spacy_elmo.nn.run_options import CAPTURED, STEP, WAVEFRONT, RunOptions
 from spacy_elmo.pretrain import load_config
 from spacy_elmo.pretrain.checkpoint import LOG_FILE, MetricsLog
 from spacy_elmo.pretrain.distributed import Context
@@ -96,14 +98,21 @@ def random_bilm_and_batch(setup: Setup) -> Tuple[BiLM, List[List[str]]]:
     return bilm, [text[i % len(text)] for i in range(setup.batch_size)]
 
 
-def inference_embed(setup: Setup) -> Workload:
-    """`BiLM.embed` of real sentences, `batch_size` a batch, each batch's layers copied to host memory."""
-    bilm, per_unit = random_bilm_and_batch(setup)
+def inference_embed(time_loop: str, fast_mode: Optional[str] = None) -> Callable[[Setup], Workload]:
+    """`BiLM.embed` of real sentences, `batch_size` a batch, each batch's layers copied to host memory,
+    through the time loop `time_loop` (nn/time_loops.py), of the exact biLM or its `fast_mode` copy."""
 
-    def work(n: int) -> None:
-        bilm.embed(per_unit * n, batch_size=setup.batch_size)
+    def prepare(setup: Setup) -> Workload:
+        bilm, per_unit = random_bilm_and_batch(setup)
+        model = bilm if fast_mode is None else make_fast(bilm, fast_mode)
+        run = RunOptions(time_loop=time_loop)
 
-    return Workload(work, sum(len(s) for s in per_unit), flops_per_token(bilm.options))
+        def work(n: int) -> None:
+            model.embed(per_unit * n, batch_size=setup.batch_size, run=run)
+
+        return Workload(work, sum(len(s) for s in per_unit), flops_per_token(bilm.options))
+
+    return prepare
 
 
 def inference_on_device(setup: Setup) -> Workload:
@@ -158,8 +167,11 @@ def pretraining(step_mode: str, **settings: Any) -> Callable[[Setup], Workload]:
 
 
 VARIANTS: Dict[str, Variant] = {
-    "inference, plain step loop": Variant(INFERENCE, inference_embed),
+    "inference, plain step loop": Variant(INFERENCE, inference_embed(STEP)),
     "inference, layers left on the device": Variant(INFERENCE, inference_on_device),
+    "inference, wavefront": Variant(INFERENCE, inference_embed(WAVEFRONT)),
+    "inference, captured wavefront": Variant(INFERENCE, inference_embed(CAPTURED)),
+    "inference, captured wavefront, bf16": Variant(INFERENCE, inference_embed(CAPTURED, "bf16")),
     "pretraining, plain step": Variant(PRETRAINING, pretraining("plain")),
     "pretraining, no host sync": Variant(PRETRAINING, pretraining("no_sync")),
     "pretraining, compiled step": Variant(PRETRAINING, pretraining("compiled")),

@@ -26,6 +26,7 @@ from ..hub import downloaded_model_dir, is_catalogue_name
 from ..hub.cache_layout import redownload_hint
 from ..hub.errors import ModelNotDownloadedError
 from ..nn.bilm import BiLM
+from ..nn.int8 import make_fast
 from ..nn.options import ElmoOptions
 from .bundled import DEFAULT_MODEL, bundled_models
 
@@ -202,7 +203,10 @@ def reference_options(reference: ModelReference) -> Optional[ElmoOptions]:
 
 
 def load_bilm(
-    options: Union[PathLike, ElmoOptions], weights: Optional[PathLike] = None, warm_start: bool = False
+    options: Union[PathLike, ElmoOptions],
+    weights: Optional[PathLike] = None,
+    warm_start: bool = False,
+    fast_mode: Optional[str] = None,
 ) -> BiLM:
     """A BiLM in eval mode, from one of:
     - a model directory or archive of any published format (bilm-tf/AllenNLP, NLPL, ELMoForManyLangs; see
@@ -210,7 +214,10 @@ def load_bilm(
       (`python -m spacy_elmo models`), with no `weights`;
     - `options` (a path to options.json or ElmoOptions) with `weights` loaded (random initialisation
       when `weights` is None).
-    `warm_start`: see BiLM.set_warm_start."""
+    `warm_start`: see BiLM.set_warm_start. `fast_mode`: None (exact), or a fast mode's frozen copy
+    ("int8" on a CPU, "bf16" for a GPU: nn/int8.make_fast, docs/fast_modes.md)."""
     if isinstance(options, ElmoOptions):
-        return _warm(load_options_and_weights(options, weights), warm_start)
-    return resolve(reference_to(options, weights)).load(warm_start, untrained=True)
+        bilm = _warm(load_options_and_weights(options, weights), warm_start)
+    else:
+        bilm = resolve(reference_to(options, weights)).load(warm_start, untrained=True)
+    return bilm if fast_mode is None else make_fast(bilm, fast_mode)

@@ -26,6 +26,7 @@ from .lstm import BiLSTMStack, State, run_directions
 from .options import ElmoOptions
 from .precision import fp32_scope
 from .run_options import EXACT, RunOptions
+from .time_loops import stack_loop
 from .token_cache import TokenEmbeddingCache
 
 WARMUP_TEXT = Path(__file__).resolve().parent.parent / "data" / "warmup.txt"
@@ -170,7 +171,7 @@ class BiLM(nn.Module):
         # Lengths steer the loop on the host: one transfer per batch.
         lengths = (char_ids > 0).any(dim=-1).sum(dim=1).cpu().numpy()  # [batch], boundaries included
         with fp32_scope(run.tf32):
-            return self._contextualize(self.char_encoder(char_ids), lengths, stateful)
+            return self._contextualize(self.char_encoder(char_ids), lengths, stateful, run)
 
     def forward_sentences(
         self, sentences: Sequence[Sequence[str]], stateful: bool = False, run: RunOptions = EXACT
@@ -179,7 +180,7 @@ class BiLM(nn.Module):
         encoded once per batch, and at inference taken from the token cache when it was seen before."""
         with fp32_scope(run.tf32):
             embedded, lengths = self._embed_sentences(sentences)
-            return self._contextualize(embedded, lengths, stateful)
+            return self._contextualize(embedded, lengths, stateful, run)
 
     def _embed_sentences(self, sentences: Sequence[Sequence[str]]) -> Tuple[torch.Tensor, np.ndarray]:
         """Token embeddings `[batch, max_len + 2, P]` with boundaries, and host-side lengths with
@@ -217,10 +218,12 @@ class BiLM(nn.Module):
         ids = np.stack([self.char_mapper.token_ids(t) for t in tokens])
         return self.char_encoder.encode_rows(torch.from_numpy(ids).to(self.device), token_lengths(ids))
 
-    def _contextualize(self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool) -> BiLMOutput:
+    def _contextualize(
+        self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool, run: RunOptions = EXACT
+    ) -> BiLMOutput:
         """`lengths` (boundaries included) stay on the host: they decide the loop, not the arithmetic."""
         batch, time, _ = embedded.shape
-        layers = self._run_directions(embedded, lengths, stateful)
+        layers = self._run_directions(embedded, lengths, stateful, run)
         # Drop <S> and </S>: keep positions 1..n of each row.
         inner_lengths = torch.from_numpy(np.asarray(lengths, dtype=np.int64) - 2).to(embedded.device)
         inner_mask = torch.arange(max(time - 2, 0), device=embedded.device).unsqueeze(0) < inner_lengths.unsqueeze(1)
@@ -232,7 +235,9 @@ class BiLM(nn.Module):
         stacked = stacked * inner_mask.unsqueeze(0).unsqueeze(-1).to(stacked.dtype)
         return BiLMOutput(layers=stacked, mask=inner_mask)
 
-    def _run_directions(self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool) -> List[torch.Tensor]:
+    def _run_directions(
+        self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool, run: RunOptions = EXACT
+    ) -> List[torch.Tensor]:
         """All L+1 activations `[batch, time, 2P]` over the full sequence, boundaries included."""
         device_lengths = torch.from_numpy(np.asarray(lengths, dtype=np.int64)).to(embedded.device)
         backward_input = reverse_within_lengths(embedded, device_lengths)
@@ -249,7 +254,8 @@ class BiLM(nn.Module):
             ]
         else:
             initial = None
-        outputs, finals = run_directions(self.lstm, (embedded, backward_input), (lengths, lengths), initial)
+        loop = stack_loop(run.time_loop, embedded.device)
+        outputs, finals = run_directions(self.lstm, (embedded, backward_input), (lengths, lengths), initial, loop)
         if stateful:
             self._store_states(finals, lengths)
         layers = [torch.cat([embedded, embedded], dim=-1)]

@@ -16,3 +16,7 @@ class FastModeUnavailable(FastModeError):
 
 class KernelChoiceError(InputError):
     """`SPACY_ELMO_CPU_KERNEL` names no kernel."""
+
+
+class TimeLoopError(ElmoError):
+    """A call asked for a time loop that does not exist."""

@@ -2,6 +2,8 @@
 
     fast = make_fast(bilm, "int8")   # a frozen, stateless copy with the same embed / forward API
 
+"bf16" (for GPUs): the same, every LSTM product bf16 into fp32 (bf16.py).
+
 "int8": the exact model's step loop, gate arithmetic and clipping, but every matrix product of the
 LSTM (input, recurrent, projection) is an int8 product: the weights quantized per output channel once,
 the activations per tensor at run time (fbgemm's dynamic quantized linear). At batch 1 a step streams
@@ -21,18 +23,20 @@ train (its products have no gradients) and cannot run stateful (it carries no st
 from __future__ import annotations
 
 import warnings
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence
 
 import numpy as np
 import torch
 from torch import nn
 
+from .bf16 import Bf16BiLSTMLayer
 from .bilm import BiLM
 from .errors import FastModeError, FastModeUnavailable
-from .lstm import BOTH, N_DIRECTIONS, BiLSTMLayer, BiLSTMStack, State, with_forget_bias
+from .fast_layer import FastLayer
+from .lstm import N_DIRECTIONS, BiLSTMLayer, BiLSTMStack, with_forget_bias
 from .run_options import EXACT, RunOptions
 
-FAST_MODES = ("int8",)
+FAST_MODES = ("int8", "bf16")
 
 
 def unavailable_reason(mode: str, device: torch.device) -> Optional[str]:
@@ -56,7 +60,8 @@ def make_fast(bilm: BiLM, mode: str) -> "FastBiLM":
     reason = unavailable_reason(mode, bilm.device)
     if reason is not None:
         raise FastModeUnavailable(reason)
-    layers = [Int8BiLSTMLayer(layer) for layer in bilm.lstm.layers]
+    fast_layer = Int8BiLSTMLayer if mode == "int8" else Bf16BiLSTMLayer
+    layers = [fast_layer(layer) for layer in bilm.lstm.layers]
     return FastBiLM(bilm, BiLSTMStack.of_layers(layers, bilm.lstm.use_skip_connections), mode)
 
 
@@ -73,9 +78,13 @@ class FastBiLM(BiLM):
         self.lstm = stack
         state = {k: v.detach().clone() for k, v in exact.state_dict().items() if not k.startswith("lstm.")}
         self.load_state_dict(state, assign=True)
-        # Every tensor must now be one of those copies; one that is not still holds the random init.
+        # Every tensor outside the fast stack (which made its own) must now be one of those copies; one
+        # that is not still holds the random init.
         copied = {t.data_ptr() for t in state.values()}
-        if any(t.data_ptr() not in copied for t in (*self.parameters(), *self.buffers())):
+        outside_lstm = [
+            t for name, t in (*self.named_parameters(), *self.named_buffers()) if not name.startswith("lstm.")
+        ]
+        if any(t.data_ptr() not in copied for t in outside_lstm):
             raise FastModeError(
                 "a BiLM tensor outside its state_dict was not copied to the fast model; make_fast needs updating for it"
             )
@@ -91,7 +100,9 @@ class FastBiLM(BiLM):
         super().train(False)
         return self
 
-    def _run_directions(self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool) -> List[torch.Tensor]:
+    def _run_directions(
+        self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool, run: RunOptions = EXACT
+    ) -> List[torch.Tensor]:
         if stateful:
             raise FastModeError(f"a {self.mode!r} fast model is stateless only; use the exact BiLM for stateful=True")
         if torch.is_grad_enabled() and embedded.requires_grad:
@@ -99,19 +110,12 @@ class FastBiLM(BiLM):
                 f"a {self.mode!r} fast model gives no gradients; run it under "
                 "torch.inference_mode() or use the exact BiLM"
             )
-        return super()._run_directions(embedded, lengths, stateful)
+        return super()._run_directions(embedded, lengths, stateful, run)
 
     def set_warm_start(self, sentences: Optional[Sequence[Sequence[str]]] = None, run: RunOptions = EXACT) -> None:
         raise FastModeError(
             "set the warm start on the exact BiLM and call make_fast on it afterwards: "
             "the fast model takes the exact model's initial state with its weights"
-        )
-
-
-def _check_both_directions(directions: slice) -> None:
-    if directions != BOTH:
-        raise FastModeError(
-            "a fast LSTM stack runs both directions together only; use the exact BiLSTMStack for a single direction"
         )
 
 
@@ -142,7 +146,7 @@ class Int8Linear(nn.Module):
         return torch.ops.quantized.linear_dynamic(x, self._packed, True)
 
 
-class Int8BiLSTMLayer(BiLSTMLayer):
+class Int8BiLSTMLayer(FastLayer):
     """The exact layer's step loop, gate arithmetic and clipping; only its three products are int8."""
 
     def __init__(self, exact: BiLSTMLayer) -> None:
@@ -152,15 +156,6 @@ class Int8BiLSTMLayer(BiLSTMLayer):
         self.inputs = nn.ModuleList(Int8Linear(exact.input_weight[d], bias[d]) for d in range(N_DIRECTIONS))
         self.recurrent = nn.ModuleList(Int8Linear(exact.state_weight[d]) for d in range(N_DIRECTIONS))
         self.projections = nn.ModuleList(Int8Linear(exact.projection_weight[d]) for d in range(N_DIRECTIONS))
-
-    def reset_parameters(self) -> None:
-        raise FastModeError("an int8 layer is a snapshot of an exact layer; initialise the exact BiLM")
-
-    def forward(
-        self, x: torch.Tensor, steps_active: Sequence[int], state: State, directions: slice = BOTH
-    ) -> Tuple[torch.Tensor, State]:
-        _check_both_directions(directions)
-        return super().forward(x, steps_active, state, directions)
 
     def input_products(self, x: torch.Tensor, directions: slice) -> torch.Tensor:
         return torch.stack([self.inputs[d](x[d]) for d in range(N_DIRECTIONS)])

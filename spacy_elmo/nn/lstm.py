@@ -30,7 +30,7 @@ which saves the work on padding and leaves each finished row's state exactly at 
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -48,6 +48,10 @@ CPU_INPUT_GATES_BUDGET = 1 << 20
 ACCELERATOR_INPUT_GATES_BUDGET = 1 << 25
 
 State = Tuple[torch.Tensor, torch.Tensor]  # h [directions, batch, projection_dim], c [directions, batch, cell_dim]
+# Runs a stack as `BiLSTMStack.forward` does: (stack, x, lengths, states, directions) -> (outputs, finals).
+StackLoop = Callable[
+    ["BiLSTMStack", torch.Tensor, Sequence[int], Optional[List[State]], slice], Tuple[List[torch.Tensor], List[State]]
+]
 
 
 def rows_running(lengths: Sequence[int], time: int) -> List[int]:
@@ -302,16 +306,19 @@ def run_directions(
     x: Tuple[torch.Tensor, torch.Tensor],
     lengths: Tuple[np.ndarray, np.ndarray],
     states: Optional[List[State]] = None,
+    loop: Optional[StackLoop] = None,
 ) -> Tuple[List[Tuple[torch.Tensor, torch.Tensor]], List[State]]:
     """Both directions over their inputs `[batch, time, in]` (the backward one already reversed within
     each row), rows in any order, with host-side row lengths. Returns per layer the (forward, backward)
     activations `[batch, time, P]` and the final states (per layer `[2, batch, dim]`), in the rows'
-    order. The one way the biLM and pretraining run the LSTMs.
+    order. The one way the biLM and pretraining run the LSTMs; `loop` runs the sorted stack (default:
+    its own step loop; time_loops.py).
 
     Where the two directions' rows have the same lengths (always at inference, nearly always in
     pretraining) they run in lockstep, one product for both; otherwise each direction runs on its own
     length order."""
     device = x[0].device
+    run_stack: StackLoop = loop or (lambda stack, *args: stack(*args))
     if np.array_equal(lengths[0], lengths[1]):
         groups = [(BOTH, torch.stack(x), lengths[0])]
     else:
@@ -322,12 +329,12 @@ def run_directions(
         sorted_lengths = np.asarray(group_lengths)[host_order].tolist()
         initial = None if states is None else [(h[directions], c[directions]) for h, c in states]
         if np.array_equal(host_order, np.arange(len(host_order))):  # already longest first: no copies
-            per_group.append(lstm(inputs, sorted_lengths, initial, directions))
+            per_group.append(run_stack(lstm, inputs, sorted_lengths, initial, directions))
             continue
         order = torch.from_numpy(host_order).to(device)
         unsort = torch.from_numpy(np.argsort(host_order, kind="stable")).to(device)
         initial = None if initial is None else [(h[:, order], c[:, order]) for h, c in initial]
-        outputs, finals = lstm(inputs[:, order], sorted_lengths, initial, directions)
+        outputs, finals = run_stack(lstm, inputs[:, order], sorted_lengths, initial, directions)
         per_group.append(([out[:, unsort] for out in outputs], [(h[:, unsort], c[:, unsort]) for h, c in finals]))
     if len(per_group) == 1:  # lockstep: no copy to join the directions
         outputs, finals = per_group[0]

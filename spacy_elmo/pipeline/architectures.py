@@ -52,8 +52,8 @@ def build_bilm_v2(
     segmentation (Optional[Segmenter]): cuts docs into the pieces the biLM reads (a registered `@misc`
         function's result); null: `spacy-elmo.sentence_windows.v1` with its defaults.
     warm_start (bool): every piece starts from a fixed warm LSTM state instead of zeros.
-    fast_mode (Optional[str]): null (exact) or "int8", a fast inexact copy for prediction and frozen
-        training; where it cannot run, the exact biLM runs, with a warning.
+    fast_mode (Optional[str]): null (exact), "int8" (CPU) or "bf16" (GPU), a fast inexact copy for
+        prediction and frozen training; where it cannot run, the exact biLM runs, with a warning.
     path (Optional[Union[str, Path]]): a model directory or archive of any format (formats.FORMATS).
     tf32 (bool): TF32 products on a GPU (faster, about 1e-3 from the exact vectors); by default the biLM
         computes in full fp32 whatever torch's global flags (nn/precision.py).

@@ -23,3 +23,17 @@ def test_the_step_loop_batch_is_counted():
     setup = Setup(torch.device("cpu"), "tiny", 2)
     assert count_variant(of_kind("inference")[0], setup) > 100
     assert len(measure(of_kind("inference"), setup)) == len(of_kind("inference"))
+
+
+def test_a_captured_time_loop_counts_as_one_launch():
+    """On a GPU the captured loop is one graph replay, whatever it runs (spacy_elmo/nn/captured.py)."""
+    from spacy_elmo.nn.captured import CAPTURED_RANGE
+
+    x = torch.randn(4, 4)
+
+    def captured() -> None:
+        with torch.profiler.record_function(CAPTURED_RANGE):
+            torch.mm(x, x).add_(1).mul_(2)
+
+    assert count_launches(captured) == 1
+    assert count_launches(lambda: (captured(), torch.mm(x, x))) == 2

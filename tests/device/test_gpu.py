@@ -14,6 +14,8 @@ import torch
 
 from spacy_elmo import BiLM, load_bilm, preset
 from spacy_elmo.models import bundled_model_paths
+from spacy_elmo.nn.int8 import make_fast
+from spacy_elmo.nn.run_options import RunOptions
 from tests.support.paths import WARMUP_TEXT
 
 TOLERANCE = 1e-4
@@ -57,6 +59,39 @@ def test_bilm_on_a_device_matches_the_cpu(name, device, mode):
             cpu.embed(batch, stateful=stateful, batch_size=8), other.embed(batch, stateful=stateful, batch_size=8)
         ):
             np.testing.assert_allclose(y, x, atol=TOLERANCE, rtol=0)
+
+
+@pytest.mark.parametrize("time_loop", ["wavefront", "captured"])
+@pytest.mark.parametrize("mode", ["stateless", "stateful"])
+@pytest.mark.parametrize("name, device", MODELS_ON_DEVICES)
+def test_time_loops_on_a_device_match_the_step_loop_on_the_cpu(name, device, mode, time_loop):
+    """The wavefront eager, and captured: the first call of a bucket captures its CUDA graph, the second
+    replays it; both must give the CPU's step loop."""
+    cpu = cpu_bilm(name)
+    other = BiLM(cpu.options)
+    other.load_state_dict(cpu.state_dict())
+    other.to(device).eval()
+    stateful = mode == "stateful"
+    batch = sentences(24)
+    for _ in range(2):
+        expected = cpu.embed(batch, stateful=stateful, batch_size=8, run=RunOptions(time_loop="step"))
+        got = other.embed(batch, stateful=stateful, batch_size=8, run=RunOptions(time_loop=time_loop))
+        for x, y in zip(expected, got):
+            np.testing.assert_allclose(y, x, atol=TOLERANCE, rtol=0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_bf16_on_a_device_is_near_the_exact_cpu(device):
+    """The reduced-precision mode where it is meant to run; its bound as in tests/nn/test_bf16.py."""
+    cpu = cpu_bilm("bundled")
+    other = BiLM(cpu.options)
+    other.load_state_dict(cpu.state_dict())
+    fast = make_fast(other.to(device).eval(), "bf16")
+    batch = sentences(16)
+    expected = np.concatenate([e[-1] for e in cpu.embed(batch, batch_size=8)])
+    for time_loop in ("step", "captured", "captured"):
+        got = np.concatenate([g[-1] for g in fast.embed(batch, batch_size=8, run=RunOptions(time_loop=time_loop))])
+        assert 1e-5 < np.abs(got - expected).max() < 0.1
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -8,8 +8,7 @@ import re
 import torch
 
 from spacy_elmo.nn import torch_compat
-
-from ..paths import REPO
+from tests.support.paths import REPO
 
 PACKAGE = REPO / "spacy_elmo"
 
