@@ -8,7 +8,8 @@ arbitrary (shuffled) order. For each batch size, `BiLM.embed(batch_size=B)` and 
 each run in a fresh subprocess (so that the peak memory is its own), after a short warm-up on other
 sentences, with an empty token cache. The long-document figure embeds one doc of `--long-tokens` tokens
 without sentence boundaries (the largest size asked for) and prints its peak memory above the loaded
-pipeline. Prints figures; asserts nothing.
+pipeline. On a machine others share, the tokens per CPU-second of the process (`--threads 1`) hold
+where tokens/s do not. Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
@@ -78,10 +79,11 @@ def measure(directory: Path, what: str, batch_size: int, n_tokens: int, text: Pa
         bilm.embed(warm, batch_size=batch_size)
         run = lambda: bilm.embed(sentences, batch_size=batch_size)  # noqa: E731
     bilm.clear_caches()
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     run()
-    seconds = time.perf_counter() - start
-    return {"tokens_per_s": sum(len(s) for s in sentences) / seconds, "peak_mb": peak_rss_mb()}
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
+    n = sum(len(s) for s in sentences)
+    return {"tokens_per_s": n / seconds, "tokens_per_cpu_s": n / cpu_seconds, "peak_mb": peak_rss_mb()}
 
 
 def long_doc(directory: Path, n_tokens: int, text: Path) -> dict:
@@ -116,8 +118,12 @@ def main() -> None:
     parser.add_argument("--long-tokens", type=int, default=20000)
     parser.add_argument("--long-only", action="store_true", help="Only the long-doc memory measurement.")
     parser.add_argument("--text", type=Path, default=DEFAULT_TEXT)
+    parser.add_argument("--no-long", action="store_true", help="Leave out the long-doc measurement.")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default).")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     print(machine(), flush=True)
     if args.child:
         directory, what = Path(args.child[0]), args.child[1]
@@ -129,6 +135,7 @@ def main() -> None:
             print(json.dumps(measure(directory, what, batch, tokens, args.text)))
         return
     common_args = ["--tokens", str(args.tokens), "--long-tokens", str(args.long_tokens), "--text", str(args.text)]
+    common_args += ["--threads", str(args.threads)]
     with tempfile.TemporaryDirectory() as tmp:
         for size in args.sizes:
             directory = Path(tmp) / size
@@ -137,7 +144,7 @@ def main() -> None:
             print(f"\n{size}: shuffled sentences of real English")
             print(
                 f"{'batch':>6} {'embed tok/s':>12} {'pipe tok/s':>11} {'pipe vs embed':>14} "
-                f"{'embed peak MB':>14} {'pipe peak MB':>13}"
+                f"{'embed peak MB':>14} {'pipe peak MB':>13} {'pipe tok/CPU-s':>15}"
             )
             for batch in [] if args.long_only else args.batch_sizes:
                 raw = child(str(directory), "raw", str(batch), *common_args)
@@ -145,9 +152,11 @@ def main() -> None:
                 print(
                     f"{batch:>6} {raw['tokens_per_s']:>12.1f} {piped['tokens_per_s']:>11.1f} "
                     f"{piped['tokens_per_s'] / raw['tokens_per_s'] - 1:>+14.0%} {raw['peak_mb']:>14.0f} "
-                    f"{piped['peak_mb']:>13.0f}",
+                    f"{piped['peak_mb']:>13.0f} {piped['tokens_per_cpu_s']:>15.1f}",
                     flush=True,
                 )
+        if args.no_long:
+            return
         r = child(str(directory), "long", *common_args)
         print(
             f"\n{args.sizes[-1]}: one doc of {r['tokens']} tokens, no sentence boundaries: {r['seconds']:.1f} s, "

@@ -1,5 +1,7 @@
 """`demo`: the `elmo` spaCy component on a few sentences with the bundled default model; no files needed."""
 
+from typing import List, Sequence
+
 import typer
 
 from ..models import DEFAULT_MODEL
@@ -11,6 +13,23 @@ SENTENCES = [
     "They sat on the bank of the river.",
     "The boat drifted toward the muddy bank of the stream.",
 ]
+# The sense of "bank" in each sentence: the demo's claim is that context tells them apart.
+SENSES = ("money", "money", "river", "river")
+
+
+def nearest_others(similarity: Sequence[Sequence[float]]) -> List[int]:
+    """For each row of a square similarity matrix, the column of its most similar other item (the first
+    on a tie)."""
+    nearest = []
+    for i, row in enumerate(similarity):
+        others = [j for j in range(len(row)) if j != i]
+        nearest.append(max(others, key=row.__getitem__))
+    return nearest
+
+
+def same_sense_count(similarity: Sequence[Sequence[float]]) -> int:
+    """How many of the sentences have the other sentence of their own sense as their nearest."""
+    return sum(SENSES[i] == SENSES[j] for i, j in enumerate(nearest_others(similarity)))
 
 
 @app.command("demo")
@@ -30,11 +49,17 @@ def demo_command(
     banks = [next(t for t in doc if t.text == "bank") for doc in docs]
     typer.echo(f"model {model}: token vectors of width {banks[0].vector.shape[0]} (top biLM layer)")
     for i, doc in enumerate(docs):
-        typer.echo(f"  [{i}] {doc.text}")
+        typer.echo(f"  [{i}] {doc.text}  (bank: {SENSES[i]})")
+    similarity = [[bank.similarity(other) for other in banks] for bank in banks]
     typer.echo('cosine similarity of "bank" in sentence i and j:')
     typer.echo("       " + "".join(f"[{j}]    " for j in range(len(docs))))
-    for i, bank in enumerate(banks):
-        typer.echo(f"  [{i}] " + " ".join(f"{bank.similarity(other):.3f}" for other in banks))
+    for i, row in enumerate(similarity):
+        typer.echo(f"  [{i}] " + " ".join(f"{value:.3f}" for value in row))
+    typer.echo('nearest other "bank" of each sentence:')
+    for i, j in enumerate(nearest_others(similarity)):
+        verdict = "same sense" if SENSES[i] == SENSES[j] else f"other sense ({SENSES[j]}, not {SENSES[i]})"
+        typer.echo(f"  [{i}] -> [{j}] {similarity[i][j]:.3f}  {verdict}")
+    typer.echo(f"{same_sense_count(similarity)} of {len(docs)} nearest the other sentence of their own sense")
     money, river = docs[0], docs[2]
     typer.echo(
         f"span 'the bank' [0] vs [2]: {money[3:5].similarity(river[3:5]):.3f};  "

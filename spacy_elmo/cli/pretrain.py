@@ -3,6 +3,7 @@
 import logging
 import os
 from pathlib import Path
+from typing import Optional
 
 import typer
 from wasabi import msg
@@ -25,6 +26,12 @@ def pretrain_command(
         help="Run directory: checkpoint, log, plot and the exported options.json + weights.hdf5.",
     ),
     resume: bool = typer.Option(False, "--resume", help="Continue the run in --output from its last checkpoint."),
+    max_time: Optional[float] = typer.Option(
+        None,
+        "--max-time",
+        help="Minutes after which the run stops cleanly (checkpoint and export; resume to go on), as "
+        "--training.max_time: for a time-limited GPU run, give what the session has left less a few minutes.",
+    ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
 ) -> None:
     """Train a biLM. Override any config value like `spacy train`: --training.batch_size 64."""
@@ -33,7 +40,10 @@ def pretrain_command(
 
     main = os.environ.get("RANK", "0") == "0"
     logging.basicConfig(level=logging.INFO if main else logging.WARNING, format="%(message)s")
-    config = load_config(config_path, parse_overrides(ctx.args))
+    overrides = parse_overrides(ctx.args)
+    if max_time is not None:
+        overrides["training.max_time"] = max_time
+    config = load_config(config_path, overrides)
     result = train(config, output, resume=resume, show_progress=progress)
     if result.stopped_by is not None:
         if main:

@@ -18,5 +18,5 @@ class KernelChoiceError(InputError):
     """`SPACY_ELMO_CPU_KERNEL` names no kernel."""
 
 
-class TimeLoopError(ElmoError):
+class TimeLoopError(InputError):
     """A call asked for a time loop that does not exist."""

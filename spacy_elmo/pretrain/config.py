@@ -32,6 +32,12 @@ class TrainingSettings(BaseModel):
     seed: int = Field(0, ge=0)
     n_epochs: int = Field(10, ge=1)
     max_steps: Optional[int] = Field(None, ge=1, description="Stop earlier than n_epochs (null: never).")
+    max_time: Optional[float] = Field(
+        None,
+        gt=0,
+        description="Minutes of wall-clock time after which the run stops, with a checkpoint and the export "
+        "(null: never); counted from the start of each run or resume.",
+    )
     batch_size: int = Field(
         128, ge=1, description="Rows per process; the original used 128 per GPU (docs/pretraining.md)."
     )
@@ -104,6 +110,7 @@ class LoggingSettings(BaseModel):
 RESUMABLE_CHANGES = {
     "training.n_epochs",
     "training.max_steps",
+    "training.max_time",
     "paths.dev",
     "training.tf32",
     "training.bf16",

@@ -82,6 +82,11 @@ def pack_corpus(
     output_dir = Path(output_dir)
     if shard_tokens < 1:
         raise CorpusError(f"shard_tokens must be at least 1, not {shard_tokens}")
+    if output_dir.is_dir() and (is_packed_dir(output_dir) or shard_paths(output_dir)):
+        raise CorpusError(
+            f"{output_dir} holds a packed corpus already, whose shards a new lexicon would orphan; "
+            "give a new or empty folder"
+        )
     counts: Counter = Counter()
     for tokens in _sentences(paths):
         counts.update(tokens)

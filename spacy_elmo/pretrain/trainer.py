@@ -11,6 +11,7 @@ checkpoint, so a resumed run continues exactly where the checkpointed one was.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
@@ -83,6 +84,7 @@ class Trainer:
         self.resume = resume
         self.show_progress = show_progress and context.is_main
         self.log = MetricsLog(self.output_dir / LOG_FILE)
+        self.deadline: Optional[float] = None
 
     def _validate(self) -> Tuple[Vocabulary, List[Path], CorpusStats]:
         """Everything that can be wrong with the inputs, found before anything is written."""
@@ -117,13 +119,15 @@ class Trainer:
         return replace(self.config.options, training=training)
 
     def run(self) -> TrainResult:
-        """Train until the last epoch's data or `max_steps`, checkpointing and exporting on the way;
-        when resuming, go on from the checkpoint, first re-exporting the model if a kill left the
-        export older than the checkpoint.
+        """Train until the last epoch's data, `max_steps` or `max_time`, checkpointing and exporting on
+        the way; when resuming, go on from the checkpoint, first re-exporting the model if a kill left
+        the export older than the checkpoint.
 
         RETURNS (TrainResult): The final step, the tokens trained on (per direction, over all
             processes), the last held-out perplexity and every process's parameter digest.
         """
+        if self.settings.max_time is not None:
+            self.deadline = time.monotonic() + 60 * self.settings.max_time
         vocab, paths, stats = self._validate()
         check_run_dir(self.output_dir, self.config.config, self.resume)
         with run_lock(self.output_dir, enabled=self.context.is_main):
@@ -165,6 +169,7 @@ class Trainer:
         progress = ProgressReport(self.context, self.log, self.show_progress, stats, position, total)
         model.train()
         stop = StopRequest(enabled=not ctx.distributed)
+        out_of_time = False
         try:
             while t.max_steps is None or position.step < t.max_steps:
                 if stop.requested:
@@ -173,10 +178,20 @@ class Trainer:
                     )
                     break
                 item = next(inputs, None)
-                # Every rank stops together at the end of the shortest share; tokens count all ranks'.
-                n_ready, step_tokens = distributed.host_sums(
-                    ctx, [int(item is not None), item.batch.counts[0] if item is not None else 0]
+                # Every rank stops together at the end of the shortest share, or when any rank's clock
+                # passed the deadline; tokens count all ranks'.
+                late = self.deadline is not None and time.monotonic() >= self.deadline
+                n_ready, step_tokens, n_late = distributed.host_sums(
+                    ctx, [int(item is not None), item.batch.counts[0] if item is not None else 0, int(late)]
                 )
+                if n_late:
+                    out_of_time = True
+                    logger.warning(
+                        "stopping at step %d: max_time (%g minutes) is up; writing a checkpoint and the model",
+                        position.step,
+                        t.max_time,
+                    )
+                    break
                 if n_ready < ctx.world_size:
                     break
                 assert item is not None
@@ -204,7 +219,9 @@ class Trainer:
         progress.close()
         guard.raise_if_tripped()
         step = position.step
-        if self.config.dev is not None and not stop.requested and (step % logs.eval_every != 0 or heldout is None):
+        # A stop asked for (a signal, the deadline) leaves its time to the checkpoint, not to an evaluation.
+        stopped = stop.requested or out_of_time
+        if self.config.dev is not None and not stopped and (step % logs.eval_every != 0 or heldout is None):
             heldout = self._evaluate(model, vocab, step, position.tokens)
         if step % logs.checkpoint_every != 0 or step == 0:
             self._checkpoint(model, optimizer, position.states, step, position.tokens, vocab, export_options)

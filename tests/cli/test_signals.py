@@ -11,8 +11,7 @@ from typing import Callable, List
 import pytest
 
 from spacy_elmo.pretrain.checkpoint import CHECKPOINT_FILE, MetricsLog, load_checkpoint
-
-from ..paths import PRETRAIN_TINY_CONFIG, TRAIN_TEXT, TRAIN_VOCAB
+from tests.support.paths import PRETRAIN_TINY_CONFIG, TRAIN_TEXT, TRAIN_VOCAB
 
 SIGNALS = [pytest.param(signal.SIGINT, 130, id="ctrl-c"), pytest.param(signal.SIGTERM, 143, id="sigterm")]
 

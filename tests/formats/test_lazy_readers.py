@@ -8,7 +8,7 @@ import subprocess
 import sys
 import textwrap
 
-from ..paths import TINY_MODEL
+from tests.support.paths import TINY_MODEL
 
 HOST = "models.example.org"
 LOADED = "import json, runpy, sys\n{run}\nprint(json.dumps(sorted({{n.split('.')[0] for n in sys.modules}})))"

@@ -14,9 +14,8 @@ from thinc.api import Config
 
 from spacy_elmo.pipeline.component import Phase
 from spacy_elmo.pipeline.training_calls import called_by_training
-
-from ..paths import CONFIGS
-from ..pipelines import tiny_tagger_pipeline
+from tests.support.paths import CONFIGS
+from tests.support.pipelines import tiny_tagger_pipeline
 
 SENTENCES = [
     ("Alice went to the bank .", ["NNP", "VBD", "TO", "DT", "NN", "."]),

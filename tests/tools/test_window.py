@@ -72,10 +72,11 @@ TINY = ["--device", "cpu", "--config", str(REPO / "configs" / "pretrain_tiny.cfg
 
 
 @pytest.mark.slow
-def test_the_deadline_stops_a_window_after_its_first_log_with_the_model(tmp_path, capfd):
+def test_the_deadline_stops_a_window_through_pretrains_max_time_with_the_model(tmp_path, capfd):
     _, _, where = start_candidate(tmp_path)
     out = tmp_path / "out"
-    # The deadline (2 s after the start) passes before the run logs: it is stopped after its first log.
+    # The deadline (2 s after the start) has passed when training starts: pretrain's max_time (its floor,
+    # 1 s) stops it; the rest of the budget is for a loaded machine.
     main(
         [
             *where,
@@ -83,17 +84,17 @@ def test_the_deadline_stops_a_window_after_its_first_log_with_the_model(tmp_path
             "--out",
             str(out),
             "--budget-s",
-            "120",
+            "600",
             "--reserve-s",
-            "118",
+            "598",
             *TINY,
             "--logging.log_every",
             "10",
         ]
     )
-    assert "stopping at step" in capfd.readouterr().err
+    assert "max_time (0.0166667 minutes) is up" in capfd.readouterr().err
     record = json.loads((out / "window.json").read_text())
-    assert record["steps"] >= 10 and "end" in record
+    assert record["overrides"]["training.max_time"] == 1 / 60 and "end" in record
     load_language_model(out)  # the four files are whole and from one step
 
 

@@ -1,8 +1,8 @@
 """The default model's training plan in GPU windows (docs/pretraining.md, "Training in GPU windows").
 
 python -m tools.window pack --train "corpus/train/*.txt" --heldout corpus/eval/gutenberg.test.txt
-python -m tools.window send                  # this window's shards into .window/train
-python -m tools.window run --out $OUT --budget-s 480     # the device call's one command
+python -m tools.window send --carry-mib 64   # this window's shards into .window/train
+python -m tools.window run --out $OUT --budget-s 480 --max-file-mib 16   # the device call's one command
 python -m tools.window accept RETURNED --wsd-data DIR    # candidate, and default if better
 """
 
@@ -33,11 +33,14 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     p.add_argument("--heldout", type=Path, required=True, help="Tokenized held-out text (the test books).")
     p.add_argument("--shard-tokens", type=int, default=1_000_000)
     s = commands.add_parser("send", help="Put the next window's shards into SEND_DIR/train.")
-    s.add_argument("--max-mib", type=float, default=None, help="For the shards (default: what the limit leaves).")
+    limit = s.add_mutually_exclusive_group(required=True)
+    limit.add_argument("--carry-mib", type=float, help="What the run may take along in all, the checkout included.")
+    limit.add_argument("--max-mib", type=float, help="For the lexicon and the shards alone.")
     r = commands.add_parser("run", help="The window, on the device: train for the budget, write the candidate.")
     r.add_argument("--out", type=Path, required=True, help="Where the files to bring back go ($OUT).")
     r.add_argument("--budget-s", type=float, required=True, help="Seconds this command may take in all.")
     r.add_argument("--reserve-s", type=float, default=60, help="Of those, for evaluating and writing after training.")
+    r.add_argument("--max-file-mib", type=float, default=None, help="Fail when a file brought back is larger.")
     r.add_argument("--device", default="cuda", help="cuda, or cpu to rehearse.")
     r.add_argument("--config", type=Path, default=REPO / "configs" / "pretrain_small.cfg")
     r.add_argument("--run-dir", type=Path, default=None, help="The pretraining run (default: a new temporary one).")
@@ -53,7 +56,10 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         counts = pack(expand_paths(args.train), args.heldout, args.send_dir, args.shard_tokens)
         print(f"packed {counts['train']:,} training and {counts['heldout']:,} held-out tokens into {args.send_dir}")
     elif args.command == "send":
-        room = int(args.max_mib * 2**20) if args.max_mib is not None else room_for_shards(args.send_dir)
+        if args.max_mib is not None:
+            room = int(args.max_mib * 2**20)
+        else:
+            room = room_for_shards(args.send_dir, int(args.carry_mib * 2**20))
         chosen = select(load_state(args.candidate / STATE_FILE), args.send_dir, room)
         size = sum(p.stat().st_size for p in chosen)
         print(f"{len(chosen)} shards ({size:,} bytes) in {args.send_dir}: {', '.join(p.name for p in chosen)}")
@@ -69,6 +75,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             args.reserve_s,
             args.device,
             extra,
+            None if args.max_file_mib is None else int(args.max_file_mib * 2**20),
         )
         print(summary(record, args.out))
     else:

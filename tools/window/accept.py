@@ -22,6 +22,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from spacy_elmo.cli.demo import SENTENCES as BANK_SENTENCES
+from spacy_elmo.cli.demo import same_sense_count
 from spacy_elmo.nn.options import ElmoOptions
 from spacy_elmo.pretrain.export import OPTIONS_FILE, SOFTMAX_FILE, VOCAB_FILE, WEIGHTS_FILE, load_language_model
 from spacy_elmo.pretrain.start import architecture_differences
@@ -31,8 +32,6 @@ from .errors import WindowError
 from .paths import PLOT_FILE, RECORD_FILE, REPO, STATE_FILE
 from .state import card_section, load_state, plot_windows, save_state, write_card
 
-# The sense of "bank" in each of the demo's sentences, in their order: money, money, river, river.
-BANK_SENSES = (0, 0, 1, 1)
 WSD_PROJECT = REPO / "projects" / "wsd"
 
 
@@ -47,10 +46,7 @@ def bank_sentences_right(options: Path, weights: Path) -> int:
     banks = [next(t for t in doc if t.text == "bank") for doc in nlp.pipe(BANK_SENTENCES)]
     vectors = np.stack([np.asarray(t.vector, dtype=np.float32) for t in banks])
     unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-    similarity = unit @ unit.T
-    np.fill_diagonal(similarity, -np.inf)
-    nearest = similarity.argmax(axis=1)
-    return sum(BANK_SENSES[i] == BANK_SENSES[j] for i, j in enumerate(nearest))
+    return same_sense_count((unit @ unit.T).tolist())
 
 
 def wsd_f1(options: Path, weights: Path, data: Path) -> float:

@@ -1,12 +1,11 @@
 """The one command of a GPU window: continue pretraining the candidate for a wall-clock budget and put
 the new candidate's files, each under the transfer limit, with the window's figures into OUT.
 
-The training itself is `python -m spacy_elmo pretrain` from the candidate (`[paths] init`: biLM and
-softmax; Adagrad starts afresh, since its state would not fit the transfer), stopped by SIGINT at the
-deadline as `timeout -s INT` stops it, which ends after the current step with a checkpoint and the
-export. The signal waits for the run's first log record, so it never lands before the trainer listens
-for it. The softmax comes back as float16 (a 50k x 128 float32 softmax is 25 MB, over the 16 MiB
-limit); the held-out perplexity is measured with both, so what rounding costs is on record.
+The training itself is the package's `pretrain` from the candidate (`[paths] init`: biLM and softmax;
+Adagrad starts afresh, since its state would not fit the transfer), stopped at the deadline by its own
+`max_time`, which ends after the current step with a checkpoint and the export. The softmax comes back
+as float16 (a 50k x 128 float32 softmax is 25 MB, over a 16 MiB limit per file); the held-out
+perplexity is measured with both, so what rounding costs is on record.
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ import json
 import logging
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -46,7 +44,7 @@ from spacy_elmo.util.io import atomic_output
 from spacy_elmo.util.machine import cpu_name
 
 from .errors import WindowError
-from .paths import HELDOUT_DIR, MAX_FILE_BYTES, RECORD_FILE, TRAIN_DIR
+from .paths import HELDOUT_DIR, RECORD_FILE, TRAIN_DIR
 
 # The fastest pretraining setting measured (docs/results.md, "On a GPU"): the compiled step with TF32 and
 # prefetching at batch 1024.
@@ -62,7 +60,6 @@ LOGGING = {
     "logging.eval_max_tokens": 50000,
     "logging.checkpoint_every": 1000,
 }
-POLL_S = 0.5
 
 
 def model_overrides(options: ElmoOptions) -> Dict[str, Any]:
@@ -83,25 +80,15 @@ def pretrain_command(config: Path, run_dir: Path, overrides: Dict[str, Any], ext
     return [sys.executable, "-m", "tools.window.device", str(config), str(run_dir), json.dumps(overrides)]
 
 
-def has_logged(run_dir: Path) -> bool:
-    return any(r.get("event") == "train" for r in MetricsLog(run_dir / LOG_FILE).records())
-
-
-def run_until(command: List[str], env: Dict[str, str], run_dir: Path, deadline: float, hard_deadline: float) -> None:
-    """Run the pretraining command; at `deadline` (once it has logged) ask it to stop, and wait for its
-    checkpoint and export until `hard_deadline`."""
+def run_until(command: List[str], env: Dict[str, str], run_dir: Path, hard_deadline: float) -> None:
+    """Run the pretraining command (which stops itself at its `max_time`); kill it at `hard_deadline`."""
     process = subprocess.Popen(command, env=env)
-    stopped = False
-    while process.poll() is None:
-        now = time.monotonic()
-        if not stopped and now >= deadline and has_logged(run_dir):
-            process.send_signal(signal.SIGINT)
-            stopped = True
-        if now >= hard_deadline:
-            process.kill()
-            process.wait()
-            raise WindowError(f"pretraining ran past the window's budget; raise --reserve-s (the log: {run_dir})")
-        time.sleep(POLL_S)
+    try:
+        process.wait(timeout=max(0.0, hard_deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        raise WindowError(f"pretraining ran past the window's budget; raise --reserve-s (the log: {run_dir})") from None
     if process.returncode != 0:
         raise WindowError(f"pretraining failed with exit status {process.returncode}; its output is above")
 
@@ -119,15 +106,18 @@ def copy_file(source: Path, target: Path) -> None:
         shutil.copyfile(source, tmp)
 
 
-def bring_back(run_dir: Path, out: Path) -> None:
-    """The new candidate (softmax as float16) and its log into `out`, each file under the limit."""
+def bring_back(run_dir: Path, out: Path, max_file_bytes: Optional[int]) -> None:
+    """The new candidate (softmax as float16) and its log into `out`, each file within `max_file_bytes`
+    (when given)."""
     model, _ = load_language_model(run_dir)
     for name in (OPTIONS_FILE, WEIGHTS_FILE, VOCAB_FILE, LOG_FILE):
         copy_file(run_dir / name, out / name)
     write_softmax(model, out / SOFTMAX_FILE, exported_step(run_dir), np.float16)
-    too_big = [f"{p.name} ({p.stat().st_size:,} bytes)" for p in out.iterdir() if p.stat().st_size > MAX_FILE_BYTES]
+    if max_file_bytes is None:
+        return
+    too_big = [f"{p.name} ({p.stat().st_size:,} bytes)" for p in out.iterdir() if p.stat().st_size > max_file_bytes]
     if too_big:
-        raise WindowError(f"over the {MAX_FILE_BYTES:,}-byte limit per file brought back: {', '.join(too_big)}")
+        raise WindowError(f"over the {max_file_bytes:,}-byte limit per file brought back: {', '.join(too_big)}")
 
 
 def eval_curve(run_dir: Path) -> List[List[float]]:
@@ -153,6 +143,7 @@ def run_window(
     reserve_s: float,
     device: str,
     extra: Sequence[str] = (),
+    max_file_bytes: Optional[int] = None,
 ) -> Dict[str, Any]:
     """One window: held-out perplexity of the candidate, pretraining from it until the deadline, then
     the new candidate into `out` before its two held-out evaluations (float32 and float16 softmax), so a
@@ -184,13 +175,8 @@ def run_window(
     if torch_device.type == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = ""
     train_started = time.monotonic()
-    run_until(
-        pretrain_command(config, run_dir, overrides, extra),
-        env,
-        run_dir,
-        started + budget_s - reserve_s,
-        started + budget_s,
-    )
+    overrides["training.max_time"] = max(started + budget_s - reserve_s - train_started, 1.0) / 60
+    run_until(pretrain_command(config, run_dir, overrides, extra), env, run_dir, started + budget_s)
     finished = [r for r in MetricsLog(run_dir / LOG_FILE).records() if r.get("event") == "end"]
     record: Dict[str, Any] = {
         "id": uuid.uuid4().hex,  # so that `accept` takes each window once
@@ -205,7 +191,7 @@ def run_window(
         "start": start.to_dict(),
         "curve": eval_curve(run_dir),
     }
-    bring_back(run_dir, out)
+    bring_back(run_dir, out, max_file_bytes)
     write_record(out, record)
     record["end_fp32"] = heldout_perplexity(run_dir, heldout, torch_device, half_softmax=False).to_dict()
     record["end"] = heldout_perplexity(run_dir, heldout, torch_device, half_softmax=True).to_dict()
@@ -224,7 +210,7 @@ def summary(record: Dict[str, Any], out: Optional[Path] = None) -> str:
 
 
 def pretrain_process(argv: Sequence[str]) -> None:
-    """CONFIG RUN_DIR OVERRIDES_JSON: the window's pretraining run, which SIGINT ends cleanly."""
+    """CONFIG RUN_DIR OVERRIDES_JSON: the window's pretraining run, which its max_time ends cleanly."""
     config, run_dir, overrides = argv
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     train(load_config(config, json.loads(overrides)), run_dir, show_progress=False)

@@ -12,5 +12,3 @@ HELDOUT_DIR = "heldout"  # the packed held-out text (the Gutenberg test books)
 RECORD_FILE = "window.json"  # what a window brings back beside the model's files
 STATE_FILE = "windows.json"  # in the candidate's folder: the default's figures and every window's
 PLOT_FILE = "windows.png"
-MAX_FILE_BYTES = 16 * 2**20  # the device tool's limit per file brought back
-MAX_SEND_BYTES = 64 * 2**20  # ... and on everything that travels, the checkout included

@@ -1,5 +1,5 @@
 """Before a window, locally: the corpus packed once into token-id shards, then, for each window, the
-shards that fit beside the checkout in what a device call may carry (64 MiB in all), least seen first.
+shards that fit beside the checkout in what the run may take along (a limit in MiB), least seen first.
 
     .window/packed/   every training shard and the lexicon (stays here)
     .window/train/    this window's shards and the lexicon (travels)
@@ -17,7 +17,7 @@ from typing import Dict, List, Sequence
 
 from spacy_elmo.pretrain.shards import LEXICON_FILE, pack_corpus, shard_paths
 
-from .paths import HELDOUT_DIR, MAX_SEND_BYTES, REPO, TRAIN_DIR
+from .paths import HELDOUT_DIR, REPO, TRAIN_DIR
 from .state import shards_to_send
 
 PACKED_DIR = "packed"
@@ -63,7 +63,8 @@ def select(state: Dict, send_dir: Path, max_bytes: int) -> List[Path]:
     return chosen
 
 
-def room_for_shards(send_dir: Path, repo: Path = REPO) -> int:
-    """Bytes left for training shards: the limit less the checkout, the held-out text and the wheels."""
+def room_for_shards(send_dir: Path, carry_bytes: int, repo: Path = REPO) -> int:
+    """Bytes left for training shards when a run may take `carry_bytes` along in all: less the
+    checkout, the held-out text and the wheels."""
     carried = folder_bytes(send_dir / HELDOUT_DIR) + folder_bytes(send_dir / WHEELS_DIR)
-    return MAX_SEND_BYTES - checkout_bytes(repo) - carried - MARGIN_BYTES
+    return carry_bytes - checkout_bytes(repo) - carried - MARGIN_BYTES
