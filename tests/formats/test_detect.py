@@ -45,3 +45,25 @@ def test_two_models_in_two_subfolders_are_refused_naming_the_files(tmp_path):
     with pytest.raises(ModelFormatError, match="several models") as err:
         model_layout(tmp_path)
     assert "fr/encoder.pkl" in str(err.value) and "en/weights.hdf5" in str(err.value)
+
+
+NLPL_FILES = {"options.json": "m/options.json", "model.hdf5": "m/model.hdf5", "meta.json": "m/meta.json"}
+
+
+def _format_files(name):
+    from spacy_elmo.formats.detect import FORMATS
+
+    return next(entry for entry in FORMATS if entry.name == name)
+
+
+def test_an_nlpl_folder_is_told_apart_by_meta_json_and_read_as_bilm_tf():
+    """The NLPL repository's format: bilm-tf's files plus `meta.json`, read by bilm-tf's reader."""
+    from spacy_elmo.formats.detect import FORMATS
+
+    nlpl, bilm_tf = _format_files("nlpl"), _format_files("bilm-tf")
+    assert nlpl.detect(NLPL_FILES) == {"options": "m/options.json", "weights": "m/model.hdf5"}
+    assert nlpl.detect(NLPL_FILES) == bilm_tf.detect(NLPL_FILES)
+    assert nlpl.reader == bilm_tf.reader
+    without_meta = {name: path for name, path in NLPL_FILES.items() if name != "meta.json"}
+    assert nlpl.detect(without_meta) is None and bilm_tf.detect(without_meta) is not None
+    assert FORMATS.index(nlpl) < FORMATS.index(bilm_tf)

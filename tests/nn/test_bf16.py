@@ -13,9 +13,8 @@ from spacy_elmo import load_bilm
 from spacy_elmo.nn.bf16 import Bf16BiLSTMLayer
 from spacy_elmo.nn.int8 import FastBiLM, make_fast
 from spacy_elmo.nn.run_options import RunOptions
-
-from ..test_component import MONEY, _nlp
-from ..test_fast import SENTENCES
+from tests.nn.test_int8 import SENTENCES
+from tests.pipeline.test_component import MONEY, _nlp
 
 MAX_ABS = 0.05
 MIN_COSINE = 0.9999

@@ -2,7 +2,7 @@
 states, gradients, int8 layers) and against the TF fixtures, stateless, warm and stateful.
 
 Tolerance: 1e-5 against the step loop (the same arithmetic, the sums in another order); the fixtures'
-own 1e-6 (tests/test_reference.py)."""
+own 1e-6 (tests/reference/test_bilm_tf.py)."""
 
 import numpy as np
 import pytest
@@ -11,11 +11,9 @@ import torch
 from spacy_elmo.nn import wavefront
 from spacy_elmo.nn.errors import TimeLoopError
 from spacy_elmo.nn.int8 import make_fast
-from spacy_elmo.nn.lstm import BiLSTMStack, run_directions
+from spacy_elmo.nn.lstm import BiLSTMStack
 from spacy_elmo.nn.run_options import RunOptions
-from spacy_elmo.nn.time_loops import stack_loop
-
-from ..test_reference import SETS, _load
+from tests.reference.test_bilm_tf import SETS, _load
 
 TOLERANCE = 1e-5
 LENGTHS = [9, 9, 6, 3, 1, 0]
@@ -136,19 +134,6 @@ def test_stateless_and_warm_start_give_the_step_loops(time_loop):
         got = bilm.embed(sentences, batch_size=2, run=RunOptions(time_loop=time_loop))
         for g, e in zip(got, expected):
             np.testing.assert_allclose(g, e, atol=TOLERANCE, rtol=0)
-
-
-def test_one_direction_and_dropout_fall_back_to_the_step_loop():
-    stack = random_stack(2)
-    x, states = inputs(stack)
-    assert not wavefront.supports(stack, slice(1, 2))
-    assert not wavefront.supports(BiLSTMStack(2, 5, 7, 4, None, None, True, dropout=0.1).train(), slice(None))
-    loop = stack_loop("wavefront", x.device)
-    with torch.no_grad():
-        got = run_directions(stack, (x[0], x[1]), (np.array(LENGTHS), np.array(LENGTHS[::-1])), loop=loop)
-        expected = run_directions(stack, (x[0], x[1]), (np.array(LENGTHS), np.array(LENGTHS[::-1])))
-    for (f, b), (ef, eb) in zip(got[0], expected[0]):
-        assert torch.equal(f, ef) and torch.equal(b, eb)
 
 
 def test_an_unknown_time_loop_is_refused():

@@ -7,8 +7,8 @@ import spacy
 from spacy.tokens import Doc
 
 from spacy_elmo.errors import ElmoError
-from spacy_elmo.pipeline.batch_plan import doc_segments, kept_tokens, plan_batches, read_mask
-from spacy_elmo.pipeline.segment import Segment, sentence_windows
+from spacy_elmo.pipeline.bilm_layer.batch_plan import doc_segments, kept_tokens, plan_batches, read_mask
+from spacy_elmo.pipeline.bilm_layer.segment import Segment, sentence_windows
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,13 @@ from spacy.tokens import Doc
 from spacy_elmo import load_bilm
 from spacy_elmo.errors import ElmoError
 from spacy_elmo.nn.errors import FastModeError
-from spacy_elmo.pipeline.layers.thinc_bilm import build_bilm_v2, declared_layers, ensure_loaded, get_bilm, set_frozen
+from spacy_elmo.pipeline.architectures import build_bilm_v2
+from spacy_elmo.pipeline.bilm_layer.thinc_bilm import (
+    declared_layers,
+    ensure_loaded,
+    get_bilm,
+    set_frozen,
+)
 from tests.support.paths import TINY_MODEL
 
 VOCAB = spacy.blank("en").vocab
