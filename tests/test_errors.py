@@ -26,7 +26,15 @@ from spacy_elmo.pipeline.frozen_cache import ActivationCache
 PACKAGE = Path(spacy_elmo.__file__).parent
 # Raised for programming errors (a wrong type passed in code, an unreachable branch) or by a Python
 # protocol (a module's __getattr__), not for a user's input.
-NOT_INPUT_ERRORS = {"TypeError", "NotImplementedError", "StopIteration", "AssertionError", "AttributeError"}
+# SystemExit is an exit status (cli/signals.py: 128 + the signal), not an error a user could mend.
+NOT_INPUT_ERRORS = {
+    "TypeError",
+    "NotImplementedError",
+    "StopIteration",
+    "AssertionError",
+    "AttributeError",
+    "SystemExit",
+}
 
 
 def raised_names():

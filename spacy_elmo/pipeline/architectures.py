@@ -2,7 +2,7 @@
 registered name, documented argument by argument, calling the builders of bilm_layer/, layers/ and
 training_log.py by keyword, which register nothing. An older version calls the newer one, so an existing
 name keeps building what it built. The `elmo` factory alone sits with its component (component.py), as
-spaCy's own do; setup.cfg's entry points name these functions (tests/test_architectures.py)."""
+spaCy's own do; setup.cfg's entry points name these functions (tests/pipeline/test_architectures.py)."""
 
 from __future__ import annotations
 

@@ -6,7 +6,19 @@ import pytest
 from spacy_elmo import cli
 from spacy_elmo.errors import ElmoError
 
-COMMANDS = {"demo", "download", "dump", "evaluate", "init-config", "models", "pretrain", "tokenize", "vocab"}
+COMMANDS = {
+    "demo",
+    "download",
+    "dump",
+    "evaluate",
+    "fill-elmo",
+    "init-config",
+    "models",
+    "pack",
+    "pretrain",
+    "tokenize",
+    "vocab",
+}
 
 
 def test_every_command_is_registered():

@@ -16,6 +16,7 @@ from spacy_elmo.nn.kernels import (
     linear,
     product_height,
 )
+from spacy_elmo.nn.torch_compat import onednn_pack
 
 needs_onednn = pytest.mark.skipif(not kernels.onednn_available(), reason="this torch build has no oneDNN")
 
@@ -160,17 +161,17 @@ def test_remembered_choices_are_bounded(monkeypatch):
 def test_onednn_sees_only_product_heights_and_each_row_is_unchanged(monkeypatch):
     monkeypatch.setenv(KERNEL_VARIABLE, kernels.ONEDNN)
     seen = []
-    pointwise = kernels._pointwise
+    pointwise = kernels.onednn_linear
 
     def recording(x, packed, bias):
         seen.append(x.shape[0])
         return pointwise(x, packed, bias)
 
-    monkeypatch.setattr(kernels, "_pointwise", recording)
+    monkeypatch.setattr(kernels, "onednn_linear", recording)
     torch.manual_seed(0)
     layer = torch.nn.Linear(24, 40)
     weight = torch.randn(2, 24, 40)
-    packed = torch.ops.mkldnn._reorder_linear_weight(layer.weight.detach(), None)
+    packed = onednn_pack(layer.weight.detach())
     for rows in (1, 17, 19, 33, 100, 515):
         x = torch.randn(rows, 24)
         with torch.no_grad():

@@ -75,8 +75,8 @@ TINY = ["--device", "cpu", "--config", str(REPO / "configs" / "pretrain_tiny.cfg
 def test_the_deadline_stops_a_window_through_pretrains_max_time_with_the_model(tmp_path, capfd):
     _, _, where = start_candidate(tmp_path)
     out = tmp_path / "out"
-    # The deadline (2 s after the start) has passed when training starts: pretrain's max_time (its floor,
-    # 1 s) stops it; the rest of the budget is for a loaded machine.
+    # The deadline is 2 s after the start: pretrain gets what is left of it as max_time (at least its floor,
+    # 1 s), which stops the run; the rest of the budget is for a loaded machine.
     main(
         [
             *where,
@@ -92,9 +92,10 @@ def test_the_deadline_stops_a_window_through_pretrains_max_time_with_the_model(t
             "10",
         ]
     )
-    assert "max_time (0.0166667 minutes) is up" in capfd.readouterr().err
     record = json.loads((out / "window.json").read_text())
-    assert record["overrides"]["training.max_time"] == 1 / 60 and "end" in record
+    max_time = record["overrides"]["training.max_time"]
+    assert 1 / 60 <= max_time <= 2 / 60 and "end" in record
+    assert f"max_time ({max_time:g} minutes) is up" in capfd.readouterr().err
     load_language_model(out)  # the four files are whole and from one step
 
 
