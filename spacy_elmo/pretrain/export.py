@@ -61,8 +61,8 @@ def export_model(
 
 
 def write_softmax(model: LanguageModel, path: Path, step: Optional[int], dtype: type = np.float32) -> None:
-    """The softmax's rows and biases, stamped with `step`. float16 rows halve the file (a 50k x 128
-    softmax fits a 16 MiB transfer limit); `load_softmax` reads either back as float32."""
+    """The softmax's rows and biases, stamped with `step`. float16 rows halve the file (for a run whose
+    files must be small to travel); `load_softmax` reads either back as float32."""
     with atomic_output(path) as tmp, h5py.File(tmp, "w") as f:
         f.create_dataset("softmax/W", data=model.softmax.weight.detach().cpu().numpy().astype(dtype))
         f.create_dataset("softmax/b", data=model.softmax.bias.detach().cpu().numpy())
