@@ -13,16 +13,18 @@ picks one by device (`chosen_step_mode`).
   of the data) takes `LanguageModel.full_window_losses`, the distinct tokens padded to one of
   `SHAPE_BUCKETS` counts; any other step runs the no_sync way. Random numbers (dropout) come from
   torch's generator as in the eager step (inductor's `fallback_random`), so a compiled run draws the
-  same masks and resumes like the others.
+  same masks and resumes like the others; the step runs under torch's deterministic algorithms
+  (`deterministic_algorithms`), so that it also sums the same gradients in the same order.
 
 What each costs in kernel launches: benchmarks/bench_pretrain_launches.py.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 import torch
 import torch.nn.functional as F
@@ -195,7 +197,7 @@ class CompiledStep(NoSyncStep):
         # torch.compile runs every compiled partial through one wrapper function, whose cache of compiled
         # graphs counts against one recompile limit per process: at torch's default a process that has
         # compiled a few steps (several runs) would run this step uncompiled.
-        with recompile_limit(RECOMPILE_LIMIT):
+        with recompile_limit(RECOMPILE_LIMIT), deterministic_algorithms():
             return self._step(item, states, number)
 
     def _step(self, item: StepInputs, states: States, number: int) -> Tuple[LMOutput, torch.Tensor]:
@@ -230,6 +232,31 @@ class CompiledStep(NoSyncStep):
         if self._graphs:  # a graph's outputs are overwritten by its next replay
             finals = [(h.clone(), c.clone()) for h, c in finals]
         return LMOutput(sums, batch.counts, finals), self.update(number)
+
+
+@contextlib.contextmanager
+def deterministic_algorithms() -> Iterator[None]:
+    """torch's deterministic algorithms inside the block, the caller's setting after it.
+
+    The compiler lowers the character embedding's backward pass (a sum of each character's gradient
+    rows) to atomic adds from many threads, whose order, and so whose float sum, changes from run to
+    run: a compiled run and the same run resumed from its checkpoint ended a few ulps apart. With the
+    flag set, the compiler calls torch's own kernel instead, which sums serially on the CPU (where the
+    flag is read when it runs) and after sorting on a GPU. The flag is read where a graph is lowered,
+    and the backward graph is lowered in the first backward pass, so the block holds the whole step.
+    Only warnings (`warn_only`), as an eager op without a deterministic kernel would otherwise stop a
+    run; memory is not filled with NaN on allocation (the flag's other effect), a cost for nothing here.
+    """
+    enabled = torch.are_deterministic_algorithms_enabled()
+    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+    fill = torch.utils.deterministic.fill_uninitialized_memory  # type: ignore[attr-defined]
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.utils.deterministic.fill_uninitialized_memory = False  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(enabled, warn_only=warn_only)
+        torch.utils.deterministic.fill_uninitialized_memory = fill  # type: ignore[attr-defined]
 
 
 def static_writes(update: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:

@@ -11,7 +11,7 @@ from spacy_elmo.pretrain import load_config, train
 from spacy_elmo.pretrain.checkpoint import LOG_FILE, MetricsLog
 from spacy_elmo.pretrain.config import ConfigError
 from spacy_elmo.pretrain.distributed import Context
-from spacy_elmo.pretrain.step_modes import chosen_step_mode
+from spacy_elmo.pretrain.step_modes import CompiledStep, chosen_step_mode, deterministic_algorithms
 from tests.support.paths import PRETRAIN_TINY_CONFIG
 from tests.support.tiny_corpus import write_tiny_corpus
 
@@ -85,6 +85,38 @@ def test_the_compiled_step_writes_only_inputs_that_keep_their_address(tmp_path, 
     assert result.step == 3 and len(graphs) >= 3
     assert any(written for written, _ in graphs)  # the update writes the weights, so the check sees writes
     assert all(written <= static for written, static in graphs), graphs
+
+
+@pytest.mark.parametrize("enabled, warn_only", [(False, False), (True, False), (True, True)])
+def test_the_compiled_step_runs_deterministic_algorithms_and_gives_back_the_callers_setting(enabled, warn_only):
+    """The compiler lowers the character embedding's backward pass to unordered atomic adds unless the
+    flag is set (a compiled run and its resumed copy then ended a few ulps apart on a cold compile)."""
+    before = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
+    fill = torch.utils.deterministic.fill_uninitialized_memory
+    torch.use_deterministic_algorithms(enabled, warn_only=warn_only)
+    try:
+        with deterministic_algorithms():
+            assert torch.are_deterministic_algorithms_enabled()
+            assert not torch.utils.deterministic.fill_uninitialized_memory
+        assert torch.are_deterministic_algorithms_enabled() == enabled
+        assert torch.is_deterministic_algorithms_warn_only_enabled() == warn_only
+        assert torch.utils.deterministic.fill_uninitialized_memory == fill
+    finally:
+        torch.use_deterministic_algorithms(before[0], warn_only=before[1])
+
+
+def test_the_compiled_step_holds_the_flag_for_its_whole_step(tmp_path, monkeypatch):
+    seen = []
+
+    def recording(self, item, states, number):
+        seen.append(torch.are_deterministic_algorithms_enabled())
+        return original(self, item, states, number)
+
+    original = CompiledStep._step
+    monkeypatch.setattr(CompiledStep, "_step", recording)
+    monkeypatch.setattr(torch, "compile", lambda fn, **kw: fn)  # the wiring, not the compiler
+    run(tmp_path, "compiled", **{"training.step_mode": "compiled", "training.max_steps": 2})
+    assert seen and all(seen) and not torch.are_deterministic_algorithms_enabled()
 
 
 @pytest.mark.parametrize("setting", [{"training.optimizer": "adam"}, {"training.sparse_softmax": True}])
