@@ -6,9 +6,13 @@
 The default `elmo` component serves sentences of the sample text whose every word carries a suffix
 never seen before, through `nlp.pipe` inside spaCy's `memory_zone` (every `--zone` docs, as a service
 does, so that spaCy's own string store does not grow), in batches of various heights. Every `--every`
-docs it prints the resident memory and the entries of the package's own bounded caches (token
-embeddings, character ids, kernel choices), whose bounds are fixed: after warm-up the line should be
-flat. Prints figures; asserts nothing.
+docs it prints the resident memory, what the C allocator reports in use and freed-but-kept (glibc),
+and the entries of the package's own bounded caches (token embeddings, character ids, kernel choices),
+whose bounds are fixed: after warm-up the memory in use should be flat. Resident memory also counts
+the freed blocks glibc keeps for reuse, which batches of ever-changing shapes leave scattered through
+its heap: that part levels off later and moves by tens of MB from line to line. glibc returns large
+blocks at once when its mmap threshold is fixed (`MALLOC_MMAP_THRESHOLD_=131072` in the environment),
+at a cost in speed (docs/results.md). Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
@@ -18,9 +22,10 @@ import itertools
 import os
 import random
 import string
+import time
 from typing import Iterator, List
 
-from benchmarks.common import DEFAULT_TEXT, current_rss_mb, load_sentences, machine
+from benchmarks.common import DEFAULT_TEXT, current_rss_mb, load_sentences, machine, malloc_mb
 
 
 def suffix(n: int) -> str:
@@ -71,16 +76,22 @@ def main() -> None:
         f"{args.docs} docs of 1-{args.sentences} sentences of new words (at most {args.max_len} tokens each), "
         f"nlp.pipe(batch_size={args.batch_size}), memory_zone every {args.zone}"
     )
-    print(f"{'docs':>6} {'RSS MB':>8} {'token cache':>12} {'char ids':>9} {'kernel choices':>15}")
+    print(
+        f"{'docs':>6} {'RSS MB':>8} {'in use MB':>10} {'kept free MB':>13} {'token cache':>12} {'char ids':>9} "
+        f"{'kernel choices':>15} {'seconds':>8}"
+    )
+    start = time.perf_counter()
     served = 0
     while served < args.docs:
         with nlp.memory_zone():
             for _ in nlp.pipe(itertools.islice(texts, args.zone), batch_size=args.batch_size):
                 served += 1
                 if served % args.every == 0:
+                    in_use, kept = malloc_mb() or (float("nan"), float("nan"))
                     print(
-                        f"{served:>6} {current_rss_mb():>8.0f} {len(bilm.token_cache):>12} "
-                        f"{len(bilm.char_mapper._cache):>9} {len(kernels._choices):>15}",
+                        f"{served:>6} {current_rss_mb():>8.0f} {in_use:>10.0f} {kept:>13.0f} "
+                        f"{len(bilm.token_cache):>12} {len(bilm.char_mapper._cache):>9} {len(kernels._choices):>15} "
+                        f"{time.perf_counter() - start:>8.1f}",
                         flush=True,
                     )
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import random
 import resource
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 import torch
@@ -108,6 +110,28 @@ def current_rss_mb() -> float:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
     raise RuntimeError("no VmRSS in /proc/self/status")
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()
+    ]
+
+
+def malloc_mb() -> Optional[Tuple[float, float]]:
+    """(in use, freed but kept) by the C allocator, in MB, where it is glibc (`mallinfo2`, glibc 2.33+);
+    None elsewhere. Resident memory is roughly the two plus code and libraries: what the program holds
+    apart from what glibc keeps of freed blocks for reuse."""
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name)
+        info = libc.mallinfo2
+    except (OSError, AttributeError, TypeError):
+        return None
+    info.restype = _MallInfo2
+    m = info()
+    return (m.uordblks + m.hblkhd) / 2**20, m.fordblks / 2**20
 
 
 def reset_peak_rss() -> bool:

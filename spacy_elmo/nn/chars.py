@@ -25,6 +25,9 @@ PAD_CHAR = 260
 N_CHARS_TRAIN = 261
 N_CHARS_PREDICT = 262
 
+# Token strings the inference caches keep: their id rows here, their embeddings in nn/token_cache.py.
+CACHED_TYPES = 20_000
+
 BOS_TOKEN = "<S>"
 EOS_TOKEN = "</S>"
 
@@ -32,13 +35,16 @@ EOS_TOKEN = "</S>"
 class CharacterMapper:
     """Maps token strings to shifted character ids, caching each distinct string's row.
 
-    The cache is bounded so that a long-running service over an open vocabulary keeps flat memory;
-    a row is 50 small integers, so the default bound costs about 20 MB. Thread-safe without a lock: the
+    The cache is bounded so that a long-running service over an open vocabulary keeps flat memory: at
+    `CACHED_TYPES` strings it starts again empty. It holds as many strings as the token cache
+    (nn/token_cache.py) holds embeddings, since at inference only the strings that cache lacks are
+    mapped, and it fills as fast: a larger bound took a service thousands of documents longer to reach
+    its plateau, the bound's memory looking like growth all the while. Thread-safe without a lock: the
     cache is only read with `dict.get` and changed by single dict operations (set, clear), each atomic,
     so a thread never looks up a key that another removed in between (at worst a row is encoded twice).
     """
 
-    def __init__(self, max_characters_per_token: int = 50, cache_size: int = 100_000) -> None:
+    def __init__(self, max_characters_per_token: int = 50, cache_size: int = CACHED_TYPES) -> None:
         if max_characters_per_token < 3:
             raise InputError(
                 f"max_characters_per_token must be at least 3 (BOW, one byte, EOW), got {max_characters_per_token}"

@@ -32,7 +32,7 @@ from torch import nn
 from ..errors import InputFileError
 from .bilm import BiLM
 from .char_encoder import CharEncoder
-from .chars import BOS_TOKEN, EOS_TOKEN, N_CHARS_PREDICT, PAD_CHAR, CharacterMapper
+from .chars import BOS_TOKEN, CACHED_TYPES, EOS_TOKEN, N_CHARS_PREDICT, PAD_CHAR, CharacterMapper
 from .options import CharCNNOptions, ElmoOptions
 
 PAD_ROW = PAD_CHAR + 1
@@ -90,7 +90,7 @@ class CodePointMapper(CharacterMapper):
     """Token strings -> id rows of an ELMoForManyLangs model (see the module docstring); the same
     interface and per-string cache as CharacterMapper."""
 
-    def __init__(self, vocab: ManyLangsVocab, max_characters_per_token: int, cache_size: int = 100_000) -> None:
+    def __init__(self, vocab: ManyLangsVocab, max_characters_per_token: int, cache_size: int = CACHED_TYPES) -> None:
         self.max_chars = max_characters_per_token
         self.cache_size = cache_size
         self._cache: Dict[str, np.ndarray] = {}

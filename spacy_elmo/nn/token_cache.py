@@ -11,6 +11,7 @@ from typing import Callable, List, Sequence
 
 import torch
 
+from .chars import CACHED_TYPES
 from .lru import LRU
 
 
@@ -18,7 +19,7 @@ class TokenEmbeddingCache(LRU[str, torch.Tensor]):
     """Thread-safe: threads sharing a pipeline share its biLM. The lock guards only the table (nn/lru.py),
     so encoding runs outside it, in parallel."""
 
-    def __init__(self, capacity: int = 20_000) -> None:
+    def __init__(self, capacity: int = CACHED_TYPES) -> None:
         super().__init__(capacity, what="token cache capacity")
 
     def lookup(self, tokens: Sequence[str], encode: Callable[[List[str]], torch.Tensor]) -> torch.Tensor:

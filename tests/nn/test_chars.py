@@ -70,3 +70,15 @@ def test_non_string_token_is_a_clear_error():
 
     with pytest.raises(TypeError, match="tokens must be str"):
         CharacterMapper().token_ids(3)  # type: ignore[arg-type]
+
+
+def test_the_id_cache_keeps_as_many_strings_as_the_token_cache_so_both_level_off_together():
+    """At inference only the strings the token cache lacks are mapped: a larger id cache kept filling
+    for thousands of documents after the token cache was full, which a service saw as growth."""
+    from spacy_elmo.nn.token_cache import TokenEmbeddingCache
+
+    mapper = CharacterMapper()
+    assert mapper.cache_size == TokenEmbeddingCache().capacity
+    for n in range(mapper.cache_size + 10):
+        mapper.token_ids(f"new{n}")
+    assert len(mapper._cache) <= mapper.cache_size
