@@ -13,7 +13,7 @@ and only here.
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Tuple, Type
 
 import torch
 
@@ -80,6 +80,12 @@ def recompile_limit(limit: int) -> Iterator[None]:
     """torch.compile may keep up to `limit` compiled graphs per function inside the block."""
     with torch._dynamo.config.patch(recompile_limit=limit):
         yield
+
+
+def compiler_errors() -> Tuple[Type[BaseException], ...]:
+    """The exceptions torch.compile raises when it cannot compile a function (dynamo's base class: a
+    backend's failure, such as inductor's, is one), as opposed to errors of the code it runs."""
+    return (torch._dynamo.exc.TorchDynamoException,)
 
 
 def mark_static_address(tensor: torch.Tensor) -> None:

@@ -14,7 +14,9 @@ picks one by device (`chosen_step_mode`).
   `SHAPE_BUCKETS` counts; any other step runs the no_sync way. Random numbers (dropout) come from
   torch's generator as in the eager step (inductor's `fallback_random`), so a compiled run draws the
   same masks and resumes like the others; the step runs under torch's deterministic algorithms
-  (`deterministic_algorithms`), so that it also sums the same gradients in the same order.
+  (`deterministic_algorithms`), so that it also sums the same gradients in the same order. Where
+  torch.compile fails on a model and device, the run warns and goes on the no_sync way, whose arithmetic
+  the compiled graphs reproduce, instead of stopping.
 
 What each costs in kernel launches: benchmarks/bench_pretrain_launches.py.
 """
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import math
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
@@ -32,6 +35,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from ..nn.softmax import LogUniformSampler
 from ..nn.torch_compat import (
+    compiler_errors,
     foreach_add_,
     foreach_add_scalar_,
     foreach_addcdiv_,
@@ -53,6 +57,8 @@ from .steps import (
     gradient_norm,
     precision,
 )
+
+logger = logging.getLogger(__name__)
 
 # Distinct-token counts a compiled step is padded to: this many equal steps up to the most a step can
 # hold (both directions' positions), so at most this many graphs are compiled.
@@ -120,10 +126,13 @@ class NoSyncStep(PlainStep):
         super().__init__(*args, **kwargs)
         self._number: Optional[torch.Tensor] = None  # the step number, on the device
         self._apply: Callable[..., torch.Tensor] = apply_update
-        self._constants: Dict[str, float] = {
-            "clip_norm": self.settings.clip_norm,
-            "learning_rate": self.settings.learning_rate,
-        }
+        self._constants: Dict[str, float] = {}
+        self._update_eagerly()
+
+    def _update_eagerly(self) -> None:
+        """The update as a plain function, the settings passed as arguments."""
+        self._apply = apply_update
+        self._constants = {"clip_norm": self.settings.clip_norm, "learning_rate": self.settings.learning_rate}
 
     def update(self, number: int) -> torch.Tensor:
         if self._number is None:
@@ -192,13 +201,35 @@ class CompiledStep(NoSyncStep):
         self._apply = static_writes(torch.compile(bound, dynamic=False, options=options))
         self._constants = {}
         self._bucket = max(1, math.ceil(2 * t.batch_size * t.unroll_steps / SHAPE_BUCKETS))
+        self.compiled = True  # False once torch.compile has failed: the run goes on uncompiled
 
     def step(self, item: StepInputs, states: States, number: int) -> Tuple[LMOutput, torch.Tensor]:
         # torch.compile runs every compiled partial through one wrapper function, whose cache of compiled
         # graphs counts against one recompile limit per process: at torch's default a process that has
         # compiled a few steps (several runs) would run this step uncompiled.
         with recompile_limit(RECOMPILE_LIMIT), deterministic_algorithms():
-            return self._step(item, states, number)
+            if self.compiled:
+                try:
+                    return self._step(item, states, number)
+                except compiler_errors() as error:
+                    self._give_up_compiling(error, number)
+            return super().step(item, states, number)
+
+    def _give_up_compiling(self, error: BaseException, number: int) -> None:
+        """Run uncompiled from now on. A compile fails before its graph runs (the backward graph and the
+        update are compiled at their first call, after the forward graph ran), so no gradient was
+        accumulated and no weight changed: the step is taken again, the no_sync way."""
+        self.compiled = False
+        self._update_eagerly()
+        self.optimizer.zero_grad(set_to_none=True)
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        logger.warning(
+            'step_mode "compiled": torch.compile failed at step %d (%s: %s); the run goes on uncompiled, as '
+            'step_mode "no_sync" (the same arithmetic; set it to skip compiling)',
+            number,
+            type(error).__name__,
+            first_line[:300],
+        )
 
     def _step(self, item: StepInputs, states: States, number: int) -> Tuple[LMOutput, torch.Tensor]:
         t, host = self.settings, item.batch

@@ -119,6 +119,39 @@ def test_the_compiled_step_holds_the_flag_for_its_whole_step(tmp_path, monkeypat
     assert seen and all(seen) and not torch.are_deterministic_algorithms_enabled()
 
 
+def failing_compile(fail_update: bool):
+    """torch.compile as it behaves where its backend cannot compile the step (seen on a GPU at the
+    `small` preset): the error comes at the compiled function's first call, before anything runs."""
+
+    def compile_(fn, **kwargs):
+        is_update = "apply_update" in repr(fn)
+
+        def compiled(*args, **kw):
+            if is_update == fail_update:
+                raise torch._inductor.exc.InductorError(AssertionError("from the backend"), None)
+            return fn(*args, **kw)
+
+        return compiled
+
+    return compile_
+
+
+@pytest.mark.parametrize("fail_update", [False, True])
+def test_a_step_torch_cannot_compile_warns_and_the_run_goes_on_uncompiled(tmp_path, monkeypatch, caplog, fail_update):
+    """The forward graph failing first: nothing ran, so the run is the no_sync run, bit for bit. The
+    update failing after the forward and backward graphs ran: the step is taken again uncompiled."""
+    each_step = {"logging.log_every": 1, "logging.checkpoint_every": 3}
+    no_sync, _ = run(tmp_path, "no_sync", **each_step, **{"training.step_mode": "no_sync"})
+    monkeypatch.setattr(torch, "compile", failing_compile(fail_update))
+    with caplog.at_level("WARNING", logger="spacy_elmo.pretrain.step_modes"):
+        result, _ = run(tmp_path, "compiled", **each_step, **{"training.step_mode": "compiled"})
+    warned = [r.getMessage() for r in caplog.records if "torch.compile failed" in r.getMessage()]
+    assert result.step == 6 and len(warned) == 1
+    assert "failed at step 1 (InductorError: AssertionError: from the backend)" in warned[0]
+    if not fail_update:
+        assert result.digests == no_sync.digests
+
+
 @pytest.mark.parametrize("setting", [{"training.optimizer": "adam"}, {"training.sparse_softmax": True}])
 def test_a_device_update_step_mode_refuses_adam_and_the_sparse_softmax(tmp_path, setting):
     overrides = {**write_tiny_corpus(tmp_path), **SAMPLED, "training.step_mode": "no_sync", **setting}

@@ -1,7 +1,7 @@
 """Train and test every run of the downstream grid, several at a time; resumable.
 
     python -m scripts.run_grid corpus/ configs/ runs/ [--jobs 2] [--tasks pos ner] [--sizes 500 2000 all]
-        [--seeds 0 1 2] [--smoke]
+        [--seeds 0 1 2] [--systems baseline elmo_encoder] [--smoke]
         [--elmo-options PATH --elmo-weights PATH]
 
 A run is (task, training size, system, seed): `spacy train` on `corpus/<task>/train-<size>-s<seed>.spacy`
@@ -184,13 +184,20 @@ def main() -> None:
         default=list(SEEDS),
         help="Seeds at 500 sentences (convert.py --seeds makes their samples).",
     )
+    parser.add_argument(
+        "--systems", nargs="*", default=None, help="Only these systems' runs (e.g. elmo_encoder for a new biLM)."
+    )
     parser.add_argument("--smoke", action="store_true", help="Two systems, 4 steps: checks the pipeline, not ELMo.")
     parser.add_argument("--elmo-options", default=None, help="options.json of the biLM (default: the bundled one).")
     parser.add_argument("--elmo-weights", default=None)
     args = parser.parse_args()
     # Empty strings (the project's defaults) mean the bundled biLM.
     elmo = {"elmo_options": args.elmo_options or None, "elmo_weights": args.elmo_weights or None}
-    runs = [run for run in grid(args.tasks, args.smoke, args.seeds) if run.size in args.sizes]
+    runs = [
+        run
+        for run in grid(args.tasks, args.smoke, args.seeds)
+        if run.size in args.sizes and (args.systems is None or run.system in args.systems)
+    ]
     # Longest first, so that the big runs do not end up alone at the end.
     runs.sort(key=lambda r: (r.size != "all", r.size != "2000"))
     failed = 0
