@@ -138,3 +138,44 @@ def test_two_windows_rehearsed_on_the_cpu(tmp_path, capfd):
         main([*where, "accept", str(tmp_path / "out2"), "--default-weights", str(default)])
     card = (candidate / "README.md").read_text()
     assert card.count("## Training windows") == 1 and "| 2 (" in card and (candidate / "windows.png").is_file()
+
+
+def held_back_candidate(tmp_path: Path, outcome: str = "candidate", not_better=()) -> Tuple[Path, List[str]]:
+    """A candidate folder whose one window beat the default's figures and was kept a candidate."""
+    candidate = tmp_path / "candidate"
+    candidate.mkdir()
+    (candidate / "weights.hdf5").write_bytes(b"the window's weights")
+    ends = {"average": 102.8}
+    window = {
+        "date": "2026-11-27", "device": "cpu", "steps": 10, "tokens": 100, "train_s": 1.0, "curve": [],
+        "start": {"average": 108.6}, "end": ends, "end_fp32": ends, "outcome": outcome,
+        "figures": {"perplexity": 102.8, "wsd_f1": 61.2, "bank": 3}, "not_better": list(not_better),
+    }  # fmt: skip
+    state = {"default": {"perplexity": 108.6, "wsd_f1": 60.9, "bank": 3, "source": "stage 4"}, "windows": [window]}
+    (candidate / STATE_FILE).write_text(json.dumps(state))
+    return candidate, ["--candidate", str(candidate)]
+
+
+def test_promote_makes_a_held_back_candidate_the_default_and_says_why(tmp_path):
+    candidate, where = held_back_candidate(tmp_path)
+    default = tmp_path / "default.hdf5"
+    default.write_bytes(b"the old default")
+    main([*where, "promote", "--why", "downstream table at 500 sentences", "--default-weights", str(default)])
+    assert default.read_bytes() == b"the window's weights" and (candidate / "weights.hdf5").is_symlink()
+    state = json.loads((candidate / STATE_FILE).read_text())
+    window = state["windows"][0]
+    assert window["outcome"] == "default" and window["promoted"]["why"] == "downstream table at 500 sentences"
+    assert state["default"] == {"perplexity": 102.8, "wsd_f1": 61.2, "bank": 3, "source": "window 1"}
+    assert "| default |" in (candidate / "README.md").read_text()
+
+
+@pytest.mark.parametrize(
+    "outcome, not_better", [("candidate", ["WSD F1 60.0 is not above 60.9"]), ("default", []), ("dropped", [])]
+)
+def test_promote_refuses_a_window_that_did_not_beat_the_default_or_is_not_held_back(tmp_path, outcome, not_better):
+    _, where = held_back_candidate(tmp_path, outcome, not_better)
+    default = tmp_path / "default.hdf5"
+    default.write_bytes(b"the old default")
+    with pytest.raises(WindowError, match="nothing to promote"):
+        main([*where, "promote", "--why", "x", "--default-weights", str(default)])
+    assert default.read_bytes() == b"the old default"

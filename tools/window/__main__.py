@@ -4,6 +4,7 @@ python -m tools.window pack --train "corpus/train/*.txt" --heldout corpus/eval/g
 python -m tools.window send --carry-mib 64   # this window's shards into .window/train
 python -m tools.window run --out $OUT --budget-s 480 --max-file-mib 16   # the device call's one command
 python -m tools.window accept RETURNED --wsd-data DIR    # candidate, and default if better
+python -m tools.window promote --why "..."               # a held-back candidate, after the downstream table
 """
 
 from __future__ import annotations
@@ -49,6 +50,12 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     a.add_argument("--wsd-data", type=Path, default=None, help="projects/wsd's data; without: never the default.")
     a.add_argument("--default-weights", type=Path, default=DEFAULT_WEIGHTS)
     a.add_argument("--card", type=Path, default=None, help="The candidate's card (default: CANDIDATE/README.md).")
+    m = commands.add_parser(
+        "promote", help="Make the latest candidate that beat the default the default (after the downstream check)."
+    )
+    m.add_argument("--why", required=True, help="What was checked before (the downstream table's figures).")
+    m.add_argument("--default-weights", type=Path, default=DEFAULT_WEIGHTS)
+    m.add_argument("--card", type=Path, default=None, help="The candidate's card (default: CANDIDATE/README.md).")
     args, extra = parser.parse_known_args(argv)
     if extra and args.command != "run":
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
@@ -78,6 +85,13 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             None if args.max_file_mib is None else int(args.max_file_mib * 2**20),
         )
         print(summary(record, args.out))
+    elif args.command == "promote":
+        from .accept import promote_candidate  # here: it needs spaCy, which the device has not
+
+        record = promote_candidate(
+            args.candidate, args.default_weights, args.card or args.candidate / "README.md", args.why
+        )
+        print(json.dumps({k: record.get(k) for k in ("outcome", "figures", "promoted")}))
     else:
         from .accept import accept_window  # here: it needs spaCy, which the device has not
 

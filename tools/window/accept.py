@@ -131,10 +131,40 @@ def accept_window(
         better, record["not_better"] = beats(record["figures"], state["default"])
         record["outcome"] = "default" if better else "candidate"
         if better:
-            copy_file(candidate / WEIGHTS_FILE, default_weights)
-            link(candidate / WEIGHTS_FILE, default_weights)
-            state["default"] = {**record["figures"], "source": f"window {len(state['windows']) + 1}"}
+            make_default(candidate, default_weights, state, record, len(state["windows"]) + 1)
     state["windows"].append({k: v for k, v in record.items() if k != "extra"})
+    save_state(state_path, state)
+    plot_windows(state, candidate / PLOT_FILE)
+    write_card(card, card_section(state, PLOT_FILE))
+    return record
+
+
+def make_default(
+    candidate: Path, default_weights: Path, state: Dict[str, Any], record: Dict[str, Any], number: int
+) -> None:
+    """The candidate's weights become the package's, the candidate's file a link to them; window
+    `number` (its `record`) the source of the default's figures."""
+    copy_file(candidate / WEIGHTS_FILE, default_weights)
+    link(candidate / WEIGHTS_FILE, default_weights)
+    record["outcome"] = "default"
+    state["default"] = {**record["figures"], "source": f"window {number}"}
+
+
+def promote_candidate(candidate: Path, default_weights: Path, card: Path, why: str) -> Dict[str, Any]:
+    """Make the latest window that passed `beats` but was kept a candidate (its outcome "candidate",
+    nothing in `not_better`: held back until the README's downstream table was measured for it) the
+    default; `why` (that measurement) goes into its record. Returns the record."""
+    state_path = candidate / STATE_FILE
+    state = load_state(state_path)
+    held = [i for i, w in enumerate(state["windows"]) if w["outcome"] == "candidate" and w.get("not_better") == []]
+    if not held or held[-1] != len(state["windows"]) - 1:
+        raise WindowError(
+            f"{state_path}: the latest window is not a candidate that beat the default; nothing to promote "
+            "(a window that beat it became the default when accepted)"
+        )
+    record = state["windows"][held[-1]]
+    make_default(candidate, default_weights, state, record, held[-1] + 1)
+    record["promoted"] = {"date": datetime.date.today().isoformat(), "why": why}
     save_state(state_path, state)
     plot_windows(state, candidate / PLOT_FILE)
     write_card(card, card_section(state, PLOT_FILE))
