@@ -48,24 +48,21 @@ def test_a_damaged_archive_is_deleted_and_named(tmp_path):
     assert not archive.exists()
 
 
-def test_a_full_disk_is_named_and_the_archive_kept(tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    "error, kind, message",
+    [
+        (OSError(errno.ENOSPC, "No space left on device"), DiskFullError, "has no room to unpack .*model.zip"),
+        (OSError(errno.EROFS, "Read-only file system"), DownloadError, "cannot unpack .*model.zip into .*staging"),
+    ],
+)
+def test_an_os_error_while_unpacking_names_the_archive_and_keeps_it(tmp_path, monkeypatch, error, kind, message):
+    """A full disk is a DiskFullError; another OS error a DownloadError naming both paths."""
     archive = zip_of(tmp_path / "model.zip", {"options.json": "{}"})
 
-    def full_disk(archive, into):
-        raise OSError(errno.ENOSPC, "No space left on device")
+    def failing(archive, into):
+        raise error
 
-    monkeypatch.setattr(unpack, "extract", full_disk)
-    with pytest.raises(DiskFullError, match="has no room to unpack .*model.zip \\(No space left on device\\)"):
+    monkeypatch.setattr(unpack, "extract", failing)
+    with pytest.raises(kind, match=message):
         unpack.unpack_archive(archive, tmp_path / "staging")
     assert archive.exists()
-
-
-def test_another_os_error_is_a_download_error_naming_both_paths(tmp_path, monkeypatch):
-    archive = zip_of(tmp_path / "model.zip", {"options.json": "{}"})
-
-    def read_only(archive, into):
-        raise OSError(errno.EROFS, "Read-only file system")
-
-    monkeypatch.setattr(unpack, "extract", read_only)
-    with pytest.raises(DownloadError, match="cannot unpack .*model.zip into .*staging"):
-        unpack.unpack_archive(archive, tmp_path / "staging")
