@@ -12,13 +12,15 @@ from projects.downstream.scripts.run_grid import SCHEDULE, THREAD_VARIABLES, Run
 from projects.downstream.scripts.time_runs import round_order, stamp_lines, summarise, threads_label
 
 
-def test_grid_takes_the_seeds_at_500_sentences_only():
+def test_grid_takes_the_seeds_at_500_and_2000_sentences():
     runs = grid(["ner"], smoke=False, seeds=[0, 1, 2, 3, 4])
-    at_500 = {(r.system, r.seed) for r in runs if r.size == "500"}
-    assert {seed for system, seed in at_500 if system == "baseline"} == {0, 1, 2, 3, 4}
-    assert {seed for system, seed in at_500 if system == "elmo_encoder"} == {0, 1, 2, 3, 4}
-    assert {seed for system, seed in at_500 if system in ("elmo_alone", "elmo_probe")} == {0}
-    assert {(r.size, r.seed) for r in runs if r.size != "500"} == {("2000", 0), ("all", 0)}
+    for size in ("500", "2000"):
+        seeds = {(r.system, r.seed) for r in runs if r.size == size}
+        assert {seed for system, seed in seeds if system == "baseline"} == {0, 1, 2, 3, 4}
+        assert {seed for system, seed in seeds if system == "elmo_encoder"} == {0, 1, 2, 3, 4}
+    assert {r.seed for r in runs if r.system in ("elmo_alone", "elmo_probe")} == {0}
+    assert {(r.size, r.seed) for r in runs if r.size == "all"} == {("all", 0)}
+    assert {r.size for r in runs if r.system in ("elmo_alone", "elmo_probe")} == {"500"}
     assert all((r.steps, r.eval_every) == SCHEDULE[r.size] for r in runs)
 
 
