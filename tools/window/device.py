@@ -4,8 +4,8 @@ the new candidate's files, each under the transfer limit, with the window's figu
 The training itself is the package's `pretrain` from the candidate (`[paths] init`: biLM and softmax;
 Adagrad starts afresh, since its state would not fit the transfer), stopped at the deadline by its own
 `max_time`, which ends after the current step with a checkpoint and the export. The softmax comes back
-as float16 (a 50k x 128 float32 softmax is 25 MB, over a 16 MiB limit per file); the held-out
-perplexity is measured with both, so what rounding costs is on record.
+as float16, half the size (a 50k x 128 float32 softmax is 25 MB), so that it fits a smaller
+`--max-file-mib`; the held-out perplexity is measured with both, so what rounding costs is on record.
 """
 
 from __future__ import annotations
