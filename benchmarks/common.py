@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import random
 import resource
 import time
@@ -119,17 +120,25 @@ class _MallInfo2(ctypes.Structure):
     ]
 
 
-def malloc_mb() -> Optional[Tuple[float, float]]:
-    """(in use, freed but kept) by the C allocator, in MB, where it is glibc (`mallinfo2`, glibc 2.33+);
-    None elsewhere. Resident memory is roughly the two plus code and libraries: what the program holds
-    apart from what glibc keeps of freed blocks for reuse."""
-    name = ctypes.util.find_library("c")
+@functools.lru_cache(maxsize=1)
+def _mallinfo2() -> Optional[Callable[[], _MallInfo2]]:
+    """glibc's `mallinfo2` (2.33+), looked up once (finding the C library may run `ldconfig`); None
+    elsewhere."""
     try:
-        libc = ctypes.CDLL(name)
-        info = libc.mallinfo2
+        info = ctypes.CDLL(ctypes.util.find_library("c")).mallinfo2
     except (OSError, AttributeError, TypeError):
         return None
     info.restype = _MallInfo2
+    return info
+
+
+def malloc_mb() -> Optional[Tuple[float, float]]:
+    """(in use, freed but kept) by the C allocator, in MB, where it is glibc; None elsewhere. Resident
+    memory is roughly the two plus code and libraries: what the program holds apart from what glibc
+    keeps of freed blocks for reuse."""
+    info = _mallinfo2()
+    if info is None:
+        return None
     m = info()
     return (m.uordblks + m.hblkhd) / 2**20, m.fordblks / 2**20
 

@@ -125,8 +125,8 @@ class NoSyncStep(PlainStep):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._number: Optional[torch.Tensor] = None  # the step number, on the device
-        self._apply: Callable[..., torch.Tensor] = apply_update
-        self._constants: Dict[str, float] = {}
+        self._apply: Callable[..., torch.Tensor]
+        self._constants: Dict[str, float]
         self._update_eagerly()
 
     def _update_eagerly(self) -> None:
@@ -222,13 +222,13 @@ class CompiledStep(NoSyncStep):
         self.compiled = False
         self._update_eagerly()
         self.optimizer.zero_grad(set_to_none=True)
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        lines = str(error).strip().splitlines()
         logger.warning(
             'step_mode "compiled": torch.compile failed at step %d (%s: %s); the run goes on uncompiled, as '
             'step_mode "no_sync" (the same arithmetic; set it to skip compiling)',
             number,
             type(error).__name__,
-            first_line[:300],
+            lines[0][:300] if lines else "",
         )
 
     def _step(self, item: StepInputs, states: States, number: int) -> Tuple[LMOutput, torch.Tensor]:

@@ -129,14 +129,19 @@ def accept_window(
         install_candidate(returned, candidate)
         record["figures"] = measure(candidate, record["end"]["average"], wsd_data)
         better, record["not_better"] = beats(record["figures"], state["default"])
-        record["outcome"] = "default" if better else "candidate"
+        record["outcome"] = "candidate"
         if better:
             make_default(candidate, default_weights, state, record, len(state["windows"]) + 1)
     state["windows"].append({k: v for k, v in record.items() if k != "extra"})
-    save_state(state_path, state)
+    write_state(candidate, state, card)
+    return record
+
+
+def write_state(candidate: Path, state: Dict[str, Any], card: Path) -> None:
+    """The record, its picture and the card's list of windows, all from `state`."""
+    save_state(candidate / STATE_FILE, state)
     plot_windows(state, candidate / PLOT_FILE)
     write_card(card, card_section(state, PLOT_FILE))
-    return record
 
 
 def make_default(
@@ -156,16 +161,14 @@ def promote_candidate(candidate: Path, default_weights: Path, card: Path, why: s
     default; `why` (that measurement) goes into its record. Returns the record."""
     state_path = candidate / STATE_FILE
     state = load_state(state_path)
-    held = [i for i, w in enumerate(state["windows"]) if w["outcome"] == "candidate" and w.get("not_better") == []]
-    if not held or held[-1] != len(state["windows"]) - 1:
+    windows = state["windows"]
+    if not windows or windows[-1]["outcome"] != "candidate" or windows[-1].get("not_better") != []:
         raise WindowError(
             f"{state_path}: the latest window is not a candidate that beat the default; nothing to promote "
             "(a window that beat it became the default when accepted)"
         )
-    record = state["windows"][held[-1]]
-    make_default(candidate, default_weights, state, record, held[-1] + 1)
+    record = windows[-1]
+    make_default(candidate, default_weights, state, record, len(windows))
     record["promoted"] = {"date": datetime.date.today().isoformat(), "why": why}
-    save_state(state_path, state)
-    plot_windows(state, candidate / PLOT_FILE)
-    write_card(card, card_section(state, PLOT_FILE))
+    write_state(candidate, state, card)
     return record
