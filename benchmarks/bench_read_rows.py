@@ -21,7 +21,7 @@ from thinc.api import Model
 
 from benchmarks.common import machine
 from spacy_elmo.pipeline.architectures import build_scalar_mix_v2
-from spacy_elmo.pipeline.layers.pooling import pooling_layer
+from spacy_elmo.pipeline.layers.pooling import build_pooling_v1
 from spacy_elmo.pipeline.layers.read_rows import apply_to_read_rows
 
 WORDS = "the bank of the river was steep and the water ran fast under the old bridge".split()
@@ -60,7 +60,7 @@ def main() -> None:
         groups.append((whitespace, docs, [rng.normal(size=(3, len(d), 1024)).astype(np.float32) for d in docs]))
     for whitespace, docs, layers in groups:
         for name, mix in (
-            ("mean pooling", pooling_layer("mean")),
+            ("mean pooling", build_pooling_v1("mean")),
             ("layer-norm mix", build_scalar_mix_v2(layer_norm=True)),
         ):
             plain, told = compare(mix, docs, layers, args.rounds)

@@ -54,7 +54,7 @@ from .frozen_cache import FrozenLayerCache
 from .hooks import install_hooks
 from .layers import ElmoListener, apply_to_read_rows, load_source, set_frozen
 from .layers.listener import replace_listener_cfg
-from .layers.pooling import pooling_layer
+from .layers.pooling import build_pooling_v1
 from .layers.scalar_mix import mixes_in
 from .training_calls import called_by_training
 from .training_data import check_annotations, training_corpus
@@ -155,7 +155,7 @@ class ElmoComponent(TrainablePipe):
         """Arguments as in `make_elmo`; `vocab` is the pipeline's vocab."""
         # Strings and lists are shorthands for spacy-elmo.Pooling.v1; any List[Floats3d] -> List[Floats2d]
         # layer works (a ScalarMix with trainable = false, say).
-        self.pooling: Model = pooling if isinstance(pooling, Model) else pooling_layer(pooling)
+        self.pooling: Model = pooling if isinstance(pooling, Model) else build_pooling_v1(pooling)
         ensure_extension()
         self.vocab = vocab
         self.model = model

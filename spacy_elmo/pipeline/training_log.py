@@ -1,4 +1,4 @@
-"""The logger `spacy-elmo.MixLogger.v1` (architectures.py) builds: spaCy's console logger plus, at each
+"""`spacy-elmo.MixLogger.v1` (registered in architectures.py): spaCy's console logger plus, at each
 evaluation, every head's layer mix.
 
 The learned s_j (softmaxed) and gamma are the paper's per-task answer to "which biLM layers matter";
@@ -32,8 +32,12 @@ def format_mixes(nlp: Language) -> str:
     return "\n".join(lines)
 
 
-def console_and_mixes(progress_bar: Optional[str] = None) -> Callable:
-    """The console logger's setup, wrapped so that each evaluation also prints the mixes."""
+def build_mix_logger_v1(progress_bar: Optional[str] = None) -> Callable:
+    """`spacy-elmo.MixLogger.v1`: spaCy's console logger, plus every head's layer mix at each evaluation.
+
+    progress_bar (Optional[str]): as in `spacy.ConsoleLogger.v3`: null, "train" or "eval".
+    RETURNS (Callable): the logger's setup function, as `[training.logger]` takes it.
+    """
     console = registry.loggers.get("spacy.ConsoleLogger.v3")(progress_bar=progress_bar)
 
     def setup(nlp: Language, stdout: IO = sys.stdout, stderr: IO = sys.stderr) -> Tuple[Callable, Callable]:

@@ -7,7 +7,7 @@ name (`swap.py`) is a module of the package, wherever it sits in it."""
 import ast
 import re
 from pathlib import Path
-from typing import Iterator, List, Tuple
+from typing import Callable, Iterator, List, Tuple
 
 import pytest
 
@@ -45,23 +45,25 @@ def exists_near(name: str, module: Path) -> bool:
     return any(next(base.glob(pattern), None) is not None for base in bases(module))
 
 
-def named_paths() -> List[Tuple[str, str]]:
+def named(
+    pattern: "re.Pattern[str]", keep: Callable[[str, Path], bool] = lambda name, module: True
+) -> List[Tuple[str, str]]:
+    """(module, name) for every match of `pattern` in the package's docstrings that `keep` keeps."""
     return [
         (str(module.relative_to(REPO)), name)
         for module in sorted(PACKAGE.rglob("*.py"))
         for text in docstrings(module)
-        for name in PATH.findall(text)
-        if is_repository_path(name, module)
+        for name in pattern.findall(text)
+        if keep(name, module)
     ]
+
+
+def named_paths() -> List[Tuple[str, str]]:
+    return named(PATH, is_repository_path)
 
 
 def named_modules() -> List[Tuple[str, str]]:
-    return [
-        (str(module.relative_to(REPO)), name)
-        for module in sorted(PACKAGE.rglob("*.py"))
-        for text in docstrings(module)
-        for name in MODULE_NAME.findall(text)
-    ]
+    return named(MODULE_NAME)
 
 
 def is_package_module(name: str) -> bool:

@@ -104,11 +104,16 @@ class SentenceWindows:
         return segment(len(kept), starts, self.max_length, self.overlap)
 
 
-def sentence_windows(split_sentences: bool = True, max_length: int = 256, overlap: int = 32) -> Segmenter:
-    """`spacy-elmo.sentence_windows.v1`: the biLM reads a doc per sentence when it has sentence
-    boundaries (from a parser, `senter`, `sentencizer` or `sent_starts`) and `split_sentences`, and any
-    piece longer than `max_length` tokens in windows overlapping by `overlap` tokens. Set `max_length`
-    high to read long unsegmented docs whole (memory grows with it)."""
+def build_sentence_windows_v1(split_sentences: bool = True, max_length: int = 256, overlap: int = 32) -> Segmenter:
+    """`spacy-elmo.sentence_windows.v1`: the biLM reads a doc per sentence and long pieces in overlapping windows.
+
+    split_sentences (bool): one piece per sentence where the doc has sentence boundaries (parser,
+        `senter`, `sentencizer` or `sent_starts`).
+    max_length (int): pieces longer than this many tokens are read in windows; set it high to read long
+        unsegmented docs whole (memory grows with it).
+    overlap (int): tokens shared by neighbouring windows, as context on each side.
+    RETURNS (Segmenter): the segmenter `BiLM.v2`'s `segmentation` takes.
+    """
     return SentenceWindows(split_sentences, max_length, overlap)
 
 

@@ -36,7 +36,7 @@ from ..device import place_bilm
 from .batch_plan import doc_segments, kept_tokens, plan_batches
 from .bilm_holder import BiLMHolder, convert_inputs, convert_outputs, deserialize_holder, serialize_holder
 from .process_state import PROCESS
-from .segment import Segmenter, sentence_windows
+from .segment import Segmenter, build_sentence_windows_v1
 
 InT = List[Doc]
 OutT = List[Floats3d]
@@ -53,7 +53,7 @@ def declared_layers(model: Model) -> Optional[int]:
     return None if options is None else options.n_output_layers
 
 
-def bilm_layer(
+def build_bilm_v2(
     options: Optional[PathLike] = None,
     weights: Optional[PathLike] = None,
     name: Optional[str] = None,
@@ -65,8 +65,29 @@ def bilm_layer(
     path: Optional[PathLike] = None,
     tf32: bool = False,
 ) -> Model[InT, OutT]:
-    """The biLM layer that `spacy-elmo.BiLM.v2` registers (pipeline/architectures.py, which documents the
-    arguments); a bad source or setting is refused here, when the config is built."""
+    """`spacy-elmo.BiLM.v2`: the biLM's layers per doc, `[L+1, n_tokens, 2P]`. The source is `path`, else
+    `name`, else `options` + `weights` (default: the bundled model); it is read at initialization or first
+    use, never when the config is built. Whether the biLM trains is its owner's setting (the `elmo` component's
+    `frozen`, or ElmoTok2Vec's), written through `set_frozen`.
+
+    options (Optional[Union[str, Path]]): an options.json, with `weights`.
+    weights (Optional[Union[str, Path]]): a weights.hdf5, with `options`.
+    name (Optional[str]): a bundled model, or a catalogue model once `python -m spacy_elmo download NAME`
+        has fetched it.
+    stateful (bool): carry the LSTM states from batch to batch, as the original (batches keep the docs'
+        order).
+    max_batch_tokens (int): at most this many padded tokens per batch.
+    segmentation (Optional[Segmenter]): cuts docs into the pieces the biLM reads (a registered `@misc`
+        function's result); null: `spacy-elmo.sentence_windows.v1` with its defaults.
+    warm_start (bool): every piece starts from a fixed warm LSTM state instead of zeros.
+    fast_mode (Optional[str]): null (exact), "int8" (CPU) or "bf16" (GPU), a fast inexact copy for
+        prediction and frozen training; where it cannot run, the exact biLM runs, with a warning.
+    path (Optional[Union[str, Path]]): a model directory or archive of any format (formats.FORMATS).
+    tf32 (bool): TF32 products on a GPU (faster, about 1e-3 from the exact vectors); by default the biLM
+        computes in full fp32 whatever torch's global flags (nn/precision.py).
+    RETURNS (Model[List[Doc], List[Floats3d]]): the biLM layer; a bad source or setting is refused here, when
+        the config is built.
+    """
     model_reference(options, weights, name, path)  # refuses a bad reference when the config is built
     if fast_mode is not None and fast_mode not in FAST_MODES:
         raise FastModeError(f"unknown fast_mode {fast_mode!r}; choose one of {', '.join(FAST_MODES)} or null")
@@ -74,7 +95,7 @@ def bilm_layer(
         raise FastModeError("fast_mode runs stateless only; set stateful = false or fast_mode = null")
     if max_batch_tokens < 1:
         raise InputError(f"max_batch_tokens must be at least 1, got {max_batch_tokens}")
-    segmenter = sentence_windows() if segmentation is None else segmentation
+    segmenter = build_sentence_windows_v1() if segmentation is None else segmentation
     if not callable(segmenter):
         raise InputError(f"segmentation must be a segmenter (a registered function's result), got {segmenter!r}")
     wrapper = PyTorchWrapper_v3(

@@ -28,7 +28,7 @@ from thinc.types import Floats2d, Floats3d
 from ...models.sources import model_reference, resolve
 from ...nn.pooling_weights import PoolingWeights
 from ..errors import AlignmentError
-from .pooling import pooling_layer
+from .pooling import build_pooling_v1
 from .read_rows import ROW_WISE
 
 ALIGNMENT_FILE = "alignment.pth"
@@ -110,15 +110,23 @@ def _float32_matrix(data: Any, path: Path) -> Floats2d:
     return cast(Floats2d, matrix)
 
 
-def aligned_pooling(alignment: str, weights: PoolingWeights = "mean") -> Model[List[Floats3d], List[Floats2d]]:
-    """Fixed pooling with `weights` (pooling.py), then the alignment `W` of `alignment` applied to every
-    token vector. The matrix is read when the layer is initialized (`nlp.initialize()`) or first used, and
-    saved with the pipeline (the `elmo` component keeps its pooling layer), so a saved pipeline loads where
-    the alignment file is not, as it does for the biLM's weights."""
+def build_aligned_pooling_v1(alignment: str, weights: PoolingWeights = "mean") -> Model[List[Floats3d], List[Floats2d]]:
+    """`spacy-elmo.AlignedPooling.v1`: fixed pooling, then a published cross-lingual alignment (Schuster
+    et al. 2019): every token vector `v` becomes `W v`, in English's space, so that vectors of several
+    languages' models compare. Give it as the `elmo` component's `pooling`.
+
+    alignment (str): the matrix: a downloaded catalogue model's name (`schuster-aligned-de`), a model
+        directory holding `alignment.pth`, or a torch-saved `[D, D]` matrix file. Read at
+        `nlp.initialize()` or first use, and saved with the pipeline (the `elmo` component keeps its
+        pooling layer), so a saved pipeline loads where the alignment file is not.
+    weights (Union[str, Sequence[float]]): the pooling before the alignment, as in `spacy-elmo.Pooling.v1`;
+        `[0, 1, 0]` (the first LSTM layer, which the published matrices were fitted on) is the paper's.
+    RETURNS (Model[List[Floats3d], List[Floats2d]]): each doc's layers -> one aligned vector per token.
+    """
     align: Model[List[Floats2d], List[Floats2d]] = Model(
         "elmo-alignment", _forward, init=_init, params={"W": None}, attrs={"source": str(alignment)}
     )
-    model: Model[List[Floats3d], List[Floats2d]] = chain(pooling_layer(weights), align)
+    model: Model[List[Floats3d], List[Floats2d]] = chain(build_pooling_v1(weights), align)
     model.attrs[ROW_WISE] = True  # row i of the output depends on row i of the input alone
     return model
 

@@ -20,6 +20,7 @@ from thinc.api import Model, chain, concatenate, with_array
 from thinc.types import Floats2d, Floats3d
 
 from ...errors import InputError
+from ..bilm_layer.thinc_bilm import set_frozen
 from ..doc_data import get_layers
 from .projection import projection
 from .read_rows import mix_read_rows
@@ -157,6 +158,44 @@ def build_elmo_tok2vec(
         model = chain(model, with_array(projection(width)))
         model.set_dim("nO", width)
     return model
+
+
+def build_elmo_listener_v1(
+    mix: Model[List[Floats3d], List[Floats2d]],
+    upstream: str = "elmo",
+    extra_features: Optional[Model[List[Doc], List[Floats2d]]] = None,
+    width: Optional[int] = None,
+) -> Model[List[Doc], List[Floats2d]]:
+    """`spacy-elmo.ElmoListener.v1`: a head's tok2vec, fed by an `elmo` component's biLM layers.
+
+    mix (Model[List[Floats3d], List[Floats2d]]): the head's own pooling of the layers (`ScalarMix.v1`).
+    upstream (str): the `elmo` component to listen to; "*" for any.
+    extra_features (Optional[Model[List[Doc], List[Floats2d]]]): token features concatenated with ELMo's.
+    width (Optional[int]): project the result to this width; null keeps it.
+    RETURNS (Model[List[Doc], List[Floats2d]]): one vector per token.
+    """
+    return build_elmo_tok2vec(source=ElmoListener(upstream), mix=mix, extra_features=extra_features, width=width)
+
+
+def build_elmo_tok2vec_v1(
+    bilm: Model[List[Doc], List[Floats3d]],
+    mix: Model[List[Floats3d], List[Floats2d]],
+    extra_features: Optional[Model[List[Doc], List[Floats2d]]] = None,
+    width: Optional[int] = None,
+    frozen: bool = True,
+) -> Model[List[Doc], List[Floats2d]]:
+    """`spacy-elmo.ElmoTok2Vec.v1`: the listener's standalone twin, holding its own biLM (what
+    `replace_listeners` produces).
+
+    bilm (Model[List[Doc], List[Floats3d]]): the biLM layer (`BiLM.v2`).
+    mix (Model[List[Floats3d], List[Floats2d]]): as in `ElmoListener.v1`.
+    extra_features (Optional[Model[List[Doc], List[Floats2d]]]): as in `ElmoListener.v1`.
+    width (Optional[int]): as in `ElmoListener.v1`.
+    frozen (bool): the biLM gets no gradient; False fine-tunes it with the head.
+    RETURNS (Model[List[Doc], List[Floats2d]]): one vector per token.
+    """
+    set_frozen(bilm, frozen)
+    return build_elmo_tok2vec(source=bilm, mix=mix, extra_features=extra_features, width=width)
 
 
 def find_listener_cfg(cfg: Any) -> Optional[Dict[str, Any]]:

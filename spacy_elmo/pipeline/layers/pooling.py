@@ -18,9 +18,13 @@ from ...nn.pooling_weights import PoolingWeights, check_pooling, pooling_weights
 from .read_rows import ROW_WISE
 
 
-def pooling_layer(weights: PoolingWeights = "mean") -> Model[List[Floats3d], List[Floats2d]]:
-    """`spacy-elmo.Pooling.v1`: each doc's `[L+1, n, D]` layers -> `[n, D]` with fixed `weights`: "mean",
-    "top" (the last LSTM layer) or one number per layer, token layer first (not normalised)."""
+def build_pooling_v1(weights: PoolingWeights = "mean") -> Model[List[Floats3d], List[Floats2d]]:
+    """`spacy-elmo.Pooling.v1`: fixed pooling of the biLM's layers: what `token.vector` and `doc.tensor` are.
+
+    weights (Union[str, Sequence[float]]): "mean", "top" (the last LSTM layer) or one number per layer,
+        token layer first (not normalised).
+    RETURNS (Model[List[Floats3d], List[Floats2d]]): each doc's layers -> one vector per token.
+    """
     check_pooling(weights)
     attrs = {"weights": weights if isinstance(weights, str) else list(weights), ROW_WISE: True}
     return Model("elmo-pooling", _forward, attrs=attrs)

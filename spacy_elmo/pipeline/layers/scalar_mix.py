@@ -31,7 +31,7 @@ LAYER_NORM_EPS = 1e-12
 MIX_NODE = "elmo-scalar-mix"  # the layer's name, by which reports find every mix inside a model
 
 
-def scalar_mix(
+def build_scalar_mix_v2(
     weights: Optional[Sequence[float]] = None,
     start_from: Optional[str] = None,
     gamma: float = 1.0,
@@ -40,8 +40,20 @@ def scalar_mix(
     l2: float = 0.0,
     trainable: bool = True,
 ) -> Model[InT, OutT]:
-    """The mix that `spacy-elmo.ScalarMix.v2` registers (pipeline/architectures.py, which documents the
-    arguments); bad settings are refused here, when the config is built."""
+    """`spacy-elmo.ScalarMix.v2`: the paper's task-specific mix: gamma * sum_j softmax(w)_j * layer_j.
+
+    weights (Optional[Sequence[float]]): pre-softmax values, one per biLM layer (token layer first),
+        checked on the first batch; null: all zero, the plain mean. Not with `start_from`.
+    start_from (Optional[str]): a TF-Hub module (directory, archive or catalogue name) whose trained layer
+        weights and gamma are the initial values (`gamma` is then unused), read once when the mix is
+        initialized.
+    gamma (float): the initial scale.
+    layer_norm (bool): normalise each layer (one mean and variance per layer over the batch) before mixing.
+    dropout (float): in [0, 1), the mix's own dropout on its output in training (not `training.dropout`).
+    l2 (float): >= 0, an L2 penalty on the raw weights (the paper's lambda).
+    trainable (bool): whether `weights` and `gamma` learn.
+    RETURNS (Model[List[Floats3d], List[Floats2d]]): each doc's layers -> one vector per token.
+    """
     if not 0.0 <= dropout < 1.0:
         raise InputError(f"dropout must be in [0, 1), got {dropout}")
     if l2 < 0:

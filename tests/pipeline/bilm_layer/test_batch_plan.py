@@ -8,7 +8,7 @@ from spacy.tokens import Doc
 
 from spacy_elmo.errors import ElmoError
 from spacy_elmo.pipeline.bilm_layer.batch_plan import doc_segments, kept_tokens, plan_batches, read_mask
-from spacy_elmo.pipeline.bilm_layer.segment import Segment, sentence_windows
+from spacy_elmo.pipeline.bilm_layer.segment import Segment, build_sentence_windows_v1
 
 
 @pytest.fixture(scope="module")
@@ -27,13 +27,13 @@ def test_whitespace_tokens_are_not_read(doc):
 
 def test_segments_count_kept_tokens_only(doc):
     keep = kept_tokens(doc)
-    segments = doc_segments(sentence_windows(split_sentences=False, max_length=3, overlap=0), doc, keep)
+    segments = doc_segments(build_sentence_windows_v1(split_sentences=False, max_length=3, overlap=0), doc, keep)
     assert segments[0].start == 0 and segments[-1].end == len(keep) == 4
 
 
 def test_a_doc_of_whitespace_has_no_segments():
     doc = Doc(spacy.blank("en").vocab, words=[" ", "\n"], spaces=[False, False])
-    assert doc_segments(sentence_windows(), doc, kept_tokens(doc)) == []
+    assert doc_segments(build_sentence_windows_v1(), doc, kept_tokens(doc)) == []
 
 
 def test_a_segmenter_that_loses_tokens_is_named(doc):

@@ -6,7 +6,7 @@ import spacy
 from thinc.api import Model, chain
 
 from spacy_elmo.pipeline.architectures import build_bilm_v2, build_scalar_mix_v2
-from spacy_elmo.pipeline.layers.pooling import pooling_layer
+from spacy_elmo.pipeline.layers.pooling import build_pooling_v1
 from spacy_elmo.pipeline.layers.read_rows import ROW_WISE, apply_to_read_rows, mix_read_rows
 from tests.support.pipelines import elmo_config
 
@@ -113,7 +113,7 @@ def _recording_source(layers):
     [
         lambda: build_scalar_mix_v2(weights=[0.2, -0.1, 0.4], gamma=0.7),
         lambda: build_scalar_mix_v2(weights=[0.2, -0.1, 0.4], gamma=0.7, layer_norm=True),
-        lambda: pooling_layer("mean"),
+        lambda: build_pooling_v1("mean"),
     ],
 )
 def test_whitespace_rows_neither_give_nor_get_anything(make_mix):
