@@ -70,9 +70,11 @@ LEGACY_POOLING = "pooling"
 DEFAULT_MODEL_CONFIG = {"@architectures": "spacy-elmo.BiLM.v2"}
 
 
+# What every `elmo` component writes. spaCy keeps one `assigns` per factory, not per component, so
+# `doc.tensor`, written only with `set_tensor = true`, is not declared: a declared attribute is always set.
 @Language.factory(
     "elmo",
-    assigns=["doc._.elmo", "doc.tensor", "doc.user_hooks", "doc.user_span_hooks", "doc.user_token_hooks"],
+    assigns=["doc._.elmo", "doc.user_hooks", "doc.user_span_hooks", "doc.user_token_hooks"],
     default_config={
         "model": DEFAULT_MODEL_CONFIG,
         "pooling": "mean",

@@ -139,15 +139,15 @@ def test_tensor_is_opt_in(nlp):
     assert nlp(MONEY).tensor.size == 0
 
 
-def test_analyze_pipes_reports_what_the_component_writes(fixture_paths):
-    nlp = _nlp(fixture_paths, set_tensor=True)
+def test_analyze_pipes_reports_what_the_component_writes(nlp):
     assigns = nlp.analyze_pipes()["summary"]["elmo"]["assigns"]
-    assert {"doc._.elmo", "doc.tensor", "doc.user_hooks", "doc.user_token_hooks"} <= set(assigns)
+    assert {"doc._.elmo", "doc.user_hooks", "doc.user_span_hooks", "doc.user_token_hooks"} <= set(assigns)
     doc = nlp(MONEY)
-    for attr in assigns:  # each declared attribute is written
+    for attr in assigns:  # each declared attribute is written, with the default settings
         name = attr.split(".")[-1]
         value = getattr(doc._, name) if attr.startswith("doc._.") else getattr(doc, name)
         assert len(value), attr
+    assert doc.tensor.size == 0 and "doc.tensor" not in assigns  # set_tensor is off by default
 
 
 def test_store_layers_false_keeps_only_vectors(fixture_paths):
