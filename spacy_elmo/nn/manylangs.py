@@ -91,9 +91,7 @@ class CodePointMapper(CharacterMapper):
     interface and per-string cache as CharacterMapper."""
 
     def __init__(self, vocab: ManyLangsVocab, max_characters_per_token: int, cache_size: int = CACHED_TYPES) -> None:
-        self.max_chars = max_characters_per_token
-        self.cache_size = cache_size
-        self._cache: Dict[str, np.ndarray] = {}
+        super().__init__(max_characters_per_token, cache_size)  # its checks and cache; rows and width below
         self.vocab = vocab
         rows = vocab.char_rows()
         self._row_of = {char: int(rows[i]) for char, i in vocab.chars.items()}
