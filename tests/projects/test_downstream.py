@@ -1,15 +1,49 @@
-"""Unit tests of the downstream project's scripts: which runs the grid makes, the report's error
-reduction and its bootstrap interval over seeds, and the timing script's pieces (round order, summary,
-thread settings, stamped logs)."""
+"""Unit tests of the downstream project's scripts: its configs (fill-elmo's, and the committed ones are
+what the script writes), which runs the grid makes, the report's error reduction and its bootstrap
+interval over seeds, and the timing script's pieces (round order, summary, thread settings, stamped
+logs)."""
 
 import io
+import sys
 import time
 
 import pytest
+from confection import Config
 
+from projects.downstream.scripts import make_configs
 from projects.downstream.scripts.report import error_reduction, intervals
 from projects.downstream.scripts.run_grid import SCHEDULE, THREAD_VARIABLES, Run, grid, thread_env, train_command
 from projects.downstream.scripts.time_runs import round_order, stamp_lines, summarise, threads_label
+from spacy_elmo.pipeline.fill_config import fill_elmo_config
+from tests.support.paths import REPO
+
+CONFIGS = REPO / "projects" / "downstream" / "configs"
+
+
+def test_committed_configs_are_what_make_configs_writes(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["make_configs", str(tmp_path)])
+    make_configs.main()
+    written = sorted(path.name for path in tmp_path.glob("*.cfg"))
+    assert written == sorted(path.name for path in CONFIGS.glob("*.cfg")) and len(written) == 8
+    for name in written:
+        assert (tmp_path / name).read_text() == (CONFIGS / name).read_text(), name
+
+
+@pytest.mark.parametrize("task", ["pos", "ner"])
+def test_elmo_configs_are_fill_elmos_with_the_grids_bilm(task):
+    head = make_configs.HEADS[task]
+    base = Config().from_disk(CONFIGS / f"{task}_baseline.cfg", interpolate=False)
+    encoder = Config().from_disk(CONFIGS / f"{task}_elmo_encoder.cfg", interpolate=False)
+    filled = fill_elmo_config(base)
+    tok2vec = encoder["components"][head]["model"]["tok2vec"]
+    assert tok2vec == filled["components"][head]["model"]["tok2vec"]  # the user's path, unchanged
+    assert encoder["components"]["elmo"]["model"]["options"] == "${paths.elmo_options}"
+    alone = Config().from_disk(CONFIGS / f"{task}_elmo_alone.cfg", interpolate=False)
+    probe = Config().from_disk(CONFIGS / f"{task}_elmo_probe.cfg", interpolate=False)
+    assert alone["components"][head]["model"]["tok2vec"] == dict(
+        tok2vec, embed=dict(tok2vec["embed"], extra_features=None)
+    )
+    assert probe["components"][head]["model"]["tok2vec"] == tok2vec["embed"]
 
 
 def test_grid_takes_the_seeds_at_500_and_2000_sentences():
