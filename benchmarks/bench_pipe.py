@@ -2,8 +2,10 @@
 
     python -m benchmarks.bench_pipe                       # small, medium, original at batch 1, 8, 32, 128
     python -m benchmarks.bench_pipe --sizes original --batch-sizes 32 --tokens 3000
+    python -m benchmarks.bench_pipe --sizes spacy_elmo/models/gutenberg-web-2x512/options.json --set lstm.dim=1024
 
-Random weights at the published sizes, written once per size to a temporary directory. Docs come in
+Random weights at each size (a preset's name or an options.json, `--set` changing any of its keys, the
+same for every size), written once per size to a temporary directory. Docs come in
 arbitrary (shuffled) order. For each batch size, `BiLM.embed(batch_size=B)` and `nlp.pipe(batch_size=B)`
 each run in a fresh subprocess (so that the peak memory is its own), after a short warm-up on other
 sentences, with an empty token cache. The long-document figure embeds one doc of `--long-tokens` tokens
@@ -21,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Sequence
 
 import torch
 
@@ -33,12 +36,28 @@ from benchmarks.common import (
     peak_rss_since_reset_mb,
     reset_peak_rss,
 )
-from spacy_elmo import BiLM, preset, save_weights  # noqa: E402
+from spacy_elmo import BiLM, ElmoOptions, preset, save_weights  # noqa: E402
+from spacy_elmo.nn.options import PRESETS, parameter_counts
 
 
-def write_model(size: str, directory: Path) -> None:
+def size_options(size: str, changes: Sequence[str]) -> ElmoOptions:
+    """A preset's or an options.json's options with `changes` (`lstm.dim=1024`, values read as JSON)."""
+    options = (preset(size) if size in PRESETS else ElmoOptions.from_file(size)).to_dict()
+    for change in changes:
+        key, _, value = change.partition("=")
+        *sections, name = key.split(".")
+        block = options
+        for section in sections:
+            block = block[section]
+        if name not in block:
+            raise SystemExit(f"--set {change}: the options have no key {key!r}")
+        block[name] = json.loads(value)
+    return ElmoOptions.from_dict(options, where=f"{size} with {' '.join(changes)}")
+
+
+def write_model(options: ElmoOptions, directory: Path) -> None:
     torch.manual_seed(0)
-    bilm = BiLM(preset(size))
+    bilm = BiLM(options)
     bilm.options.to_file(directory / "options.json")
     save_weights(bilm, directory / "weights.hdf5")
 
@@ -112,7 +131,8 @@ def child(*args: str) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", nargs="+", default=["small", "medium", "original"])
+    parser.add_argument("--sizes", nargs="+", default=["small", "medium", "original"], help="presets or options.json")
+    parser.add_argument("--set", nargs="+", default=[], metavar="KEY=VALUE", help="changes to every size's options")
     parser.add_argument("--batch-sizes", nargs="+", type=int, default=[1, 8, 32, 128])
     parser.add_argument("--tokens", type=int, default=2000, help="tokens per measurement (batch 1 uses a quarter)")
     parser.add_argument("--long-tokens", type=int, default=20000)
@@ -137,11 +157,14 @@ def main() -> None:
     common_args = ["--tokens", str(args.tokens), "--long-tokens", str(args.long_tokens), "--text", str(args.text)]
     common_args += ["--threads", str(args.threads)]
     with tempfile.TemporaryDirectory() as tmp:
-        for size in args.sizes:
-            directory = Path(tmp) / size
+        for i, size in enumerate(args.sizes):
+            directory = Path(tmp) / str(i)
             directory.mkdir()
-            write_model(size, directory)
-            print(f"\n{size}: shuffled sentences of real English")
+            options = size_options(size, args.set)
+            write_model(options, directory)
+            weights = sum(parameter_counts(options.lstm, options.char_cnn).values())
+            changes = f" with {' '.join(args.set)}" if args.set else ""
+            print(f"\n{size}{changes} ({weights / 1e6:.2f} M weights): shuffled sentences of real English")
             print(
                 f"{'batch':>6} {'embed tok/s':>12} {'pipe tok/s':>11} {'pipe vs embed':>14} "
                 f"{'embed peak MB':>14} {'pipe peak MB':>13} {'pipe tok/CPU-s':>15}"
