@@ -9,8 +9,9 @@ The two shapes keep the ratio between the default (2 x 512 cells, projection 128
 published `small` (2 x 1024, projection 128, 2,048 filters): the base has 1/8 of the default's cells and
 filters, the larger one twice its cells and four times its filters, the same projection. The base trains
 `--base-steps` steps, the larger one as many as the same FLOPs buy (benchmarks.common's nominal count,
-softmax included). The vocabulary is the training text's most frequent `--vocab-size` tokens; both
-sample as many negatives. Prints figures; asserts nothing.
+softmax included). `--larger KEY=VALUE` changes the larger shape (`model.lstm.dim=128`, values read as
+JSON), to compare another size at the same scale. The vocabulary is the training text's most frequent
+`--vocab-size` tokens; both sample as many negatives. Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
@@ -87,7 +88,13 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--vocab-size", type=int, default=10000)
     parser.add_argument("--negatives", type=int, default=512)
+    parser.add_argument("--larger", nargs="+", default=[], metavar="KEY=VALUE", help="changes to the larger shape")
     args = parser.parse_args()
+    shapes = dict(SHAPES)
+    larger = list(shapes)[1]
+    for change in args.larger:
+        key, _, value = change.partition("=")
+        shapes[larger] = {**shapes[larger], key: json.loads(value)}
     torch.set_num_threads(args.threads)
     rows: List[Dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -99,14 +106,14 @@ def main() -> None:
             "paths.dev": None,
             "training.n_negative_samples": args.negatives,
         }
-        configs = {name: load_config(CONFIG, {**COMMON, **paths, **shape}) for name, shape in SHAPES.items()}
+        configs = {name: load_config(CONFIG, {**COMMON, **paths, **shape}) for name, shape in shapes.items()}
         flops = {name: pretraining_flops_per_token(c.options, args.negatives) for name, c in configs.items()}
-        base = next(iter(SHAPES))
+        base = next(iter(shapes))
         for i, (name, config) in enumerate(configs.items()):
             steps = round(args.base_steps * flops[base] / flops[name])
-            config = load_config(CONFIG, {**COMMON, **paths, **SHAPES[name], "training.max_steps": steps})
+            config = load_config(CONFIG, {**COMMON, **paths, **shapes[name], "training.max_steps": steps})
             row = run_shape(name, config, args.heldout, Path(tmp) / f"run{i}")
-            rows.append({**row, "gflop": round(flops[name] * row["tokens"] / 1e9, 1)})
+            rows.append({**row, "gflop": round(flops[name] * row["tokens"] / 1e9, 1), "options": shapes[name]})
     print(json.dumps({"machine": machine(), "runs": rows}, indent=1))
 
 
