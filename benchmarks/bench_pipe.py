@@ -37,22 +37,13 @@ from benchmarks.common import (
     reset_peak_rss,
 )
 from spacy_elmo import BiLM, ElmoOptions, preset, save_weights  # noqa: E402
-from spacy_elmo.nn.options import PRESETS, parameter_counts
+from spacy_elmo.nn.options import PRESETS, parameter_counts, with_changes
 
 
 def size_options(size: str, changes: Sequence[str]) -> ElmoOptions:
     """A preset's or an options.json's options with `changes` (`lstm.dim=1024`, values read as JSON)."""
-    options = (preset(size) if size in PRESETS else ElmoOptions.from_file(size)).to_dict()
-    for change in changes:
-        key, _, value = change.partition("=")
-        *sections, name = key.split(".")
-        block = options
-        for section in sections:
-            block = block[section]
-        if name not in block:
-            raise SystemExit(f"--set {change}: the options have no key {key!r}")
-        block[name] = json.loads(value)
-    return ElmoOptions.from_dict(options, where=f"{size} with {' '.join(changes)}")
+    options = preset(size) if size in PRESETS else ElmoOptions.from_file(size)
+    return with_changes(options, {key: json.loads(value) for key, _, value in (c.partition("=") for c in changes)})
 
 
 def write_model(options: ElmoOptions, directory: Path) -> None:

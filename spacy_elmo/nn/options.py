@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Dict, List, Literal, Optional, Tuple, Union
+from typing import Any, Dict, List, Literal, Mapping, Optional, Tuple, Union
 
 from pydantic import AliasPath, ConfigDict, Field, field_validator, model_validator
 from pydantic.dataclasses import dataclass
@@ -155,6 +155,26 @@ class ElmoOptions:
 
     def to_file(self, path: Union[str, Path]) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf8")
+
+
+def with_changes(options: ElmoOptions, changes: Mapping[str, Any]) -> ElmoOptions:
+    """`options` with keys of the file's layout changed by their dotted names (`{"lstm.dim": 1024}`), the
+    result checked as a file's options are: how a new size is described from an existing one.
+
+    options (ElmoOptions): the options to start from.
+    changes (Mapping[str, Any]): dotted key -> new value.
+    RETURNS (ElmoOptions): the changed options.
+    """
+    data = options.to_dict()
+    for key, value in changes.items():
+        *sections, name = key.split(".")
+        block: Any = data
+        for section in sections:
+            block = block.get(section) if isinstance(block, dict) else None
+        if not isinstance(block, dict) or name not in block:
+            raise OptionsError(f"the options have no key {key!r}; keys look like lstm.dim or char_cnn.filters")
+        block[name] = value
+    return ElmoOptions.from_dict(data, where=f"changed by {', '.join(changes)}: ")
 
 
 def parameter_counts(lstm: LSTMOptions, char_cnn: CharCNNOptions) -> Dict[str, int]:

@@ -4,6 +4,7 @@ import pytest
 
 from benchmarks.bench_pipe import size_options
 from spacy_elmo import preset
+from spacy_elmo.errors import OptionsError
 from tests.support.paths import REPO
 
 DEFAULT_OPTIONS = REPO / "spacy_elmo" / "models" / "gutenberg-web-2x512" / "options.json"
@@ -17,5 +18,5 @@ def test_a_preset_or_an_options_file_changed_by_set():
 
 
 def test_an_unknown_key_is_named():
-    with pytest.raises(SystemExit, match="no key 'lstm.width'"):
+    with pytest.raises(OptionsError, match="no key 'lstm.width'"):
         size_options("tiny", ["lstm.width=8"])

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from spacy_elmo.nn.options import PRESETS, ElmoOptions, OptionsError, preset
+from spacy_elmo.nn.options import PRESETS, ElmoOptions, OptionsError, preset, with_changes
 from tests.support.paths import ALLENNLP_DIR, BILM_TF_DIR
 
 
@@ -91,3 +91,14 @@ def test_presets_are_the_published_sizes():
     assert preset("small").lstm.dim == 1024 and preset("medium").projection_dim == 256
     with pytest.raises(OptionsError, match="unknown preset"):
         preset("huge")
+
+
+def test_with_changes_describes_a_new_size_and_checks_it():
+    base = preset("small")
+    changed = with_changes(base, {"lstm.dim": 2048, "char_cnn.n_highway": 2})
+    assert (changed.lstm.dim, changed.char_cnn.n_highway) == (2048, 2)
+    assert changed.lstm.projection_dim == base.lstm.projection_dim and base.lstm.dim == 1024
+    with pytest.raises(OptionsError, match="no key 'lstm.cells'"):
+        with_changes(base, {"lstm.cells": 8})
+    with pytest.raises(OptionsError, match="dim"):
+        with_changes(base, {"lstm.dim": "wide"})

@@ -9,13 +9,14 @@ from typing import Dict, List, Tuple
 import pytest
 import torch
 
+from spacy_elmo.nn.options import ElmoOptions
 from spacy_elmo.pretrain import LanguageModel, Vocabulary, export_model, load_config
 from spacy_elmo.pretrain.export import load_language_model
 from tests.support.paths import REPO
 from tests.support.tiny_corpus import write_tiny_corpus
 from tests.support.wsd_data import write_wsd_data
 from tools.window.__main__ import main
-from tools.window.accept import beats
+from tools.window.accept import ANOTHER_SIZE, beats
 from tools.window.errors import WindowError
 from tools.window.paths import STATE_FILE
 from tools.window.state import shards_to_send
@@ -138,6 +139,39 @@ def test_two_windows_rehearsed_on_the_cpu(tmp_path, capfd):
         main([*where, "accept", str(tmp_path / "out2"), "--default-weights", str(default)])
     card = (candidate / "README.md").read_text()
     assert card.count("## Training windows") == 1 and "| 2 (" in card and (candidate / "windows.png").is_file()
+
+
+@pytest.mark.slow
+def test_a_new_size_begins_from_scratch_and_never_replaces_the_bundled_weights(tmp_path, capfd):
+    _, candidate, where = start_candidate(tmp_path)
+    line = tmp_path / "new-size"
+    main([*where, "begin", str(line), "--set", "lstm.dim=48"])
+    assert ElmoOptions.from_file(line / "options.json").lstm.dim == 48
+    assert (line / "vocab.txt").read_text() == (candidate / "vocab.txt").read_text()
+    assert not (line / "weights.hdf5").exists() and "A new size" in (line / "README.md").read_text()
+    with pytest.raises(WindowError, match="not empty"):
+        main([*where, "begin", str(line), "--set", "lstm.dim=64"])
+    on_line = ["--candidate", str(line), *where[2:]]
+    out, default = tmp_path / "out", tmp_path / "default.hdf5"
+    fixed = [*TINY, "--training.max_steps", "10", "--logging.log_every", "5"]
+    main([*on_line, "run", "--out", str(out), "--budget-s", "600", "--reserve-s", "60", *fixed])
+    assert "taken from" not in capfd.readouterr().err  # the trainer's own initialization, no model to continue
+    main(
+        [
+            *on_line,
+            "accept",
+            str(out),
+            "--wsd-data",
+            str(write_wsd_data(tmp_path / "wsd")),
+            "--default-weights",
+            str(default),
+        ]
+    )
+    window = json.loads((line / STATE_FILE).read_text())["windows"][0]
+    # Better than the made-up default on every figure, yet a candidate: another size is bundled by hand.
+    assert window["start"] is None and window["outcome"] == "candidate" and window["not_better"] == [ANOTHER_SIZE]
+    assert not default.exists() and filecmp.cmp(line / "weights.hdf5", out / "weights.hdf5", shallow=False)
+    assert "| scratch -> " in (line / "README.md").read_text()
 
 
 def held_back_candidate(tmp_path: Path, outcome: str = "candidate", not_better=()) -> Tuple[Path, List[str]]:

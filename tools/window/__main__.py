@@ -5,6 +5,7 @@ python -m tools.window send --carry-mib 64   # this window's shards into .window
 python -m tools.window run --out $OUT --budget-s 480 --max-file-mib 16   # the device call's one command
 python -m tools.window accept RETURNED --wsd-data DIR    # candidate, and default if better
 python -m tools.window promote --why "..."               # a held-back candidate, after the downstream table
+python -m tools.window begin models/NEW --set lstm.dim=1024   # a new size's line; then --candidate models/NEW
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Optional, Sequence
 
 from spacy_elmo.pretrain.corpus import expand_paths
 
+from .begin import begin_line
 from .device import run_window, summary
 from .paths import CANDIDATE_DIR, DEFAULT_WEIGHTS, REPO, SEND_DIR, STATE_FILE
 from .send import pack, room_for_shards, select
@@ -56,6 +58,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     m.add_argument("--why", required=True, help="What was checked before (the downstream table's figures).")
     m.add_argument("--default-weights", type=Path, default=DEFAULT_WEIGHTS)
     m.add_argument("--card", type=Path, default=None, help="The candidate's card (default: CANDIDATE/README.md).")
+    g = commands.add_parser("begin", help="A new size's line of windows from scratch, in a new candidate folder.")
+    g.add_argument("folder", type=Path, help="The new line's candidate folder (give it as --candidate afterwards).")
+    g.add_argument("--set", nargs="+", required=True, metavar="KEY=VALUE", help="lstm.dim=1024; values as JSON.")
     args, extra = parser.parse_known_args(argv)
     if extra and args.command != "run":
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
@@ -85,6 +90,10 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             None if args.max_file_mib is None else int(args.max_file_mib * 2**20),
         )
         print(summary(record, args.out))
+    elif args.command == "begin":
+        changes = {key: json.loads(value) for key, _, value in (change.partition("=") for change in args.set)}
+        begin_line(args.candidate, args.folder, changes)
+        print(f"{args.folder}: a new line from {args.candidate.name}; its windows take --candidate {args.folder}")
     elif args.command == "promote":
         from .accept import promote_candidate  # here: it needs spaCy, which the device has not
 

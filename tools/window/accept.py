@@ -27,12 +27,15 @@ from spacy_elmo.nn.options import ElmoOptions
 from spacy_elmo.pretrain.export import OPTIONS_FILE, SOFTMAX_FILE, VOCAB_FILE, WEIGHTS_FILE, load_language_model
 from spacy_elmo.pretrain.start import architecture_differences
 
+from .begin import LINE_KEY
 from .device import copy_file
 from .errors import WindowError
-from .paths import PLOT_FILE, RECORD_FILE, REPO, STATE_FILE
-from .state import card_section, load_state, plot_windows, save_state, write_card
+from .paths import RECORD_FILE, REPO, STATE_FILE
+from .state import load_state, write_state
 
 WSD_PROJECT = REPO / "projects" / "wsd"
+# Why a new size's model that beats the default's figures stays a candidate (tools/window/begin.py).
+ANOTHER_SIZE = "another size than the bundled default's: bundle it under its own name, with its card"
 
 
 def bank_sentences_right(options: Path, weights: Path) -> int:
@@ -125,23 +128,19 @@ def accept_window(
         raise WindowError(f"the window in {returned} was accepted already ({state_path} records it)")
     record["date"] = datetime.date.today().isoformat()
     record["outcome"] = "dropped"
-    if record["end"]["average"] < record["start"]["average"]:
+    if record["start"] is None or record["end"]["average"] < record["start"]["average"]:
         install_candidate(returned, candidate)
         record["figures"] = measure(candidate, record["end"]["average"], wsd_data)
         better, record["not_better"] = beats(record["figures"], state["default"])
         record["outcome"] = "candidate"
+        if better and LINE_KEY in state:
+            better = False
+            record["not_better"].append(ANOTHER_SIZE)
         if better:
             make_default(candidate, default_weights, state, record, len(state["windows"]) + 1)
     state["windows"].append({k: v for k, v in record.items() if k != "extra"})
     write_state(candidate, state, card)
     return record
-
-
-def write_state(candidate: Path, state: Dict[str, Any], card: Path) -> None:
-    """The record, its picture and the card's list of windows, all from `state`."""
-    save_state(candidate / STATE_FILE, state)
-    plot_windows(state, candidate / PLOT_FILE)
-    write_card(card, card_section(state, PLOT_FILE))
 
 
 def make_default(

@@ -45,6 +45,7 @@ from spacy_elmo.util.machine import cpu_name
 
 from .errors import WindowError
 from .paths import HELDOUT_DIR, RECORD_FILE, TRAIN_DIR
+from .state import start_text
 
 # The fastest pretraining setting measured (docs/results.md, "On a GPU"): the compiled step with TF32 and
 # prefetching at batch 1024.
@@ -158,11 +159,12 @@ def run_window(
         run_dir = Path(tempfile.mkdtemp(prefix="window-run-"))
     elif run_dir.exists() and any(run_dir.iterdir()):
         raise WindowError(f"{run_dir} is not empty: a window starts a new run; remove it or give another --run-dir")
-    start = heldout_perplexity(candidate, heldout, torch_device, half_softmax=False)
+    from_scratch = not (candidate / WEIGHTS_FILE).exists()  # a new line's first window (begin.py)
+    start = None if from_scratch else heldout_perplexity(candidate, heldout, torch_device, half_softmax=False)
     reserve_s = max(reserve_s, 3 * (time.monotonic() - started) + 30)
     overrides: Dict[str, Any] = {
         **model_overrides(ElmoOptions.from_file(candidate / OPTIONS_FILE)),
-        "paths.init": str(candidate),
+        **({} if from_scratch else {"paths.init": str(candidate)}),
         "paths.train": str(send / TRAIN_DIR),
         "paths.vocab": str(candidate / VOCAB_FILE),
         "paths.dev": str(heldout[0]),
@@ -188,7 +190,7 @@ def run_window(
         "train_shards": [p.name for p in train],
         "overrides": {k: v for k, v in overrides.items() if k.startswith("training.")},
         "extra": list(extra),
-        "start": start.to_dict(),
+        "start": None if start is None else start.to_dict(),
         "curve": eval_curve(run_dir),
     }
     bring_back(run_dir, out, max_file_bytes)
@@ -204,7 +206,7 @@ def summary(record: Dict[str, Any], out: Optional[Path] = None) -> str:
     where = f" in {out}" if out else ""
     return (
         f"window on {record['device']}: {record['steps']} steps, {record['tokens']:,} tokens in {record['train_s']} s; "
-        f"held-out perplexity {record['start']['average']:.2f} -> {record['end']['average']:.2f} "
+        f"held-out perplexity {start_text(record)} -> {record['end']['average']:.2f} "
         f"(float16 softmax; float32 {record['end_fp32']['average']:.2f}){where}"
     )
 

@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Sequence
 from spacy_elmo.util.io import atomic_output
 
 from .errors import WindowError
+from .paths import PLOT_FILE, STATE_FILE
 
 CARD_START = "<!-- windows: written by `python -m tools.window accept` -->"
 CARD_END = "<!-- /windows -->"
@@ -35,6 +36,18 @@ def load_state(path: Path) -> Dict[str, Any]:
 def save_state(path: Path, state: Dict[str, Any]) -> None:
     with atomic_output(path) as tmp:
         tmp.write_text(json.dumps(state, indent=1) + "\n", encoding="utf8")
+
+
+def write_state(folder: Path, state: Dict[str, Any], card: Path) -> None:
+    """The record, its picture and the card's list of windows, all from `state`."""
+    save_state(folder / STATE_FILE, state)
+    plot_windows(state, folder / PLOT_FILE)
+    write_card(card, card_section(state, PLOT_FILE))
+
+
+def start_text(window: Dict[str, Any]) -> str:
+    """A window's held-out perplexity at its start; a new line's first window starts from scratch."""
+    return "scratch" if window["start"] is None else f"{window['start']['average']:.1f}"
 
 
 def shards_to_send(state: Dict[str, Any], shards: Sequence[Path], max_bytes: int) -> List[Path]:
@@ -72,7 +85,7 @@ def card_section(state: Dict[str, Any], plot_name: str) -> str:
         wsd = figures.get("wsd_f1")
         lines.append(
             f"| {i} ({w['date']}) | {w['device']} | {w['steps']:,} | {w['tokens']:,} | {w['train_s']:.0f} | "
-            f"{w['start']['average']:.1f} -> {w['end']['average']:.1f} ({w['end_fp32']['average']:.1f}) | "
+            f"{start_text(w)} -> {w['end']['average']:.1f} ({w['end_fp32']['average']:.1f}) | "
             f"{'-' if wsd is None else f'{wsd:.1f}'} | {figures.get('bank', '-')} | {w['outcome']} |"
         )
     lines += ["", f"![held-out perplexity over the windows]({plot_name})", CARD_END]
@@ -104,7 +117,9 @@ def plot_windows(state: Dict[str, Any], png: Path) -> bool:
     fig, ax = plt.subplots(figsize=(7, 4.5))
     offset = 0
     for i, w in enumerate(state["windows"], 1):
-        ends = [(offset, w["start"]["average"]), (offset + w["tokens"], w["end"]["average"])]
+        ends = [(offset + w["tokens"], w["end"]["average"])]
+        if w["start"] is not None:
+            ends.insert(0, (offset, w["start"]["average"]))
         (whole,) = ax.plot(*zip(*ends), "o-", label=f"window {i} ({w['outcome']}): all held-out text")
         if w["curve"]:
             during = [(offset + t, p) for t, p in w["curve"]]
