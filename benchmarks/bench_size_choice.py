@@ -91,10 +91,12 @@ def main() -> None:
     parser.add_argument("--larger", nargs="+", default=[], metavar="KEY=VALUE", help="changes to the larger shape")
     args = parser.parse_args()
     shapes = dict(SHAPES)
-    larger = list(shapes)[1]
-    for change in args.larger:
-        key, _, value = change.partition("=")
-        shapes[larger] = {**shapes[larger], key: json.loads(value)}
+    if args.larger:
+        larger = shapes.pop(list(shapes)[1])
+        for change in args.larger:
+            key, _, value = change.partition("=")
+            larger = {**larger, key: json.loads(value)}
+        shapes["larger (small / 8, changed by --larger)"] = larger
     torch.set_num_threads(args.threads)
     rows: List[Dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
