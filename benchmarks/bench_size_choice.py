@@ -88,6 +88,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--vocab-size", type=int, default=10000)
     parser.add_argument("--negatives", type=int, default=512)
+    parser.add_argument("--seed", type=int, default=0, help="Both runs' training seed.")
     parser.add_argument("--larger", nargs="+", default=[], metavar="KEY=VALUE", help="changes to the larger shape")
     args = parser.parse_args()
     shapes = dict(SHAPES)
@@ -107,6 +108,7 @@ def main() -> None:
             "paths.vocab": str(vocab),
             "paths.dev": None,
             "training.n_negative_samples": args.negatives,
+            "training.seed": args.seed,
         }
         configs = {name: load_config(CONFIG, {**COMMON, **paths, **shape}) for name, shape in shapes.items()}
         flops = {name: pretraining_flops_per_token(c.options, args.negatives) for name, c in configs.items()}
