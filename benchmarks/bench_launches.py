@@ -15,6 +15,7 @@ from functools import partial
 from typing import Callable, List
 
 import torch
+from torch._inductor import config as inductor_config
 
 from benchmarks.launch_count import count_events
 from benchmarks.variants import INFERENCE, VARIANTS, Setup, of_kind
@@ -30,7 +31,8 @@ def count_launches(run: Callable[[], None]) -> int:
 
 def count_variant(name: str, setup: Setup) -> int:
     """The kernels one unit of the registered candidate `name` launches, after a warm-up unit (which
-    fills the caches)."""
+    fills the caches and compiles what is compiled, with its kernels named in the profile)."""
+    inductor_config.cpp.enable_kernel_profile = True
     workload = VARIANTS[name].prepare(setup)
     workload.run(1)
     return count_launches(partial(workload.run, 1))

@@ -1,12 +1,16 @@
 """benchmarks/bench_launches.py counts what each inference candidate launches, on the CPU, by
 benchmarks/launch_count.py's rule: views launch nothing, a kernel counts once, a composite once where it
-does work, and the plain step loop's batch is counted in full."""
+does work, and the plain step loop's batch is counted in full; the wavefront launches at most a
+quarter of what the step loop launches (issue's CPU target between GPU sessions)."""
+
+import re
 
 import pytest
 import torch
 
 from benchmarks.bench_launches import count_launches, count_variant, measure
 from benchmarks.variants import Setup, of_kind
+from tests.support.cli import run_cli
 
 
 def test_views_launch_nothing_and_kernels_count_once():
@@ -23,6 +27,22 @@ def test_the_step_loop_batch_is_counted():
     setup = Setup(torch.device("cpu"), "tiny", 2)
     assert count_variant(of_kind("inference")[0], setup) > 100
     assert len(measure(of_kind("inference"), setup)) == len(of_kind("inference"))
+
+
+@pytest.mark.slow
+def test_the_wavefront_launches_at_most_a_quarter_of_the_step_loops():
+    """Four launches a wave step (spacy_elmo/nn/wave_cell.py) against a dozen a step and layer, on the
+    tiny model's batch of four sentences, counted as a user runs the benchmark: in a fresh process,
+    whose compiled kernels are named in the profile from their first compile."""
+    result = run_cli(
+        "--tiny", "--only", "inference, plain step loop", "inference, wavefront", module="benchmarks.bench_launches"
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    counts = dict(re.findall(r"^(inference, [a-z ]+?)\s+([\d,]+) kernels", result.stdout, re.MULTILINE))
+    step_loop, wavefront = (
+        int(counts[name].replace(",", "")) for name in ("inference, plain step loop", "inference, wavefront")
+    )
+    assert wavefront <= step_loop / 4, result.stdout
 
 
 def test_a_captured_time_loop_counts_as_one_launch():

@@ -1,8 +1,9 @@
 """The wavefront time loop against the step loop (random stacks of 1-3 layers, ragged rows, carried
 states, gradients, int8 layers) and against the TF fixtures, stateless, warm and stateful.
 
-Tolerance: 1e-5 against the step loop (the same arithmetic, the sums in another order); the fixtures'
-own 1e-6 (tests/reference/test_bilm_tf.py)."""
+The TF fixtures run the compiled elementwise step, the others the same functions eagerly
+(conftest.py). Tolerance: 1e-5 against the step loop (the same arithmetic, the sums in another
+order); the fixtures' own 1e-6 (tests/reference/test_bilm_tf.py)."""
 
 import numpy as np
 import pytest
@@ -111,6 +112,7 @@ def test_int8_layers_keep_their_own_products_in_the_wavefront(fixture_bilm):
         assert np.abs(g - e).max() > 1e-5
 
 
+@pytest.mark.compiled
 @pytest.mark.parametrize("name", list(SETS))
 @pytest.mark.parametrize("time_loop", ["wavefront", "captured"])
 def test_the_tf_fixtures_hold_stateful_over_ten_batches(name, time_loop):
@@ -123,6 +125,7 @@ def test_the_tf_fixtures_hold_stateful_over_ten_batches(name, time_loop):
             np.testing.assert_allclose(outputs[k][-1], references[k][i], atol=1e-6, rtol=0, err_msg=f"{i} {k}")
 
 
+@pytest.mark.compiled
 @pytest.mark.parametrize("time_loop", ["wavefront", "captured"])
 def test_stateless_and_warm_start_give_the_step_loops(time_loop):
     bilm, stored, _ = _load("elmo-bilm-tf")
