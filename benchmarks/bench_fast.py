@@ -3,13 +3,16 @@
     python -m benchmarks.bench_fast                                   # small, medium, original; batch 1 and 32
     python -m benchmarks.bench_fast --model spacy_elmo/models/gutenberg-web-2x512  # deviation on a trained model too
     python -m benchmarks.bench_fast --sizes original --batch-sizes 32 --tokens 3000
+    python -m benchmarks.bench_fast --skip-speed --pipelines MODEL_DIR [...] --corpus test.spacy  # scores
 
 Speed: random weights at the published sizes (the speed does not depend on the values), `embed` on
 real English sentences after a warm-up on other sentences (so the token cache holds only what running
 text would already have put there). Deviation of each mode from the exact path on the top layer (the
 one that moves most): max and mean absolute difference, mean and minimum cosine per token; on the
 random-weight models from the same timed runs, and with `--model DIR` on that trained model
-(options.json + weights.hdf5), whose clipping and saturation behave like a real model's.
+(options.json + weights.hdf5), whose clipping and saturation behave like a real model's. With
+`--pipelines` (trained spaCy pipelines, such as projects/downstream's `model-best`) and `--corpus`:
+each pipeline's scores with its biLM exact and in each fast mode, the heads trained on the exact biLM.
 Prints figures; asserts nothing.
 """
 
@@ -99,6 +102,32 @@ def bench_model(model_dir: Path, modes: Sequence[str], n_tokens: int, text: Path
         print(f"{mode:>6} {deviation_row(d)}   {d['scale']:.3f}", flush=True)
 
 
+def bench_pipeline(pipelines: Sequence[Path], corpus: Path, modes: Sequence[str]) -> None:
+    """Each trained pipeline's test scores on `corpus` (a .spacy file) with its biLM exact and in each
+    fast mode: the pipeline as trained (exact), only the biLM's `fast_mode` changed when it is loaded."""
+    import spacy
+    from spacy.tokens import DocBin
+    from spacy.training import Example
+
+    print(f"\n{'pipeline':<60} {'mode':>6} {'score':>10} {'value':>8} {'seconds':>8}")
+    for path in pipelines:
+        for mode in [None, *modes]:
+            exact = spacy.load(path)
+            name = next(n for n in exact.pipe_names if exact.get_pipe_meta(n).factory == "elmo")
+            nlp = spacy.load(path, config={"components": {name: {"model": {"fast_mode": mode}}}})
+            gold = list(DocBin().from_disk(corpus).get_docs(nlp.vocab))
+            examples = [Example(nlp.make_doc(doc.text), doc) for doc in gold]
+            started = time.perf_counter()
+            scores = nlp.evaluate(examples)
+            seconds = time.perf_counter() - started
+            for key in ("ents_f", "tag_acc"):
+                if scores.get(key) is not None:
+                    print(
+                        f"{str(path):<60} {mode or 'exact':>6} {key:>10} {100 * scores[key]:8.2f} {seconds:8.0f}",
+                        flush=True,
+                    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", nargs="+", default=["small", "medium", "original"])
@@ -110,13 +139,21 @@ def main() -> None:
     parser.add_argument("--model-tokens", type=int, default=10000)
     parser.add_argument("--threads", type=int, help="torch threads (default: torch's own)")
     parser.add_argument("--skip-speed", action="store_true", help="only the trained model's deviation")
+    parser.add_argument(
+        "--pipelines", nargs="+", type=Path, default=[], help="trained spaCy pipelines with an elmo component"
+    )
+    parser.add_argument("--corpus", type=Path, help="with --pipelines: the .spacy file they are scored on")
     args = parser.parse_args()
+    if args.pipelines and not args.corpus:
+        parser.error("--pipelines needs --corpus, the .spacy file to score them on")
     print(machine(), flush=True)
     if args.threads:
         torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, threads: {torch.get_num_threads()}")
     if args.model:
         bench_model(args.model, args.modes, args.model_tokens, args.text, 32)
+    if args.pipelines:
+        bench_pipeline(args.pipelines, args.corpus, args.modes)
     if not args.skip_speed:
         for size in args.sizes:
             bench_size(size, args.modes, args.batch_sizes, args.tokens, args.text)

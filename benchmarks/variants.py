@@ -27,6 +27,7 @@ from benchmarks.common import (
 from spacy_elmo import BiLM, preset
 from spacy_elmo.nn.int8 import make_fast
 from spacy_elmo.nn.run_options import CAPTURED, STEP, WAVEFRONT, RunOptions
+from spacy_elmo.nn.wave_cell import WAVE_CELL
 from spacy_elmo.pretrain import load_config
 from spacy_elmo.pretrain.checkpoint import LOG_FILE, MetricsLog
 from spacy_elmo.pretrain.distributed import Context
@@ -98,9 +99,13 @@ def random_bilm_and_batch(setup: Setup) -> Tuple[BiLM, List[List[str]]]:
     return bilm, [text[i % len(text)] for i in range(setup.batch_size)]
 
 
-def inference_embed(time_loop: str, fast_mode: Optional[str] = None) -> Callable[[Setup], Workload]:
+def inference_embed(
+    time_loop: str, fast_mode: Optional[str] = None, compiled_step: bool = True
+) -> Callable[[Setup], Workload]:
     """`BiLM.embed` of real sentences, `batch_size` a batch, each batch's layers copied to host memory,
-    through the time loop `time_loop` (nn/time_loops.py), of the exact biLM or its `fast_mode` copy."""
+    through the time loop `time_loop` (nn/time_loops.py), of the exact biLM or its `fast_mode` copy;
+    `compiled_step=False` runs the wavefront's elementwise step uncompiled (nn/wave_cell.py), as it
+    ran before it was compiled."""
 
     def prepare(setup: Setup) -> Workload:
         bilm, per_unit = random_bilm_and_batch(setup)
@@ -108,7 +113,12 @@ def inference_embed(time_loop: str, fast_mode: Optional[str] = None) -> Callable
         run = RunOptions(time_loop=time_loop)
 
         def work(n: int) -> None:
-            model.embed(per_unit * n, batch_size=setup.batch_size, run=run)
+            compiling = WAVE_CELL.compiling
+            WAVE_CELL.compiling = compiling and compiled_step
+            try:
+                model.embed(per_unit * n, batch_size=setup.batch_size, run=run)
+            finally:
+                WAVE_CELL.compiling = compiling
 
         return Workload(work, sum(len(s) for s in per_unit), flops_per_token(bilm.options))
 
@@ -170,7 +180,11 @@ VARIANTS: Dict[str, Variant] = {
     "inference, plain step loop": Variant(INFERENCE, inference_embed(STEP)),
     "inference, layers left on the device": Variant(INFERENCE, inference_on_device),
     "inference, wavefront": Variant(INFERENCE, inference_embed(WAVEFRONT)),
+    "inference, wavefront, step uncompiled": Variant(INFERENCE, inference_embed(WAVEFRONT, compiled_step=False)),
     "inference, captured wavefront": Variant(INFERENCE, inference_embed(CAPTURED)),
+    "inference, captured wavefront, step uncompiled": Variant(
+        INFERENCE, inference_embed(CAPTURED, compiled_step=False)
+    ),
     "inference, captured wavefront, bf16": Variant(INFERENCE, inference_embed(CAPTURED, "bf16")),
     "pretraining, plain step": Variant(PRETRAINING, pretraining("plain")),
     "pretraining, no host sync": Variant(PRETRAINING, pretraining("no_sync")),

@@ -98,7 +98,8 @@ def inside(times: torch.Tensor, lengths: torch.Tensor, rows: int) -> torch.Tenso
 
 class WaveCell:
     """`cell_update` and `output_update` for the wavefront: compiled for calls that want no gradient,
-    eager otherwise, and eager for good in this process once compiling has failed."""
+    eager otherwise. `compiling` False runs them eagerly for every call: set so once compiling has
+    failed in this process, or by a caller that wants the eager step (benchmarks/variants.py)."""
 
     def __init__(self) -> None:
         self.compiling = True

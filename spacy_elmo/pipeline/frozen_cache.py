@@ -23,7 +23,7 @@ from thinc.types import Floats3d
 from tqdm import tqdm
 
 from ..nn.lru import LRU
-from .bilm_layer.thinc_bilm import get_bilm
+from .bilm_layer.thinc_bilm import get_bilm, run_settings
 
 # Docs per biLM call when the training docs are embedded ahead of the first step.
 PREFILL_BATCH_DOCS = 1000
@@ -102,7 +102,7 @@ class FrozenLayerCache:
     def enabled(self) -> bool:
         """False when nothing can be cached: a stateful biLM's output depends on history, and a budget
         of 0 bytes turns caching off."""
-        return not self.model.attrs["stateful"] and self.store.capacity > 0
+        return not run_settings(self.model).stateful and self.store.capacity > 0
 
     def clear(self) -> None:
         """Forget every cached layer (call it whenever the biLM's weights change) and any pending prefill."""

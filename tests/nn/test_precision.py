@@ -157,9 +157,10 @@ def test_the_component_computes_in_fp32_unless_its_tf32_option_and_restores(call
 
 def test_the_layer_builder_takes_tf32_and_defaults_to_exact():
     from spacy_elmo.pipeline.architectures import build_bilm_v2
+    from spacy_elmo.pipeline.bilm_layer.thinc_bilm import run_settings
 
-    assert build_bilm_v2().attrs["tf32"] is False
-    assert build_bilm_v2(tf32=True).attrs["tf32"] is True
+    assert run_settings(build_bilm_v2()).tf32 is False
+    assert run_settings(build_bilm_v2(tf32=True)).tf32 is True
 
 
 def test_nested_and_concurrent_calls_share_one_scope(caller):

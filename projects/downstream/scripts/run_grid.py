@@ -2,7 +2,7 @@
 
     python -m scripts.run_grid corpus/ configs/ runs/ [--jobs 2] [--tasks pos ner] [--sizes 500 2000 all]
         [--seeds 0 1 2] [--systems baseline elmo_encoder] [--smoke]
-        [--elmo-options PATH --elmo-weights PATH]
+        [--elmo-options PATH --elmo-weights PATH] [--fast-mode bf16]
 
 A run is (task, training size, system, seed): `spacy train` on `corpus/<task>/train-<size>-s<seed>.spacy`
 with dev for model selection (spaCy keeps `model-best` by the dev score), then `spacy evaluate` of
@@ -92,6 +92,14 @@ def thread_env(threads: int) -> Dict[str, str]:
 ONE_THREAD = thread_env(1)
 
 
+# The biLM settings a run of an ELMo system may change, and the config keys they override.
+ELMO_SETTINGS = {
+    "elmo_options": "paths.elmo_options",
+    "elmo_weights": "paths.elmo_weights",
+    "fast_mode": "components.elmo.model.fast_mode",
+}
+
+
 def train_command(run: Run, corpus: Path, configs: Path, output: Path, elmo: Dict[str, Optional[str]]) -> List[str]:
     """The `spacy train` command of a run: its config, training file, dev set, seed and schedule."""
     command = [
@@ -118,7 +126,7 @@ def train_command(run: Run, corpus: Path, configs: Path, output: Path, elmo: Dic
     if run.system != "baseline":
         for key, value in elmo.items():
             if value is not None:
-                command += [f"--paths.{key}", value]
+                command += [f"--{ELMO_SETTINGS[key]}", value]
     return command
 
 
@@ -191,9 +199,16 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help="Two systems, 4 steps: checks the pipeline, not ELMo.")
     parser.add_argument("--elmo-options", default=None, help="options.json of the biLM (default: the bundled one).")
     parser.add_argument("--elmo-weights", default=None)
+    parser.add_argument(
+        "--fast-mode", default=None, help="The biLM's fast mode (docs/fast_modes.md), e.g. bf16 (default: exact)."
+    )
     args = parser.parse_args()
     # Empty strings (the project's defaults) mean the bundled biLM.
-    elmo = {"elmo_options": args.elmo_options or None, "elmo_weights": args.elmo_weights or None}
+    elmo = {
+        "elmo_options": args.elmo_options or None,
+        "elmo_weights": args.elmo_weights or None,
+        "fast_mode": args.fast_mode or None,
+    }
     runs = [
         run
         for run in grid(args.tasks, args.smoke, args.seeds)

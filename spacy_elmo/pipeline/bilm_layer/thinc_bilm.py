@@ -12,11 +12,12 @@ tokens) cuts each doc into pieces, so memory stays bounded however long the doc;
 reads and how pieces are batched: batch_plan.py. Stateless batches are sorted by length and cut by a
 padded-token budget; stateful batches keep the docs' order, because the carried states follow batch
 rows. The torch module and its bytes: bilm_holder.py; what layers share in a process:
-process_state.py.
+process_state.py; the settings that follow the config, never the saved pipeline: run_settings.py.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union, cast
@@ -36,6 +37,7 @@ from ..device import place_bilm
 from .batch_plan import doc_segments, kept_tokens, plan_batches
 from .bilm_holder import BiLMHolder, convert_inputs, convert_outputs, deserialize_holder, serialize_holder
 from .process_state import PROCESS
+from .run_settings import RUN_SETTINGS, RunSettings
 from .segment import Segmenter, build_sentence_windows_v1
 
 InT = List[Doc]
@@ -116,12 +118,8 @@ def build_bilm_v2(
             "weights": None if weights is None else str(weights),
             "name": name,
             "path": None if path is None else str(path),
-            "stateful": stateful,
-            "max_batch_tokens": max_batch_tokens,
-            "frozen": True,
             "warm_start": warm_start,
-            "fast_mode": fast_mode,
-            "tf32": tf32,
+            RUN_SETTINGS: RunSettings(stateful, max_batch_tokens, fast_mode, tf32),
         },
     )
 
@@ -138,7 +136,12 @@ def get_bilm(model: Model) -> Optional[BiLM]:
 
 def set_frozen(model: Model, frozen: bool) -> None:
     """Whether the layer's biLM trains (`frozen = false`) or only predicts; set by the layer's owner."""
-    model.attrs["frozen"] = frozen
+    model.attrs[RUN_SETTINGS] = replace(run_settings(model), frozen=frozen)
+
+
+def run_settings(model: Model) -> RunSettings:
+    """The layer's settings from its config (run_settings.py: never the saved ones)."""
+    return model.attrs[RUN_SETTINGS]
 
 
 def set_bilm(model: Model, bilm: BiLM) -> None:
@@ -181,9 +184,10 @@ def _init(model: Model, X: Optional[InT] = None, Y: Any = None) -> None:
 
 def _forward(model: Model, docs: InT, is_train: bool, *, segmenter: Segmenter) -> Tuple[OutT, Callable]:
     bilm = ensure_loaded(model)
-    run = RunOptions(tf32=model.attrs["tf32"])  # per call: the torch module is shared
+    settings = run_settings(model)
+    run = RunOptions(tf32=settings.tf32)  # per call: the torch module is shared
     wrapper = model.layers[0]
-    stateful = model.attrs["stateful"]
+    stateful = settings.stateful
     ops = model.ops
     keep = [kept_tokens(doc) for doc in docs]
     words = [[doc[int(i)].text for i in rows] for doc, rows in zip(docs, keep)]
@@ -192,11 +196,11 @@ def _forward(model: Model, docs: InT, is_train: bool, *, segmenter: Segmenter) -
     # Arrays of the ops (CuPy on a GPU), so the layers never make a host round trip.
     outputs = [ops.alloc3f(bilm.n_layers, len(doc), bilm.output_dim) for doc in docs]
     rows_of = [ops.asarray1i(cast(Sequence[int], rows)) for rows in keep]
-    trainable = is_train and not model.attrs["frozen"]
-    fast = None if trainable or model.attrs["fast_mode"] is None else PROCESS.fast_copy(bilm, model.attrs["fast_mode"])
+    trainable = is_train and not settings.frozen
+    fast = None if trainable or settings.fast_mode is None else PROCESS.fast_copy(bilm, settings.fast_mode)
     callbacks = []
     lengths = [seg.end - seg.start for _, seg in units]
-    for batch in plan_batches(lengths, model.attrs["max_batch_tokens"], stateful):
+    for batch in plan_batches(lengths, settings.max_batch_tokens, stateful):
         sentences = [words[units[u][0]][units[u][1].start : units[u][1].end] for u in batch]
         if trainable:
             layers, layers_backprop = wrapper.begin_update((sentences, stateful, run))
