@@ -120,9 +120,9 @@ def bench_pipeline(pipelines: Sequence[Path], corpus: Path, modes: Sequence[str]
             started = time.perf_counter()
             scores = nlp.evaluate(examples)
             seconds = time.perf_counter() - started
-            predictions = [
-                (tuple((e.start, e.end, e.label_) for e in doc.ents), tuple(t.tag_ for t in doc))
-                for doc in nlp.pipe(ex.predicted for ex in examples)
+            predictions = [  # evaluate leaves each example's annotated doc in `predicted`
+                (tuple((e.start, e.end, e.label_) for e in ex.predicted.ents), tuple(t.tag_ for t in ex.predicted))
+                for ex in examples
             ]
             if mode is None:
                 exact_predictions = predictions
