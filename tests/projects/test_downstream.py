@@ -118,13 +118,15 @@ def test_timing_summary_takes_medians_and_paired_ratios():
 
 
 def test_the_timed_command_is_the_grids_and_names_the_biLM_only_for_elmo(tmp_path):
-    elmo = {"elmo_options": "o.json", "elmo_weights": "w.hdf5"}
+    elmo = {"elmo_options": "o.json", "elmo_weights": "w.hdf5", "fast_mode": "bf16"}
     base = train_command(Run("pos", "all", "baseline", 0, 2000, 400), tmp_path, tmp_path, tmp_path / "m", elmo)
     with_elmo = train_command(Run("pos", "all", "elmo_encoder", 0, 2000, 400), tmp_path, tmp_path, tmp_path / "m", elmo)
     assert base[base.index("--training.max_steps") + 1] == "2000"
     assert base[base.index("--paths.train") + 1] == str(tmp_path / "pos" / "train-all.spacy")
     assert "--paths.elmo_options" not in base
     assert with_elmo[with_elmo.index("--paths.elmo_weights") + 1] == "w.hdf5"
+    assert with_elmo[with_elmo.index("--components.elmo.model.fast_mode") + 1] == "bf16"
+    assert "--components.elmo.model.fast_mode" not in base
     assert with_elmo[4].endswith("pos_elmo_encoder.cfg")
 
 
