@@ -62,7 +62,8 @@ def test_pretrain_checkpoints_and_exits_with_the_signals_status(tmp_path, signum
 @pytest.mark.parametrize("signum, status", SIGNALS)
 def test_dump_exits_with_the_signals_status_and_leaves_no_partial_output(tmp_path, fixture_paths, signum, status):
     source = tmp_path / "in.txt"
-    source.write_text("the river bank is muddy .\n" * 20_000, encoding="utf8")
+    # Long enough that the signal arrives while the dump is still writing on a loaded machine.
+    source.write_text("the river bank is muddy .\n" * 200_000, encoding="utf8")
     target = tmp_path / "layers.hdf5"
     args = ["dump", str(source), str(target), "--no-progress", "--batch-size", "4"]
     args += ["--options", str(fixture_paths[0]), "--weights", str(fixture_paths[1])]
