@@ -153,13 +153,7 @@ class BiLSTMLayer(nn.Module):
             if self.cell_clip is not None:
                 c.clamp_(-self.cell_clip, self.cell_clip)
             return forget_output[..., cell:].mul_(torch.tanh(c)), c
-        forget_output = torch.sigmoid(gates[..., 2 * cell :])
-        c = torch.addcmul(
-            forget_output[..., :cell] * c, torch.sigmoid(gates[..., :cell]), torch.tanh(gates[..., cell : 2 * cell])
-        )
-        if self.cell_clip is not None:
-            c = c.clamp(-self.cell_clip, self.cell_clip)
-        return forget_output[..., cell:] * torch.tanh(c), c
+        return cell_arithmetic(gates, c, cell, self.cell_clip)
 
     def forward(
         self, x: torch.Tensor, steps_active: Sequence[int], state: State, directions: slice = BOTH
@@ -214,6 +208,22 @@ class BiLSTMLayer(nn.Module):
         steps = max(1, min(x.shape[2] - t, budget // (n_dir * n * 4 * self.cell_dim)))
         chunk = x[:, :n, t : t + steps].transpose(1, 2).reshape(n_dir, steps * n, x.shape[-1])
         return self.input_products(chunk, directions).view(n_dir, steps, n, 4 * self.cell_dim)
+
+
+def cell_arithmetic(
+    gates: torch.Tensor, c: torch.Tensor, cell: int, cell_clip: Optional[float]
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """The cell out of place, from gate pre-activations in TF's order (input, candidate, forget, output;
+    the forget bias in them) and c_{t-1}: sigmoid(o) * tanh(c_t) and c_t, clipped. The forget and
+    output gates, adjacent, go through one sigmoid. Shared by the step loop (`BiLSTMLayer._cell`) and
+    the wavefront's compiled step (wave_cell.py), so both compute the same operations in one order."""
+    forget_output = torch.sigmoid(gates[..., 2 * cell :])
+    c = torch.addcmul(
+        forget_output[..., :cell] * c, torch.sigmoid(gates[..., :cell]), torch.tanh(gates[..., cell : 2 * cell])
+    )
+    if cell_clip is not None:
+        c = c.clamp(-cell_clip, cell_clip)
+    return forget_output[..., cell:] * torch.tanh(c), c
 
 
 def input_gates_budget(device: torch.device) -> int:

@@ -5,9 +5,9 @@ activations, the cell, its clip, the length mask; then the projection's clip, th
 next step's inputs), each a kernel launch of a few microseconds' work on a GPU at small batches, where
 the launches, not the arithmetic, set the pace. torch.compile fuses each half into one generated kernel
 (C++ on the CPU, Triton on a GPU), so a wave step is four launches: product, `cell_update`,
-projection, `output_update` (benchmarks/bench_launches.py counts them on the CPU). The functions are
-the arithmetic of the step loop's cell (lstm.py), in its order: the bias added to the product, not
-inside it (TF's order, which keeps the TF fixtures at 1e-6).
+projection, `output_update` (benchmarks/bench_launches.py counts them on the CPU). The cell is the
+step loop's own arithmetic (`lstm.cell_arithmetic`), the bias added to the product, not inside it
+(TF's order, which keeps the TF fixtures at 1e-6).
 
 Both are compiled for dynamic shapes: one model's calls settle on a few graphs each (rows equal to or
 fewer than the step before's, one row), within torch's recompile limit
@@ -27,7 +27,7 @@ from typing import Callable, Dict, Optional, Tuple
 import torch
 import torch.nn.functional as F
 
-from .lstm import N_DIRECTIONS
+from .lstm import N_DIRECTIONS, cell_arithmetic
 from .torch_compat import compiler_errors
 
 logger = logging.getLogger(__name__)
@@ -48,14 +48,8 @@ def cell_update(
     inside the row's steps (`inside`), c_{t-1} elsewhere."""
     rows = gates.shape[1]
     c = c[:, :rows]
-    gates = gates + bias
-    forget_output = torch.sigmoid(gates[..., 2 * cell :])
-    c_new = torch.addcmul(
-        forget_output[..., :cell] * c, torch.sigmoid(gates[..., :cell]), torch.tanh(gates[..., cell : 2 * cell])
-    )
-    if cell_clip is not None:
-        c_new = c_new.clamp(-cell_clip, cell_clip)
-    return forget_output[..., cell:] * torch.tanh(c_new), torch.where(inside(times, lengths, rows), c_new, c)
+    m, c_new = cell_arithmetic(gates + bias, c, cell, cell_clip)
+    return m, torch.where(inside(times, lengths, rows), c_new, c)
 
 
 def output_update(
@@ -103,27 +97,25 @@ class WaveCell:
 
     def __init__(self) -> None:
         self.compiling = True
-        self._eager: Dict[str, Callable[..., Tuple[torch.Tensor, ...]]] = {
-            "cell": cell_update,
-            "output": output_update,
-        }
-        self._compiled: Dict[str, Callable[..., Tuple[torch.Tensor, ...]]] = {}
+        self._compiled: Dict[Callable[..., Tuple[torch.Tensor, ...]], Callable[..., Tuple[torch.Tensor, ...]]] = {}
 
     def cell(self, *args: object, compiled: bool) -> Tuple[torch.Tensor, torch.Tensor]:
-        return self._call("cell", args, compiled)  # type: ignore[return-value]
+        return self._call(cell_update, args, compiled)  # type: ignore[return-value]
 
     def output(self, *args: object, compiled: bool) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-        return self._call("output", args, compiled)  # type: ignore[return-value]
+        return self._call(output_update, args, compiled)  # type: ignore[return-value]
 
-    def _call(self, name: str, args: Tuple[object, ...], compiled: bool) -> Tuple[torch.Tensor, ...]:
+    def _call(
+        self, function: Callable[..., Tuple[torch.Tensor, ...]], args: Tuple[object, ...], compiled: bool
+    ) -> Tuple[torch.Tensor, ...]:
         if compiled and self.compiling:
             try:
-                if name not in self._compiled:  # at the first call: torch.compile imports its compiler
-                    self._compiled[name] = torch.compile(self._eager[name], dynamic=True)
-                return self._compiled[name](*args)
+                if function not in self._compiled:  # at the first call: torch.compile imports its compiler
+                    self._compiled[function] = torch.compile(function, dynamic=True)
+                return self._compiled[function](*args)
             except compiler_errors() as error:
                 self._give_up(error)
-        return self._eager[name](*args)
+        return function(*args)
 
     def _give_up(self, error: BaseException) -> None:
         if self.compiling:

@@ -158,7 +158,7 @@ def run(
     compiled = not (torch.is_grad_enabled() and any(t.requires_grad for t in (x, h, c, *stack.parameters())))
     # Layer 0's input at every wave step, zero past the sequence's end, as wide as the widest layer's,
     # time first: each step's is one contiguous block.
-    x_steps = F.pad(x, (0, width - in_dim, 0, n_layers)).transpose(1, 2).transpose(0, 1).contiguous()
+    x_steps = F.pad(x, (0, width - in_dim, 0, n_layers)).permute(2, 0, 1, 3).contiguous()
     xh = torch.cat([torch.cat([x_steps[0], x.new_zeros(n_dir * (n_layers - 1), batch, width)]), h], dim=-1)
     outs: List[torch.Tensor] = []
     finished: List[State] = []
