@@ -112,10 +112,10 @@ def bench_pipeline(pipelines: Sequence[Path], corpus: Path, modes: Sequence[str]
 
     print(f"\n{'pipeline':<40} {'mode':>6} {'score':>8} {'value':>8} {'docs changed':>13} {'seconds':>8}")
     for path in pipelines:
+        components = spacy.util.load_config(path / "config.cfg")["components"]
+        name = next(n for n, component in components.items() if component.get("factory") == "elmo")
         exact_predictions: List[tuple] = []
         for mode in [None, *modes]:
-            loaded = spacy.load(path)
-            name = next(n for n in loaded.pipe_names if loaded.get_pipe_meta(n).factory == "elmo")
             nlp = spacy.load(path, config={"components": {name: {"model": {"fast_mode": mode}}}})
             examples = list(Corpus(corpus)(nlp))
             started = time.perf_counter()

@@ -38,14 +38,14 @@ from benchmarks.common import (
 )
 from spacy_elmo import BiLM, ElmoOptions, preset, save_weights  # noqa: E402
 from spacy_elmo.nn.options import PRESETS, parameter_counts, with_changes
-from spacy_elmo.pretrain.config import parse_overrides
+from spacy_elmo.pretrain.config import parse_changes
 
 
 def size_options(size: str, changes: Sequence[str]) -> ElmoOptions:
     """A preset's or an options.json's options with `changes` (`lstm.dim=1024`, read as `pretrain`'s
     overrides are)."""
     options = preset(size) if size in PRESETS else ElmoOptions.from_file(size)
-    return with_changes(options, parse_overrides([f"--{change}" for change in changes]))
+    return with_changes(options, parse_changes(changes))
 
 
 def write_model(options: ElmoOptions, directory: Path) -> None:

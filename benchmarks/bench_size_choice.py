@@ -27,7 +27,7 @@ import torch
 
 from benchmarks.common import machine, pretraining_flops_per_token
 from spacy_elmo.pretrain import build_vocabulary, count_tokens, load_config, train
-from spacy_elmo.pretrain.config import parse_overrides
+from spacy_elmo.pretrain.config import parse_changes
 from spacy_elmo.pretrain.export import load_language_model
 from spacy_elmo.pretrain.perplexity import perplexity
 
@@ -95,7 +95,7 @@ def main() -> None:
     shapes = dict(SHAPES)
     if args.larger:
         larger = shapes.pop(list(shapes)[1])
-        changes = parse_overrides([f"--{change}" for change in args.larger])
+        changes = parse_changes(args.larger)
         shapes["larger (small / 8, changed by --larger)"] = {**larger, **changes}
     torch.set_num_threads(args.threads)
     rows: List[Dict[str, Any]] = []

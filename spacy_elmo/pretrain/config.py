@@ -238,6 +238,12 @@ def parse_overrides(args: Sequence[str]) -> Dict[str, Any]:
     return result
 
 
+def parse_changes(changes: Sequence[str]) -> Dict[str, Any]:
+    """`section.key=value` changes (the benchmarks' `--set`, `tools.window begin --set`), read as
+    `parse_overrides` reads `--section.key=value`."""
+    return parse_overrides([f"--{change}" for change in changes])
+
+
 def config_differences(old: Config, new: Config) -> List[str]:
     """Dotted keys whose values differ between two configs (sections flattened)."""
 

@@ -4,6 +4,7 @@ setting named by its key before anything runs."""
 import pytest
 
 from spacy_elmo.pretrain import ConfigError, parse_overrides
+from spacy_elmo.pretrain.config import parse_changes
 from tests.support.pretraining import tiny_pretrain_config as tiny_config
 
 
@@ -15,6 +16,14 @@ def test_overrides_parse_like_spacy_train():
     }
     with pytest.raises(ConfigError, match="needs a value"):
         parse_overrides(["--training.batch_size"])
+
+
+def test_key_value_changes_parse_as_overrides():
+    assert parse_changes(["lstm.dim=1024", "model.char_cnn.filters=[[1, 32]]", "paths.train=a/*.txt"]) == {
+        "lstm.dim": 1024,
+        "model.char_cnn.filters": [[1, 32]],
+        "paths.train": "a/*.txt",
+    }
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Optional, Sequence
 
-from spacy_elmo.pretrain.config import parse_overrides
+from spacy_elmo.pretrain.config import parse_changes
 from spacy_elmo.pretrain.corpus import expand_paths
 
 from .begin import begin_line
@@ -92,7 +92,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         )
         print(summary(record, args.out))
     elif args.command == "begin":
-        begin_line(args.candidate, args.folder, parse_overrides([f"--{change}" for change in args.set]))
+        begin_line(args.candidate, args.folder, parse_changes(args.set))
         print(f"{args.folder}: a new line from {args.candidate.name}; its windows take --candidate {args.folder}")
     elif args.command == "promote":
         from .accept import promote_candidate  # here: it needs spaCy, which the device has not
