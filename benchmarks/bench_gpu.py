@@ -6,6 +6,7 @@ and how busy the GPU was.
     python -m benchmarks.bench_gpu $SPACY_ELMO_DATA/pretrain/gutenberg/train   # one-sentence-per-line .txt files
     python -m benchmarks.bench_gpu DIR --device cpu --tiny   # the same code at the tiny size: seconds, CI
     python -m benchmarks.bench_gpu DIR --variants   # tests/device/test_gpu.py, then every candidate side by side
+    python -m benchmarks.bench_gpu DIR --variants --time-limit 360   # the same, ending within six minutes
 
 About two minutes on an H100. Prints figures; asserts nothing (the GPU's correctness: tests/device/test_gpu.py).
 With `--variants` it first runs tests/device/test_gpu.py under torch's defaults, then times every candidate of
@@ -219,18 +220,28 @@ def pretraining_speed(corpus: Dict[str, Any], device: torch.device, size: Size) 
     return results
 
 
-def variants_table(device: torch.device, size: Size, corpus: Dict[str, Any]) -> Iterator[str]:
+def variants_table(
+    device: torch.device, size: Size, corpus: Dict[str, Any], deadline: float = float("inf")
+) -> Iterator[str]:
     """Every registered candidate at each batch size: tokens/s (and its ratio to the plain path's),
     the fraction of the fp32 / TF32 peak, how busy the GPU was, and for pretraining the mean loss of
     the timed steps against the plain step's (the same seed: point 1's 1e-4 relative). Each does its
     timed work once before (compiling); a workload that times itself (pretraining: the trainer's own
     rate after its warm-up) is run once. Rows come as they are measured, so a call cut short keeps the
-    ones it finished; a candidate that fails gets a row naming the error, and the others still run."""
+    ones it finished; a candidate that fails gets a row naming the error, and the others still run.
+    A candidate is started only while the time left before `deadline` (`time.monotonic()`) is at least
+    the longest any candidate has taken so far, else it gets a row saying so: a session
+    with a time limit ends on its own, with the rows it has, and its time left is free."""
+    longest = 0.0
     for kind, batch_sizes in ((INFERENCE, size.batch_sizes), (PRETRAINING, size.pretrain_batch_sizes)):
         for batch_size in batch_sizes:
             base: Optional[float] = None
             base_loss: Optional[float] = None
             for name in of_kind(kind):
+                started = time.monotonic()
+                if started >= deadline or deadline - started < longest:
+                    yield f"{name}, batch {batch_size}: NOT TIMED, too little of --time-limit left"
+                    continue
                 skipped = cudagraph_skips()
                 try:
                     setup = Setup(device, size.options, batch_size, size.pretrain_preset, corpus)
@@ -246,6 +257,8 @@ def variants_table(device: torch.device, size: Size, corpus: Dict[str, Any]) -> 
                 except Exception as error:  # a device-only failure must not cost the other candidates' rows
                     yield f"{name}, batch {batch_size}: FAILED, {type(error).__name__}: {str(error)[:300]}"
                     continue
+                finally:
+                    longest = max(longest, time.monotonic() - started)
                 timed = workload.timed() if workload.timed is not None else None
                 speed = timed.rate if timed is not None else workload.tokens * size.units / seconds
                 base = base or speed
@@ -264,11 +277,18 @@ def cudagraph_skips() -> int:
     return int(counters["inductor"]["cudagraph_skips"])
 
 
-def run_gpu_tests() -> int:
-    """tests/device/test_gpu.py under torch's defaults, as CI runs it; its exit status."""
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rfE", "tests/device/test_gpu.py"], cwd=REPO
-    ).returncode
+def run_gpu_tests(seconds: Optional[float] = None) -> str:
+    """tests/device/test_gpu.py under torch's defaults, as CI runs it, stopped after `seconds`: a line
+    saying how it ended (its output is above it)."""
+    try:
+        status = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-rfE", "tests/device/test_gpu.py"], cwd=REPO, timeout=seconds
+        ).returncode
+    except subprocess.TimeoutExpired:
+        return f"tests/device/test_gpu.py STOPPED after {seconds:.0f} s (--time-limit); the candidates are timed"
+    if status != 0:
+        return "tests/device/test_gpu.py FAILED (above); the candidates are timed all the same"
+    return "tests/device/test_gpu.py passed"
 
 
 def device_name(device: torch.device) -> str:
@@ -291,7 +311,17 @@ def main() -> None:
     parser.add_argument(
         "--no-tests", action="store_true", help="With --variants: time without tests/device/test_gpu.py."
     )
+    parser.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        help="With --variants: seconds for the whole run; the GPU tests get at most a third, and candidates "
+        "not started by then are listed as not timed (a session with a time limit ends on its own).",
+    )
     args = parser.parse_args()
+    if args.time_limit is not None and args.time_limit <= 0:
+        parser.error(f"--time-limit must be a positive number of seconds, not {args.time_limit:g}")
+    deadline = float("inf") if args.time_limit is None else time.monotonic() + args.time_limit
     device = torch.device(args.device)
     if device.type == "cuda" and not torch.cuda.is_available():
         raise SystemExit("no CUDA GPU: nothing to measure (--device cpu --tiny runs the same code on the CPU)")
@@ -308,9 +338,9 @@ def main() -> None:
             for figure in inference_speed(device, size) + pretraining_speed(corpus, device, size):
                 print(figure, flush=True)
             return
-        if not (args.tiny or args.no_tests) and run_gpu_tests() != 0:
-            print("tests/device/test_gpu.py FAILED (above); the candidates are timed all the same", flush=True)
-        for figure in variants_table(device, size, corpus):
+        if not (args.tiny or args.no_tests):
+            print(run_gpu_tests(None if args.time_limit is None else args.time_limit / 3), flush=True)
+        for figure in variants_table(device, size, corpus, deadline):
             print(figure, flush=True)
 
 

@@ -3,12 +3,14 @@ that a crash in it (such as the presets' `[paths] dev` it once left in place) fa
 
 import re
 import sys
+from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 import torch
 
 from benchmarks import bench_gpu
-from benchmarks.variants import INFERENCE, PRETRAINING, of_kind
+from benchmarks.variants import INFERENCE, PRETRAINING, Variant, Workload, of_kind
 from tests.support.cli import run_cli
 from tests.support.paths import REPO
 from tests.support.tiny_corpus import write_tiny_corpus
@@ -62,3 +64,47 @@ def test_busy_meter_reports_the_span_it_is_asked_for():
     assert meter.figure() == "50%"
     assert meter.figure((1.5, 3.5)) == "75%"
     assert meter.figure((4.0, 5.0)) == "n/a"
+
+
+def test_variants_table_starts_no_candidate_it_cannot_finish_before_the_time_limit(monkeypatch):
+    """`--time-limit`: once the time left is shorter than the longest candidate so far, the rest get a
+    "NOT TIMED" row instead of running, so the call ends near its limit with the rows it has. The clock
+    is the test's own: each unit of work moves it on by the candidate's duration."""
+    clock = SimpleNamespace(now=0.0)
+    monkeypatch.setattr(bench_gpu, "time", SimpleNamespace(monotonic=lambda: clock.now, perf_counter=lambda: clock.now))
+    started: list = []
+
+    def taking(seconds: float):
+        def prepare(setup):
+            def run(units: int) -> None:
+                started.append(setup.batch_size)
+                clock.now += seconds / 2  # run twice: the warm-up, then the timed run
+
+            return Workload(run=run, tokens=10, flops_per_token=1.0)
+
+        return prepare
+
+    registry = {"plain": Variant(INFERENCE, taking(2.0)), "slow": Variant(INFERENCE, taking(6.0))}
+    monkeypatch.setattr(bench_gpu, "VARIANTS", registry)
+    monkeypatch.setattr(bench_gpu, "of_kind", lambda kind: list(registry) if kind == INFERENCE else [])
+    size = replace(bench_gpu.TINY, batch_sizes=(1, 2, 3))
+    rows = list(bench_gpu.variants_table(torch.device("cpu"), size, {}, deadline=15.0))
+    assert [row.split(" (")[0].split(":")[0] for row in rows] == [
+        "plain, batch 1",
+        "slow, batch 1",
+        "plain, batch 2",
+        "slow, batch 2",
+        "plain, batch 3",
+        "slow, batch 3",
+    ]
+    # 2 + 6 + 2 + ... : at 10 s, 5 s are left, less than the slow candidate's 6: nothing more starts.
+    assert [row.endswith("NOT TIMED, too little of --time-limit left") for row in rows] == [False] * 3 + [True] * 3
+    assert started == [1, 1, 1, 1, 2, 2]  # each started candidate ran twice
+    assert clock.now == 10.0
+
+
+def test_bench_gpu_refuses_a_time_limit_that_is_not_positive(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["bench_gpu", str(tmp_path), "--device", "cpu", "--variants", "--time-limit", "0"])
+    with pytest.raises(SystemExit):
+        bench_gpu.main()
+    assert "--time-limit must be a positive number of seconds, not 0" in capsys.readouterr().err
