@@ -11,8 +11,9 @@ once (spaCy's English tokenizer), which both sides read. For each thread count i
 process per implementation (worker_bilm_tf.py in the peer's Python, worker_torch.py here, each holding
 its model), then for each batch size runs a discarded warm-up pass per worker and `--rounds` rounds in
 which the workers take turns (A B A B ...), one at a time, on the same batches. First each worker's
-activations for the first `--check` sentences are compared with the first worker's (the same model, so
-they agree to float rounding). Prints the CPU, the load average before each thread count, and per row the
+activations for the tokens of the first `--check` sentences are compared with the first worker's (the
+same model, so they agree to float rounding); see `token_differences` for the positions past each
+sentence's end, which are not compared. Prints the CPU, the load average before each thread count, and per row the
 best and worst tokens/s of each implementation and the ratio of bests to the first one (bilm-tf when
 given). Asserts nothing. See README.md in this folder for the setup and the results."""
 
@@ -62,6 +63,22 @@ def write_inputs(args: argparse.Namespace, folder: Path) -> Dict[str, Path]:
     return paths
 
 
+def token_differences(got: "np.ndarray", reference: "np.ndarray", lengths: List[int]) -> "np.ndarray":
+    """The largest absolute difference per layer between two `[sentences, layers, time, dim]` arrays over
+    each sentence's own tokens. Positions past a sentence's end are padding, not tokens, and the sides
+    fill them differently: bilm-tf leaves there the embedding of its all-padding character row in layer 0
+    (the CNN's biases through the highways and projection: nonzero for a trained model, zero for the
+    zero biases of random weights) and zeros in the LSTM layers, where this package writes zeros."""
+    import numpy as np
+
+    differences = np.zeros(reference.shape[1], dtype=np.float64)
+    for i, length in enumerate(lengths):
+        if length:
+            gap = np.abs(got[i, :, :length] - reference[i, :, :length]).max(axis=(1, 2))
+            differences = np.maximum(differences, gap)
+    return differences
+
+
 class Worker:
     """One implementation in its own process, timing a pass over the text per request."""
 
@@ -88,7 +105,8 @@ class Worker:
         return reply["tokens"] / reply["seconds"]
 
     def activations(self, n_sentences: int, path: Path) -> "np.ndarray":
-        """The first `n_sentences` sentences' activations, `[n, layers, time, dim]` (zero past the end)."""
+        """The first `n_sentences` sentences' activations, `[n, layers, time, dim]`, padded to the longest
+        as the implementation pads (see `token_differences`)."""
         import numpy as np
 
         assert self.process.stdin is not None
@@ -141,7 +159,8 @@ def main() -> None:
     model = args.model.name if args.model else f"{args.size} size, random weights"
     with tempfile.TemporaryDirectory() as tmp:
         paths = write_inputs(args, Path(tmp))
-        n_sentences = len(paths["text"].read_text(encoding="utf8").splitlines())
+        lengths = [len(line.split()) for line in paths["text"].read_text(encoding="utf8").splitlines()]
+        n_sentences = len(lengths)
         print(f"CPU: {cpu_name()}, {os.cpu_count()} cores; model: {model}; {n_sentences} sentences", flush=True)
         names: List[str] = []
         for threads in args.threads:
@@ -152,10 +171,10 @@ def main() -> None:
             reference = workers[0].activations(args.check, Path(tmp) / "reference.npy")
             for w in workers[1:]:
                 got = w.activations(args.check, Path(tmp) / f"{w.name}.npy")
-                per_layer = ", ".join(f"{float(d):.2g}" for d in abs(got - reference).max(axis=(0, 2, 3)))
+                differences = token_differences(got, reference, lengths[: args.check])
                 print(
-                    f"  {w.name}: largest difference to {names[0]} over {args.check} sentences: "
-                    f"{float(abs(got - reference).max()):.2g} (by layer: {per_layer})",
+                    f"  {w.name}: largest difference to {names[0]} over the tokens of {args.check} sentences: "
+                    f"{differences.max():.2g} (by layer: {', '.join(f'{d:.2g}' for d in differences)})",
                     flush=True,
                 )
             print(f"  {'batch':>5} " + " ".join(f"{n + ' tok/s':>22}" for n in names) + "  ratios to " + names[0])
