@@ -143,7 +143,7 @@ def line(
     peak = peaks(device)
     rate = tokens_per_s * flops
     fractions = "n/a" if peak is None else f"{rate / peak[0]:.1%} / {rate / peak[1]:.1%}"
-    return f"{name:<48} {tokens_per_s:>12,.0f} tokens/s   peak fp32/TF32 {fractions:<15}   busy {busy.figure(span)}"
+    return f"{name:<64} {tokens_per_s:>12,.0f} tokens/s   peak fp32/TF32 {fractions:<15}   busy {busy.figure(span)}"
 
 
 def synchronize(device: torch.device) -> None:
@@ -223,23 +223,26 @@ def pretraining_speed(corpus: Dict[str, Any], device: torch.device, size: Size) 
 def variants_table(
     device: torch.device, size: Size, corpus: Dict[str, Any], deadline: float = float("inf")
 ) -> Iterator[str]:
-    """Every registered candidate at each batch size: tokens/s (and its ratio to the plain path's),
-    the fraction of the fp32 / TF32 peak, how busy the GPU was, and for pretraining the mean loss of
-    the timed steps against the plain step's (the same seed: point 1's 1e-4 relative). Each does its
+    """Every registered candidate at each batch size: tokens/s (and its ratio to the plain path's, the
+    kind's first candidate, where that was timed), the fraction of the fp32 / TF32 peak, how busy the
+    GPU was, and for pretraining the mean loss of the timed steps against the plain step's (the same
+    seed: point 1's 1e-4 relative). Each does its
     timed work once before (compiling); a workload that times itself (pretraining: the trainer's own
     rate after its warm-up) is run once. Rows come as they are measured, so a call cut short keeps the
     ones it finished; a candidate that fails gets a row naming the error, and the others still run.
     A candidate is started only while the time left before `deadline` (`time.monotonic()`) is at least
-    the longest any candidate has taken so far, else it gets a row saying so: a session
-    with a time limit ends on its own, with the rows it has, and its time left is free."""
-    longest = 0.0
+    what it took at the batch size before (its compiling included), or, the first time, the longest any
+    candidate has taken so far; else it gets a row saying so: a session with a time limit ends on its
+    own, with the rows it has, and its time left is free."""
+    took: Dict[str, float] = {}
     for kind, batch_sizes in ((INFERENCE, size.batch_sizes), (PRETRAINING, size.pretrain_batch_sizes)):
         for batch_size in batch_sizes:
             base: Optional[float] = None
             base_loss: Optional[float] = None
-            for name in of_kind(kind):
+            names = of_kind(kind)
+            for name in names:
                 started = time.monotonic()
-                if started >= deadline or deadline - started < longest:
+                if started >= deadline or deadline - started < took.get(name, max(took.values(), default=0.0)):
                     yield f"{name}, batch {batch_size}: NOT TIMED, too little of --time-limit left"
                     continue
                 skipped = cudagraph_skips()
@@ -258,15 +261,17 @@ def variants_table(
                     yield f"{name}, batch {batch_size}: FAILED, {type(error).__name__}: {str(error)[:300]}"
                     continue
                 finally:
-                    longest = max(longest, time.monotonic() - started)
+                    took[name] = time.monotonic() - started
                 timed = workload.timed() if workload.timed is not None else None
                 speed = timed.rate if timed is not None else workload.tokens * size.units / seconds
-                base = base or speed
-                label = f"{name}, batch {batch_size} ({speed / base:.2f}x)"
+                if name == names[0]:
+                    base, base_loss = speed, timed.loss if timed is not None else None
+                ratio = f"{speed / base:.2f}x" if base else "plain path not timed"
+                label = f"{name}, batch {batch_size} ({ratio})"
                 row = line(label, device, speed, workload.flops_per_token, busy, timed.span if timed else None)
                 if timed is not None:
-                    base_loss = base_loss or timed.loss
-                    row += f"   loss {timed.loss:.5f} ({(timed.loss - base_loss) / base_loss:+.1e})"
+                    deviation = f"{(timed.loss - base_loss) / base_loss:+.1e}" if base_loss else "plain path not timed"
+                    row += f"   loss {timed.loss:.5f} ({deviation})"
                 yield row + f"   graphs without CUDA graphs {cudagraph_skips() - skipped}"
 
 

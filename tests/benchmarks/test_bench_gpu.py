@@ -67,9 +67,10 @@ def test_busy_meter_reports_the_span_it_is_asked_for():
 
 
 def test_variants_table_starts_no_candidate_it_cannot_finish_before_the_time_limit(monkeypatch):
-    """`--time-limit`: once the time left is shorter than the longest candidate so far, the rest get a
-    "NOT TIMED" row instead of running, so the call ends near its limit with the rows it has. The clock
-    is the test's own: each unit of work moves it on by the candidate's duration."""
+    """`--time-limit`: a candidate whose time at the batch size before is more than the time left gets a
+    "NOT TIMED" row instead of running, while one that still fits runs, so the call ends near its limit
+    with the rows it has. The clock is the test's own: each unit of work moves it on by the candidate's
+    duration."""
     clock = SimpleNamespace(now=0.0)
     monkeypatch.setattr(bench_gpu, "time", SimpleNamespace(monotonic=lambda: clock.now, perf_counter=lambda: clock.now))
     started: list = []
@@ -97,10 +98,18 @@ def test_variants_table_starts_no_candidate_it_cannot_finish_before_the_time_lim
         "plain, batch 3",
         "slow, batch 3",
     ]
-    # 2 + 6 + 2 + ... : at 10 s, 5 s are left, less than the slow candidate's 6: nothing more starts.
-    assert [row.endswith("NOT TIMED, too little of --time-limit left") for row in rows] == [False] * 3 + [True] * 3
-    assert started == [1, 1, 1, 1, 2, 2]  # each started candidate ran twice
-    assert clock.now == 10.0
+    # 2 + 6 + 2 s: at 10 s, 5 s are left, less than the slow candidate's 6 but more than the plain one's 2;
+    # at 12 s the slow one still does not fit.
+    assert [row.endswith("NOT TIMED, too little of --time-limit left") for row in rows] == [
+        False,
+        False,
+        False,
+        True,
+        False,
+        True,
+    ]
+    assert started == [1, 1, 1, 1, 2, 2, 3, 3]  # each started candidate ran twice
+    assert clock.now == 12.0
 
 
 def test_bench_gpu_refuses_a_time_limit_that_is_not_positive(tmp_path, monkeypatch, capsys):
@@ -108,3 +117,21 @@ def test_bench_gpu_refuses_a_time_limit_that_is_not_positive(tmp_path, monkeypat
     with pytest.raises(SystemExit):
         bench_gpu.main()
     assert "--time-limit must be a positive number of seconds, not 0" in capsys.readouterr().err
+
+
+def test_a_candidate_gets_no_ratio_when_the_plain_path_was_not_timed(monkeypatch):
+    """The ratios compare with the plain path (the kind's first candidate) at the same batch size: where it
+    failed, the others say so instead of taking the next candidate as the 1.00x."""
+
+    def prepare_failing(setup):
+        raise RuntimeError("out of memory")
+
+    def prepare_working(setup):
+        return Workload(run=lambda units: None, tokens=10, flops_per_token=1.0)
+
+    registry = {"plain": Variant(INFERENCE, prepare_failing), "other": Variant(INFERENCE, prepare_working)}
+    monkeypatch.setattr(bench_gpu, "VARIANTS", registry)
+    monkeypatch.setattr(bench_gpu, "of_kind", lambda kind: list(registry) if kind == INFERENCE else [])
+    rows = list(bench_gpu.variants_table(torch.device("cpu"), replace(bench_gpu.TINY, batch_sizes=(1,)), {}))
+    assert rows[0] == "plain, batch 1: FAILED, RuntimeError: out of memory"
+    assert rows[1].startswith("other, batch 1 (plain path not timed)"), rows
