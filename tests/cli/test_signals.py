@@ -16,10 +16,22 @@ from tests.support.paths import PRETRAIN_TINY_CONFIG, TRAIN_TEXT, TRAIN_VOCAB
 SIGNALS = [pytest.param(signal.SIGINT, 130, id="ctrl-c"), pytest.param(signal.SIGTERM, 143, id="sigterm")]
 
 
+def _as_in_a_terminal() -> None:
+    """The signals' default actions in the command, as a command run in a terminal has them. A test run
+    started in the background by a shell (`pytest ... &`) inherits SIGINT ignored, as POSIX shells set it
+    for background commands, and Python then installs no Ctrl-C handler: the command would run on."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _signalled(args: List[str], ready: Callable[[], bool], signum: int) -> subprocess.CompletedProcess:
     """Run `python -m spacy_elmo ARGS`, send `signum` once `ready()`, and wait for the end."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "spacy_elmo", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-m", "spacy_elmo", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_as_in_a_terminal,
     )
     try:
         deadline = time.monotonic() + 600
@@ -62,7 +74,7 @@ def test_pretrain_checkpoints_and_exits_with_the_signals_status(tmp_path, signum
 @pytest.mark.parametrize("signum, status", SIGNALS)
 def test_dump_exits_with_the_signals_status_and_leaves_no_partial_output(tmp_path, fixture_paths, signum, status):
     source = tmp_path / "in.txt"
-    # Long enough that the signal arrives while the dump is still writing on a loaded machine.
+    # Long enough that the signal arrives while the dump is still writing, even on a loaded machine.
     source.write_text("the river bank is muddy .\n" * 200_000, encoding="utf8")
     target = tmp_path / "layers.hdf5"
     args = ["dump", str(source), str(target), "--no-progress", "--batch-size", "4"]
