@@ -26,7 +26,10 @@ class StopRequest:
     """SIGINT or SIGTERM (Ctrl-C, a scheduler's time limit) ends a single-process run after the current
     step, with a checkpoint and the exported model, instead of losing everything since the last
     checkpoint. With several processes a signal reaches one rank only and the others would wait for
-    it forever, so there the default handlers stay (resume from the last checkpoint)."""
+    it forever, so there the default handlers stay (resume from the last checkpoint). A signal the run
+    was started ignoring stays ignored: a shell script starts its background commands with Ctrl-C
+    ignored, so that the Ctrl-C that stops the script's foreground work (`pretrain ... & tail -f ...`)
+    leaves them running, as Python itself leaves it."""
 
     def __init__(self, enabled: bool) -> None:
         self.requested = False
@@ -35,7 +38,8 @@ class StopRequest:
         self._previous: Dict[int, Any] = {}
         if enabled and threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
-                self._previous[sig] = signal.signal(sig, self._handle)
+                if signal.getsignal(sig) is not signal.SIG_IGN:
+                    self._previous[sig] = signal.signal(sig, self._handle)
 
     def _handle(self, signum: int, frame: Any) -> None:
         self.requested = True

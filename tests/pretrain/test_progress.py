@@ -62,6 +62,23 @@ def test_sigterm_is_recorded_and_the_previous_handler_restored():
     assert signal.getsignal(signal.SIGTERM) is before
 
 
+def test_a_signal_the_run_was_started_ignoring_stays_ignored():
+    """A background command of a shell script starts with Ctrl-C ignored; the run leaves it so and
+    still stops cleanly on SIGTERM."""
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        stop = StopRequest(enabled=True)
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        os.kill(os.getpid(), signal.SIGINT)
+        assert not stop.requested
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert stop.requested and stop.signal == "SIGTERM"
+        stop.restore()
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 def test_no_handler_when_disabled_or_off_the_main_thread():
     before = signal.getsignal(signal.SIGINT)
     assert StopRequest(enabled=False)._previous == {}
