@@ -226,10 +226,10 @@ def variants_table(
     """Every registered candidate at each batch size: tokens/s (and its ratio to the plain path's, the
     kind's first candidate, where that was timed), the fraction of the fp32 / TF32 peak, how busy the
     GPU was, and for pretraining the mean loss of the timed steps against the plain step's (the same
-    seed: point 1's 1e-4 relative). Each does its
-    timed work once before (compiling); a workload that times itself (pretraining: the trainer's own
-    rate after its warm-up) is run once. Rows come as they are measured, so a call cut short keeps the
-    ones it finished; a candidate that fails gets a row naming the error, and the others still run.
+    seed: point 1's 1e-4 relative). Each does its timed work once before (compiling); a workload that
+    times itself (pretraining: the trainer's own rate after its warm-up) is run once. Rows come as they
+    are measured, so a call cut short keeps the ones it finished; a candidate that fails gets a row
+    naming the error, and the others still run.
     A candidate is started only while the time left before `deadline` (`time.monotonic()`) is at least
     what it took at the batch size before (its compiling included), or, the first time, the longest any
     candidate has taken so far; else it gets a row saying so: a session with a time limit ends on its
@@ -320,12 +320,15 @@ def main() -> None:
         "--time-limit",
         type=float,
         default=None,
-        help="With --variants: seconds for the whole run; the GPU tests get at most a third, and candidates "
-        "not started by then are listed as not timed (a session with a time limit ends on its own).",
+        help="With --variants: seconds for the whole run; the GPU tests get at most a third, and a candidate "
+        "that took longer at the batch before than the time left is listed as not timed (a session with a "
+        "time limit ends on its own).",
     )
     args = parser.parse_args()
     if args.time_limit is not None and args.time_limit <= 0:
         parser.error(f"--time-limit must be a positive number of seconds, not {args.time_limit:g}")
+    if args.time_limit is not None and not args.variants:
+        parser.error("--time-limit applies to --variants only: add --variants, or leave the limit out")
     deadline = float("inf") if args.time_limit is None else time.monotonic() + args.time_limit
     device = torch.device(args.device)
     if device.type == "cuda" and not torch.cuda.is_available():

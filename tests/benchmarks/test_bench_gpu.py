@@ -112,11 +112,18 @@ def test_variants_table_starts_no_candidate_it_cannot_finish_before_the_time_lim
     assert clock.now == 12.0
 
 
-def test_bench_gpu_refuses_a_time_limit_that_is_not_positive(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(sys, "argv", ["bench_gpu", str(tmp_path), "--device", "cpu", "--variants", "--time-limit", "0"])
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (["--variants", "--time-limit", "0"], "--time-limit must be a positive number of seconds, not 0"),
+        (["--time-limit", "60"], "--time-limit applies to --variants only"),
+    ],
+)
+def test_bench_gpu_refuses_a_time_limit_it_would_not_keep(tmp_path, monkeypatch, capsys, arguments, message):
+    monkeypatch.setattr(sys, "argv", ["bench_gpu", str(tmp_path), "--device", "cpu", *arguments])
     with pytest.raises(SystemExit):
         bench_gpu.main()
-    assert "--time-limit must be a positive number of seconds, not 0" in capsys.readouterr().err
+    assert message in capsys.readouterr().err
 
 
 def test_a_candidate_gets_no_ratio_when_the_plain_path_was_not_timed(monkeypatch):
