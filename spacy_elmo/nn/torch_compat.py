@@ -7,13 +7,14 @@ and only here.
   public call reaches it;
 - the multi-tensor `_foreach` ops and dynamo's settings (pretrain/step_modes.py): the arithmetic of
   torch's own Adagrad and SGD, one launch per op for all parameters;
-- a tensor's version counter, which every in-place change bumps (nn/kernels.py's packed copies).
+- a tensor's version counter, which every in-place change bumps (nn/kernels.py's packed copies);
+- inductor's option names in `THREADS_AT_CALL` (nn/wave_cell.py, pretrain/step_modes.py).
 """
 
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator, List, Optional, Tuple, Type
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Type, Union
 
 import torch
 
@@ -73,6 +74,14 @@ def foreach_sqrt(tensors: Tensors) -> List[torch.Tensor]:
 def foreach_addcdiv_(tensors: Tensors, a: Tensors, b: Tensors, value: float) -> None:
     """tensors[i] += value * a[i] / b[i]."""
     torch._foreach_addcdiv_(tensors, a, b, value=value)
+
+
+# torch.compile's options for CPU kernels that read torch's thread count at each call. Otherwise
+# inductor writes the count of the moment it compiles into a kernel whenever that count differs from
+# the machine's logical CPUs (as torch's default, the physical cores, does where each core runs two
+# threads): the kernel then ignores a later `torch.set_num_threads`, and in a forked child, which must
+# run single-threaded (pipeline/bilm_layer/process_state.py), it opens that many threads and hangs.
+THREADS_AT_CALL: Dict[str, Union[str, int, bool, Callable[..., Any]]] = {"cpp.dynamic_threads": True}
 
 
 @contextlib.contextmanager

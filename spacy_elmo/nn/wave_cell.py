@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 
 from .lstm import N_DIRECTIONS, cell_arithmetic
-from .torch_compat import compiler_errors
+from .torch_compat import THREADS_AT_CALL, compiler_errors
 
 logger = logging.getLogger(__name__)
 
@@ -111,7 +111,7 @@ class WaveCell:
         if compiled and self.compiling:
             try:
                 if function not in self._compiled:  # at the first call: torch.compile imports its compiler
-                    self._compiled[function] = torch.compile(function, dynamic=True)
+                    self._compiled[function] = torch.compile(function, dynamic=True, options=THREADS_AT_CALL)
                 return self._compiled[function](*args)
             except compiler_errors() as error:
                 self._give_up(error)

@@ -35,6 +35,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from ..nn.softmax import LogUniformSampler
 from ..nn.torch_compat import (
+    THREADS_AT_CALL,
     compiler_errors,
     foreach_add_,
     foreach_add_scalar_,
@@ -190,6 +191,7 @@ class CompiledStep(NoSyncStep):
         options: Dict[str, Union[str, int, bool, Callable[..., Any]]] = {
             "fallback_random": True,
             "triton.cudagraphs": self._graphs,
+            **THREADS_AT_CALL,
         }
         t = self.settings
         # The settings bound as constants of the graphs: numbers passed as arguments would be read

@@ -56,3 +56,13 @@ def test_the_compat_calls_compute_what_their_public_equivalents_do():
     version = torch_compat.version(params[0])
     params[0].add_(1.0)
     assert torch_compat.version(params[0]) > version
+
+
+def test_the_compile_options_are_inductors():
+    """A torch without one of these names refuses it in torch.compile with a RuntimeError, which the
+    package does not take for a failed compile: a torch release that renames one breaks here first."""
+    from torch._inductor import config
+
+    for name, value in torch_compat.THREADS_AT_CALL.items():
+        section, key = name.split(".")
+        assert isinstance(getattr(getattr(config, section), key), type(value)), name

@@ -4,6 +4,8 @@ two products and two compiled calls, calls that want gradients and a failed comp
 The wavefront's results against the step loop and the TF fixtures: test_wavefront.py."""
 
 import logging
+import subprocess
+import sys
 from collections import Counter
 
 import pytest
@@ -128,3 +130,43 @@ def test_a_failed_compile_warns_once_and_runs_the_same_arithmetic(monkeypatch, c
     assert not cell.compiling
     warnings = [r for r in caplog.records if "could not be compiled" in r.getMessage()]
     assert len(warnings) == 1 and "no C++ compiler found" in warnings[0].getMessage()
+
+
+# A process compiles the wave step with torch running more threads than the machine has logical CPUs
+# (as torch's default of one thread a physical core differs from them where cores run two threads each),
+# then forks a child that the fork guard makes single-threaded, and the child runs the step again.
+FORKED_CHILD = """
+import os, signal, sys, time
+import torch
+from spacy_elmo.nn.wave_cell import WAVE_CELL
+from spacy_elmo.pipeline.bilm_layer.process_state import PROCESS
+
+torch.set_num_threads(os.cpu_count() + 1)
+torch.manual_seed(0)
+n, rows, cell = 4, 64, 256
+args = (torch.randn(n, rows, 4 * cell), torch.randn(n, 1, 4 * cell), torch.randn(n, rows, cell),
+        torch.zeros(n, 1, 1, dtype=torch.long), torch.full((rows,), 3), cell, 3.0)
+expected = WAVE_CELL.cell(*args, compiled=True)
+PROCESS.single_threaded_after_fork()
+pid = os.fork()
+if pid == 0:
+    got = WAVE_CELL.cell(*args, compiled=True)
+    os._exit(0 if torch.get_num_threads() == 1 and all(map(torch.equal, got, expected)) else 3)
+deadline = time.monotonic() + 60
+while time.monotonic() < deadline:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        sys.exit(os.waitstatus_to_exitcode(status))
+    time.sleep(0.2)
+os.kill(pid, signal.SIGKILL)
+sys.exit("the forked child did not finish the compiled step within 60 s")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.compiled
+def test_the_compiled_step_takes_its_threads_from_torch_at_each_call():
+    """Compiled at several threads, the step runs in a single-threaded forked child (a kernel that kept
+    the compiling moment's count would open its threads there and hang)."""
+    result = subprocess.run([sys.executable, "-c", FORKED_CHILD], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
