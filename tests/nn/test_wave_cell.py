@@ -147,7 +147,7 @@ n, rows, cell = 4, 64, 256
 args = (torch.randn(n, rows, 4 * cell), torch.randn(n, 1, 4 * cell), torch.randn(n, rows, cell),
         torch.zeros(n, 1, 1, dtype=torch.long), torch.full((rows,), 3), cell, 3.0)
 expected = WAVE_CELL.cell(*args, compiled=True)
-PROCESS.single_threaded_after_fork()
+PROCESS.single_threaded_in_workers()
 pid = os.fork()
 if pid == 0:
     got = WAVE_CELL.cell(*args, compiled=True)

@@ -83,6 +83,8 @@ SPAWN_SCRIPT = """
 import multiprocessing
 
 import numpy as np
+import torch
+from spacy.language import Language
 from spacy.training import Example
 
 from spacy_elmo import restore_vectors
@@ -91,9 +93,18 @@ from tests.support.pipelines import tiny_tagger_pipeline
 TEXTS = {texts!r}
 TAGS = {tags!r}
 
+
+@Language.component("torch_threads")
+def torch_threads(doc):
+    doc.user_data["torch threads"] = torch.get_num_threads()
+    return doc
+
+
 if __name__ == "__main__":
     multiprocessing.set_start_method("spawn")
+    torch.set_num_threads(2)
     nlp = tiny_tagger_pipeline(frozen=True)
+    nlp.add_pipe("torch_threads")
     nlp.initialize(lambda: [Example.from_dict(nlp.make_doc(t), {{"tags": tags}}) for t, tags in TAGS.items()])
     expected = list(nlp.pipe(TEXTS))
     docs = list(nlp.pipe(TEXTS, n_process=2, batch_size=2))
@@ -102,18 +113,20 @@ if __name__ == "__main__":
         np.testing.assert_allclose(a._.elmo["vectors"], b._.elmo["vectors"], rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(a._.elmo["vectors"], np.stack([t.vector for t in b]), rtol=1e-5, atol=1e-6)
         assert [t.tag_ for t in a] == [t.tag_ for t in b]
+        assert a.user_data["torch threads"] == 2 and b.user_data["torch threads"] == 1
     print("same vectors")
 """
 
 
 @pytest.mark.slow
 def test_nlp_pipe_with_two_spawned_processes(tmp_path):
-    """In a fresh interpreter, as the start method can be set only once per process."""
+    """In a fresh interpreter, as the start method can be set only once per process. The workers run
+    torch on one thread (two workers of torch's default count each oversubscribe the cores)."""
     script = tmp_path / "spawn_pipe.py"
     script.write_text(textwrap.dedent(SPAWN_SCRIPT.format(texts=TEXTS, tags=TAGS)))
-    result = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=240, cwd=REPO, env=_env()
-    )
+    env = {name: value for name, value in _env().items() if name != "OMP_NUM_THREADS"}
+    command = [sys.executable, str(script)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=240, cwd=REPO, env=env)
     assert result.returncode == 0 and "same vectors" in result.stdout, result.stderr[-3000:]
 
 

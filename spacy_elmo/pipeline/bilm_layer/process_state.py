@@ -3,16 +3,20 @@
 - Fast copies (`fast_copy`): the int8 copy of each loaded biLM, made on first use and kept as long as
   that biLM lives (weak keys), so a new biLM (`set_bilm`) gets a new copy; None where the mode cannot
   run on the biLM's device, which the layer then says once in a warning.
-- The fork guard (`single_threaded_after_fork`): a process forked after torch ran a parallel op
+- One thread a worker (`single_threaded_in_workers`): a process forked after torch ran a parallel op
   (`nlp.pipe(n_process=2)` on Linux) deadlocks in its first parallel op, so once a biLM is loaded,
-  forked children run torch single-threaded (registered once per process), which is also what several
-  worker processes sharing the cores want.
+  forked children run torch single-threaded (registered once per process). A worker that
+  multiprocessing starts afresh (`spawn`, macOS's and Windows' default; `forkserver`, Linux's from
+  Python 3.14) cannot deadlock, but each would run torch's default thread count, one a core, and
+  several such workers oversubscribe the cores (docs/results.md), so it too runs one thread, as
+  torch's own DataLoader workers do, unless OMP_NUM_THREADS names a count.
 
 Nothing here is pickled with a pipeline: a pickled or spawned copy starts with a fresh state.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import warnings
 import weakref
@@ -26,11 +30,12 @@ from ...nn.int8 import FastModeUnavailable, make_fast
 
 
 class ProcessState:
-    """The process's fast copies and fork guard (see the module docstring)."""
+    """The process's fast copies and its one thread a worker (see the module docstring)."""
 
     def __init__(self) -> None:
         self._fast: "weakref.WeakKeyDictionary[BiLM, Tuple[str, Optional[BiLM]]]" = weakref.WeakKeyDictionary()
         self._fork_hook_registered = False
+        self._worker_threads_set = False
 
     def fast_copy(self, bilm: BiLM, mode: str) -> Optional[BiLM]:
         """The `mode` copy of `bilm`, or None where the mode cannot run on its device (int8 on a GPU):
@@ -49,10 +54,14 @@ class ProcessState:
         self._fast[bilm] = (mode, copy)
         return copy
 
-    def single_threaded_after_fork(self) -> None:
+    def single_threaded_in_workers(self) -> None:
         if not self._fork_hook_registered:
             os.register_at_fork(after_in_child=_one_thread)
             self._fork_hook_registered = True
+        if not self._worker_threads_set:
+            self._worker_threads_set = True
+            if multiprocessing.parent_process() is not None and not os.environ.get("OMP_NUM_THREADS"):
+                _one_thread()
 
 
 def _one_thread() -> None:

@@ -168,7 +168,7 @@ def load_source(model: Model, options: Optional[PathLike] = None, weights: Optio
 def ensure_loaded(model: Model) -> BiLM:
     """The layer's biLM, loaded from its recorded source first if it is not yet (first use, initialize,
     and before the layer's owner serializes it, so that the saved bytes carry the weights)."""
-    PROCESS.single_threaded_after_fork()
+    PROCESS.single_threaded_in_workers()
     if get_bilm(model) is None:
         load_source(model)
     bilm = get_bilm(model)

@@ -1,5 +1,6 @@
 """What one process's biLM layers share (pipeline/process_state.py): one fast copy per biLM and mode,
-kept while the biLM lives; a mode that cannot run said once and None; the fork guard registered once."""
+kept while the biLM lives; a mode that cannot run said once and None; forked children and
+multiprocessing workers on one thread."""
 
 import gc
 import warnings
@@ -51,8 +52,8 @@ def test_the_fork_guard_is_registered_once(monkeypatch):
     registered = []
     monkeypatch.setattr(process_state.os, "register_at_fork", lambda **hooks: registered.append(hooks))
     state = ProcessState()
-    state.single_threaded_after_fork()
-    state.single_threaded_after_fork()
+    state.single_threaded_in_workers()
+    state.single_threaded_in_workers()
     assert registered == [{"after_in_child": process_state._one_thread}]
 
 
@@ -61,3 +62,25 @@ def test_a_forked_child_runs_torch_single_threaded(monkeypatch):
     monkeypatch.setattr(process_state.torch, "set_num_threads", threads.append)
     process_state._one_thread()
     assert threads == [1]
+
+
+@pytest.mark.parametrize(
+    "parent, omp, expected",
+    [(None, None, []), ("a parent", None, [1]), ("a parent", "3", []), ("a parent", "", [1])],
+    ids=["main process", "worker", "worker with OMP_NUM_THREADS", "worker with it empty"],
+)
+def test_a_multiprocessing_worker_runs_torch_single_threaded_once(monkeypatch, parent, omp, expected):
+    """A worker started by spawn or forkserver, once, so that a count the user sets later stays; the
+    real spawned workers: tests/pipeline/test_pickle.py."""
+    threads = []
+    monkeypatch.setattr(process_state.os, "register_at_fork", lambda **hooks: None)
+    monkeypatch.setattr(process_state.multiprocessing, "parent_process", lambda: parent)
+    monkeypatch.setattr(process_state.torch, "set_num_threads", threads.append)
+    if omp is None:
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OMP_NUM_THREADS", omp)
+    state = ProcessState()
+    state.single_threaded_in_workers()
+    state.single_threaded_in_workers()
+    assert threads == expected
