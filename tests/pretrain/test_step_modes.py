@@ -81,12 +81,12 @@ def test_the_compiled_step_writes_only_inputs_that_keep_their_address(tmp_path, 
     def backend(gm, example_inputs):
         return compile_fx(gm, example_inputs, inner_compile=recording_inner)
 
-    # Compiled graphs taken from torch's caches would not pass through the recording compiler.
-    monkeypatch.setattr(torch._inductor.config, "fx_graph_cache", False)
-    monkeypatch.setattr(torch._functorch.config, "enable_autograd_cache", False)
+    # Compiled graphs taken from torch's caches would not pass through the recording compiler. torch's
+    # configs are patched their own way: monkeypatching one left the option deleted after the test.
     compile_with_options = torch.compile
     monkeypatch.setattr(torch, "compile", lambda fn, **kw: compile_with_options(fn, backend=backend, dynamic=False))
-    result, _ = run(tmp_path, "compiled", **{"training.step_mode": "compiled", "training.max_steps": 3})
+    with inductor_config.patch(fx_graph_cache=False), torch._functorch.config.patch(enable_autograd_cache=False):
+        result, _ = run(tmp_path, "compiled", **{"training.step_mode": "compiled", "training.max_steps": 3})
     assert result.step == 3 and len(graphs) >= 3
     assert any(written for written, _ in graphs)  # the update writes the weights, so the check sees writes
     assert all(written <= static for written, static in graphs), graphs
