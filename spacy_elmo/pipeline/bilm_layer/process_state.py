@@ -34,8 +34,7 @@ class ProcessState:
 
     def __init__(self) -> None:
         self._fast: "weakref.WeakKeyDictionary[BiLM, Tuple[str, Optional[BiLM]]]" = weakref.WeakKeyDictionary()
-        self._fork_hook_registered = False
-        self._worker_threads_set = False
+        self._threads_settled = False
 
     def fast_copy(self, bilm: BiLM, mode: str) -> Optional[BiLM]:
         """The `mode` copy of `bilm`, or None where the mode cannot run on its device (int8 on a GPU):
@@ -55,11 +54,9 @@ class ProcessState:
         return copy
 
     def single_threaded_in_workers(self) -> None:
-        if not self._fork_hook_registered:
+        if not self._threads_settled:
+            self._threads_settled = True
             os.register_at_fork(after_in_child=_one_thread)
-            self._fork_hook_registered = True
-        if not self._worker_threads_set:
-            self._worker_threads_set = True
             if multiprocessing.parent_process() is not None and not os.environ.get("OMP_NUM_THREADS"):
                 _one_thread()
 
