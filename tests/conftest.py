@@ -10,6 +10,23 @@ from tests.support.model_server import ModelServer
 from tests.support.paths import ALLENNLP_DIR
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--slow", action="store_true", help="also run the tests marked slow or compiled (make test-all, as CI does)"
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    """Without `--slow`, the slow and compiled tests are skipped, so that `make test` stays the everyday
+    suite of minutes; CI runs everything (`make test-all`)."""
+    if config.getoption("--slow"):
+        return
+    skip = pytest.mark.skip(reason="slow: run with --slow (make test-all)")
+    for item in items:
+        if item.get_closest_marker("slow") or item.get_closest_marker("compiled"):
+            item.add_marker(skip)
+
+
 @pytest.fixture(scope="session")
 def fixture_paths():
     """(options.json, lm_weights.hdf5) of the AllenNLP fixture model (skip connections on)."""
