@@ -23,8 +23,8 @@ TAGS = ["PRP", "VBD", "IN", "DT", "NN", "."]
 def tagger_pipeline(dev: Path, steps: int):
     """A tagger from spaCy's own defaults, trained `steps` updates on one sentence, dev at `dev`."""
     config = spacy.util.load_config_from_str(
-        "[paths]\ntrain = null\ndev = null\n[nlp]\nlang = \"en\"\npipeline = [\"tagger\"]\n"
-        "[components]\n[components.tagger]\nfactory = \"tagger\"\n"
+        '[paths]\ntrain = null\ndev = null\n[nlp]\nlang = "en"\npipeline = ["tagger"]\n'
+        '[components]\n[components.tagger]\nfactory = "tagger"\n'
         "[corpora]\n[corpora.dev]\n@readers = spacy.Corpus.v1\npath = ${paths.dev}\n"
         "[corpora.train]\n@readers = spacy.Corpus.v1\npath = ${paths.train}\n"
         "[training]\nseed = 0\n"
