@@ -177,19 +177,20 @@ def check_room(path: Union[str, Path], needed: int) -> None:
         )
 
 
-def check_writable_folder(folder: Union[str, Path], what: str = "output folder") -> Path:
-    """`folder`, created if missing, once a file could be made in it; else an OutputFileError naming it
-    (a read-only disk, no permission), before any work starts rather than at its first write."""
+def check_writable_folder(folder: Union[str, Path], what: str = "output folder") -> None:
+    """An OutputFileError naming `folder` when files cannot be made in it, or it cannot be created (a
+    read-only disk, no permission): found before any work starts, not at the first write after hours.
+    Writes nothing: a missing folder is judged by the nearest folder above it that exists."""
     folder = Path(folder)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=f".write-probe.{temp_name_host()}.{os.getpid()}.", dir=folder)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as err:
-        reason = err.strerror or str(err)
-        raise OutputFileError(f"cannot write in {what} {folder}: {reason}; choose a folder you can write to") from None
-    return folder
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise OutputFileError(f"cannot write in {what} {folder}: {existing} is a file; choose another folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        reason = "read-only file system" if os.statvfs(existing).f_flag & os.ST_RDONLY else "permission denied"
+        where = "" if existing == folder else f" (to be made in {existing})"
+        raise OutputFileError(f"cannot write in {what} {folder}{where}: {reason}; choose a folder you can write to")
 
 
 def _write_error(path: Path, err: BaseException, disk_full: bool = False) -> OutputFileError:
