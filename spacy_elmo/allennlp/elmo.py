@@ -107,7 +107,7 @@ class Elmo(nn.Module):
         self.register_buffer("_bos_ids", torch.from_numpy(np.array(_MAPPER.token_ids(BOS_TOKEN))), persistent=False)
         self.register_buffer("_eos_ids", torch.from_numpy(np.array(_MAPPER.token_ids(EOS_TOKEN))), persistent=False)
         self._word_embedding: Optional[nn.Embedding] = None
-        if vocab_to_cache is not None:
+        if vocab_to_cache:
             self._cache_vocab(vocab_to_cache, requires_grad)
 
     def get_output_dim(self) -> int:
@@ -121,8 +121,7 @@ class Elmo(nn.Module):
         with torch.no_grad():
             rows = [self._token_embeddings(list(vocab[i : i + CACHE_CHUNK])) for i in range(0, len(vocab), CACHE_CHUNK)]
             boundaries = self._token_embeddings([BOS_TOKEN, EOS_TOKEN])
-        table = torch.cat(rows) if rows else boundaries.new_zeros(0, boundaries.shape[1])
-        self._word_embedding = nn.Embedding.from_pretrained(table, freeze=not trainable, padding_idx=0)
+        self._word_embedding = nn.Embedding.from_pretrained(torch.cat(rows), freeze=not trainable, padding_idx=0)
         self.register_buffer("_bos_embedding", boundaries[0].clone(), persistent=False)
         self.register_buffer("_eos_embedding", boundaries[1].clone(), persistent=False)
 

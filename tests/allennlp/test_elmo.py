@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from spacy_elmo.allennlp import Elmo, batch_to_ids
+from spacy_elmo.allennlp import elmo as elmo_module
 from spacy_elmo.errors import InputError
 from spacy_elmo.nn.chars import CharacterMapper
 
@@ -125,7 +126,8 @@ def test_dropout_is_on_in_training_mode(fixture_paths):
     assert (elmo.eval()(ids)["elmo_representations"][0] != 0).all()
 
 
-def test_vocab_to_cache_gives_the_character_paths_numbers(make_elmo):
+def test_vocab_to_cache_gives_the_character_paths_numbers(make_elmo, monkeypatch):
+    monkeypatch.setattr(elmo_module, "CACHE_CHUNK", 4)  # the vocabulary in two chunks
     ids = batch_to_ids(SENTENCES)
     cached = make_elmo(vocab_to_cache=VOCAB, stateful=False)(ids, WORD_IDS)
     from_chars = make_elmo(stateful=False)(ids)

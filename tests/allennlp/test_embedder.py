@@ -7,6 +7,7 @@ import json
 import h5py
 import numpy as np
 import pytest
+import torch
 
 from spacy_elmo import load_bilm
 from spacy_elmo.allennlp import ElmoEmbedder
@@ -35,6 +36,7 @@ def text_file(tmp_path):
 def test_shapes_and_mask(embedder):
     activations, mask = embedder.batch_to_embeddings([s.split() for s in SENTENCES])
     assert activations.shape == (3, 3, 7, 32)
+    assert mask.dtype == torch.int64  # 0.9 gave a long mask
     assert mask.tolist() == [[1] * 4 + [0] * 3, [1] * 2 + [0] * 5, [1] * 7]
     assert embedder.embed_sentence(["a", "b"]).shape == (3, 2, 32)
     assert [e.shape for e in embedder.embed_batch([["a"], []])] == [(3, 1, 32), (3, 0, 32)]
@@ -116,3 +118,12 @@ def test_embed_file_bad_input_writes_nothing(embedder, tmp_path, text, kwargs, m
 def test_a_missing_gpu_is_named(fixture_paths):
     with pytest.raises(InputError, match="cuda_device=99"):
         ElmoEmbedder(*fixture_paths, cuda_device=99)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_a_gpu_gives_the_cpus_numbers(fixture_paths):
+    """As tests/device/test_gpu.py: the same weights on a GPU, within its tolerance."""
+    tokens = [s.split() for s in SENTENCES]
+    on_gpu = ElmoEmbedder(*fixture_paths, cuda_device=0).embed_batch(tokens)
+    for got, want in zip(on_gpu, ElmoEmbedder(*fixture_paths).embed_batch(tokens)):
+        np.testing.assert_allclose(got, want, atol=1e-4)
