@@ -50,6 +50,10 @@ class LRU(Generic[K, V]):
     def __len__(self) -> int:
         return len(self._table)
 
+    def __contains__(self, key: object) -> bool:
+        """Whether `key` is present; neither a hit nor a miss, and its entry's recency is left as it is."""
+        return key in self._table
+
     def __getstate__(self) -> Dict[str, Any]:
         return {key: value for key, value in self.__dict__.items() if key != "_lock"}
 

@@ -4,19 +4,15 @@ Prediction writes `doc._.elmo` (see doc_data.py), installs the vector hooks (hoo
 asked, `doc.tensor` (a later `tok2vec` would overwrite it, and an earlier one's listeners would read it).
 
 Training follows spaCy's listener protocol (layers/listener.py): `update` runs the biLM once per batch
-and hands every listening head the layers plus a gradient callback; all but the last callback
-accumulate, the last one backpropagates into the biLM and updates it. With `frozen = true` (the
-default, as in the paper) there is no gradient to pass on, so the biLM runs without autograd and its
-layers come from a cache (pipeline/frozen_cache.py): epochs after the first and every evaluation cost
-only the heads.
+and hands every listening head the layers plus a gradient callback, and reports as its loss what
+spaCy's tok2vec does. `frozen`, the component's attribute, alone says whether the biLM learns: when it
+does not (the default, as in the paper) the biLM runs without autograd and its layers come from a cache
+(pipeline/frozen_cache.py), so epochs after the first and every evaluation cost only the heads.
 
-The component is in one of two phases. It serves (predict runs the biLM and keeps nothing, so a serving
-pipeline does not grow) until its first `update` or `start_training()`; it then trains (a frozen biLM's
-layers are cached, and the training docs given to `initialize` are embedded before the first step)
-until `finish_training()`, the next `initialize`, or the first call from outside `Language.update` and
-`Language.evaluate` (training_calls.py): a pipeline served once its training loop returns caches
-nothing. While it trains, long embeddings (the training text from PROGRESS_MIN_TOKENS, other text once
-it has run PROGRESS_DELAY_S; pipeline/frozen_cache.py) show a progress bar on stderr; serving shows none.
+The cache lives from the first `update` to `finish_training()`. spaCy's loop gives a pipeline no sign
+that training ended but its logger's `finalize`, where `spacy-elmo.MixLogger.v1` (training_log.py) calls
+it; a loop of one's own calls it when done. Outside that, predict keeps nothing (a serving pipeline does
+not grow) and shows no progress bar.
 
 The pooling layer is a node of the biLM layer's model (after its torch wrapper, which alone runs), so
 spaCy's serialization of `model` carries its parameters: a ScalarMix started from a TF-Hub module keeps
@@ -29,7 +25,6 @@ in place (`spacy train`'s model-best), and a kill mid-write must leave the previ
 from __future__ import annotations
 
 import contextlib
-import enum
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Union
@@ -52,11 +47,10 @@ from .bilm_layer.thinc_bilm import declared_layers, ensure_loaded
 from .doc_data import ensure_extension, set_doc_data
 from .frozen_cache import FrozenLayerCache
 from .hooks import install_hooks
-from .layers import ElmoListener, apply_to_read_rows, load_source, set_frozen
-from .layers.listener import replace_listener_cfg
+from .layers import ElmoListener, apply_to_read_rows, load_source
+from .layers.listener import feed_listeners, gradient_callbacks, no_gradient, replace_listener_cfg, standalone_bilm
 from .layers.pooling import build_pooling_v1
 from .layers.scalar_mix import mixes_in
-from .training_calls import called_by_training
 from .training_data import check_annotations, training_corpus
 
 # "mean", "top", fixed weights per layer, or any List[Floats3d] -> List[Floats2d] layer (layers/pooling.py).
@@ -130,17 +124,10 @@ def make_elmo(
     )
 
 
-class Phase(enum.Enum):
-    """Whether `predict` may serve a frozen biLM's layers from the cache."""
-
-    SERVING = "serving"  # the biLM runs on every doc; nothing is kept
-    TRAINING = "training"  # a frozen biLM's layers are cached (`spacy train` evaluates the same dev docs)
-
-
 class ElmoComponent(TrainablePipe):
     """The `elmo` factory's pipe: owns the biLM layer, writes `doc._.elmo` and the vector hooks, and feeds
     the ElmoListeners of later components (see the module docstring for the training protocol and the
-    two phases)."""
+    cache's lifetime)."""
 
     def __init__(
         self,
@@ -162,21 +149,20 @@ class ElmoComponent(TrainablePipe):
         self.vocab = vocab
         self.model = model
         model.layers[1:] = [self.pooling]  # serialized with the biLM; only the wrapper, layers[0], runs
-        model.attrs["replace_listener"] = _bilm_alone
+        model.attrs["replace_listener"] = standalone_bilm
+        # spaCy hands this callback configs alone, so it is given `frozen` now.
+        model.attrs["replace_listener_cfg"] = partial(replace_listener_cfg, frozen=frozen)
         self.name = name
+        self.frozen = frozen  # whether the biLM learns: read by `update` alone
         self.cfg = {
             "pooling": pooling if not isinstance(pooling, Model) else pooling.name,
             "store_layers": store_layers,
-            "frozen": frozen,
             "set_tensor": set_tensor,
             "cache_mb": cache_mb,
         }
         self.listener_map: Dict[str, List[ElmoListener]] = {}
         self._heads: Dict[str, Model] = {}
         self.cache = FrozenLayerCache(model, int(cache_mb * 2**20))
-        self.phase = Phase.SERVING
-        set_frozen(model, frozen)
-        model.attrs["replace_listener_cfg"] = partial(replace_listener_cfg, frozen=frozen)
 
     # Listeners ---------------------------------------------------------------------------------
 
@@ -220,31 +206,12 @@ class ElmoComponent(TrainablePipe):
         """Per listening component, each of its mixes' softmaxed weights s_j and gamma."""
         return {name: mixes_in(self._heads[name]) for name in self.listening_components}
 
-    # Phases ------------------------------------------------------------------------------------
-
-    @property
-    def is_training(self) -> bool:
-        """Whether the component is in the training phase (`start_training` to `finish_training`)."""
-        return self.phase is Phase.TRAINING
-
-    def start_training(self) -> None:
-        """Enter the training phase (the first `update` does it): from now on a frozen biLM's layers are
-        cached, and the training docs given to `initialize` are embedded now, in large batches."""
-        self.phase = Phase.TRAINING
-        if self.cfg["frozen"]:
-            self.cache.prefill(f"{self.name}: embedding the training text (once)")
-
     def finish_training(self) -> None:
-        """Back to serving: the cache is emptied and the listeners forget their last batch."""
-        self.phase = Phase.SERVING
-        self.cache.clear()
+        """Training ended: the cache's memory is released and the listeners forget their last batch.
+        `spacy-elmo.MixLogger.v1` calls it when spaCy's loop returns; a loop of one's own calls it."""
+        self.cache.release()
         for listener in self.listeners:
             listener.reset()
-
-    def _end_training_when_served(self) -> None:
-        """A call from outside the training loop's update and evaluation ends the training phase."""
-        if self.is_training and not called_by_training():
-            self.finish_training()
 
     # Prediction --------------------------------------------------------------------------------
 
@@ -254,24 +221,16 @@ class ElmoComponent(TrainablePipe):
         docs (Iterable[Doc]): the docs, tokenized.
         RETURNS (List[Floats3d]): `[L+1, n, 2P]` per doc.
         """
-        docs = list(docs)
-        self._end_training_when_served()
-        if self.cfg["frozen"] and self.is_training:
-            return self.cache.layers(docs)
-        return self.model.predict(docs)
+        return self.cache.layers(list(docs))
 
     def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
-        """`TrainablePipe.pipe`; while training with a frozen biLM, the docs embedded because they were
-        not yet cached (the dev text at the first evaluation) are counted on a progress bar.
+        """`TrainablePipe.pipe`; while the cache lives, the docs embedded because they were not yet
+        cached (the dev text at the first evaluation) are counted on a progress bar.
 
         stream (Iterable[Doc]): the docs.
         batch_size (int): docs per call of `predict`.
         YIELDS (Doc): the docs, annotated.
         """
-        self._end_training_when_served()
-        if not (self.cfg["frozen"] and self.is_training):
-            yield from super().pipe(stream, batch_size=batch_size)
-            return
         with self.cache.progress(f"{self.name}: embedding text not seen before"):
             yield from super().pipe(stream, batch_size=batch_size)
 
@@ -304,53 +263,34 @@ class ElmoComponent(TrainablePipe):
         losses: Optional[Dict[str, float]] = None,
     ) -> Dict[str, float]:
         """Run the biLM once on the batch and hand its layers to every listener, with a callback for
-        their gradient. The component has no loss of its own: with a fine-tuned biLM the last listener's
-        callback backpropagates the sum of all listeners' gradients and, given `sgd`, updates the biLM.
-        The first update starts the training phase (`start_training`).
+        their gradient: with a fine-tuned biLM the last listener's callback backpropagates the sum of all
+        listeners' gradients and, given `sgd`, updates the biLM. A frozen biLM's layers come from the
+        cache, which the first update starts.
 
         examples (Iterable[Example]): the batch; the biLM reads `eg.predicted`.
         drop (float): unused: dropout belongs to the listening heads' mixes.
         sgd (Optional[Optimizer]): updates a fine-tuned biLM after the last listener's backprop; None
             leaves that to `finish_update` (as `spacy train` does).
-        losses (Optional[Dict[str, float]]): the losses so far, by component; gets this component's
-            name with 0.0.
+        losses (Optional[Dict[str, float]]): the losses so far, by component; this component's name
+            gets the sum of the squared gradients its listeners send back (0.0 with a frozen biLM), as
+            spaCy's tok2vec reports.
         RETURNS (Dict[str, float]): `losses`.
         """
         if losses is None:
             losses = {}
         validate_examples(examples, "ElmoComponent.update")
-        if not self.is_training:
-            self.start_training()
         docs = [eg.predicted for eg in examples]
         losses.setdefault(self.name, 0.0)
-        if self.cfg["frozen"]:
-            layers = self.cache.layers(docs)
-
-            def accumulate(d_layers: List[Floats3d]) -> List[Doc]:
-                return []  # a frozen biLM takes no gradient
-
-            backprop: Callable = accumulate
+        if self.frozen:
+            self.cache.start()
+            layers = self.cache.layers(docs, top_up=True)
+            accumulate = backprop = no_gradient
         else:
+            self.cache.release()  # a biLM that learns (`frozen` set false mid-run) makes cached layers stale
             layers, bp_layers = self.model.begin_update(docs)
-            d_total = [self.model.ops.xp.zeros_like(x) for x in layers]
-
-            def accumulate(d_layers: List[Floats3d]) -> List[Doc]:
-                for total, d in zip(d_total, d_layers):
-                    total += d
-                return []
-
-            def backprop(d_layers: List[Floats3d]) -> List[Doc]:
-                accumulate(d_layers)
-                bp_layers(d_total)
-                if sgd is not None:
-                    self.finish_update(sgd)
-                return []
-
-        batch_id = ElmoListener.get_batch_id(docs)
-        for listener in self.listeners[:-1]:
-            listener.receive(batch_id, layers, accumulate)
-        if self.listeners:
-            self.listeners[-1].receive(batch_id, layers, backprop)
+            after = partial(self.finish_update, sgd) if sgd is not None else None
+            accumulate, backprop = gradient_callbacks(self.model.ops, layers, bp_layers, losses, self.name, after)
+        feed_listeners(self.listeners, docs, layers, accumulate, backprop)
         return losses
 
     def get_loss(self, examples: Iterable[Example], scores: Any) -> None:
@@ -365,7 +305,7 @@ class ElmoComponent(TrainablePipe):
         weights: Optional[str] = None,
     ) -> None:
         """Load the biLM, check that every listening head finds its annotation in the training data, and
-        start over in the serving phase. A frozen biLM embeds the examples at the first update.
+        release the cache (training starts over). A frozen biLM embeds the examples as training meets them.
 
         get_examples (Callable[[], Iterable[Example]]): the training examples.
         nlp (Optional[Language]): the pipeline; with it, the enabled listening heads of a known kind
@@ -383,7 +323,7 @@ class ElmoComponent(TrainablePipe):
         self.model.initialize()
         self.pooling.initialize()  # a ScalarMix reads its `start_from` module now, not at the first doc
         self.finish_training()
-        self.cache.prefill_from(lambda: (eg.predicted for eg in get_examples()))
+        self.cache.fill_from(lambda: (eg.predicted for eg in get_examples()))
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         """The biLM is loaded first (before `initialize` or first use it is only a recorded source), so
@@ -403,7 +343,7 @@ class ElmoComponent(TrainablePipe):
         to_disk(path, fields, exclude)
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "ElmoComponent":
-        self.cache.clear()  # new weights: cached layers would be stale
+        self.cache.release()  # new weights: cached layers would be stale
         fields: Dict[str, Callable[[bytes], Any]] = {
             "cfg": lambda b: self.cfg.update(srsly.json_loads(b)),
             "vocab": lambda b: self.vocab.from_bytes(b, exclude=exclude),
@@ -414,7 +354,7 @@ class ElmoComponent(TrainablePipe):
         return self
 
     def from_disk(self, path: Any, *, exclude: Iterable[str] = tuple()) -> "ElmoComponent":
-        self.cache.clear()
+        self.cache.release()
         self._validate_serialization_attrs()
         fields: Dict[str, Callable[[Path], Any]] = {
             "cfg": lambda p: self.cfg.update(srsly.read_json(p)),
@@ -439,13 +379,6 @@ class ElmoComponent(TrainablePipe):
 
     def add_label(self, label: str) -> int:
         raise NotImplementedError(f"the {self.name!r} component has no labels")
-
-
-def _bilm_alone(copy: Model) -> Model:
-    """The copy of the component's model that `replace_listeners` puts in a head: the biLM, whose config
-    (BiLM.v2) builds no pooling node."""
-    copy.layers[1:] = []
-    return copy
 
 
 @contextlib.contextmanager

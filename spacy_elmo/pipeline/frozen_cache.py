@@ -3,14 +3,16 @@
 `spacy train` runs the training docs through the biLM every epoch and the dev docs at every
 evaluation; a frozen, stateless biLM gives the same layers each time, so they are kept in a
 byte-bounded LRU (`ActivationCache`). This object owns everything about that cache: the key of a doc,
-when the cached layers stop being valid (another biLM, new weights) and the embedding of all training
-docs ahead of the first step. Its embeddings show a progress bar on stderr (spaCy's CLI shows no INFO
-log), so only while a pipeline trains, and only when they are long (`progress_bar`).
+when the cached layers stop being valid (another biLM, new weights), its lifetime (`start` at the first
+training step, `release` when training ends) and how it fills: as training batches first meet their docs,
+each biLM call topped up with training docs not yet met, so that it is a full batch (the biLM runs far
+slower per token on the few sentences of an early training batch) and a short run embeds only about
+what it uses. Embedding text of unknown size shows a progress bar on stderr once it runs long (spaCy's
+CLI shows no INFO log), only while a pipeline trains (`progress_bar`).
 """
 
 from __future__ import annotations
 
-import logging
 import weakref
 from contextlib import contextmanager
 from typing import Any, Callable, Dict, Hashable, Iterable, Iterator, List, Optional
@@ -25,14 +27,8 @@ from tqdm import tqdm
 from ..nn.lru import LRU
 from .bilm_layer.thinc_bilm import get_bilm, run_settings
 
-# Docs per biLM call when the training docs are embedded ahead of the first step.
-PREFILL_BATCH_DOCS = 1000
-# Training text from this size on shows a progress bar from the start (about a thousand sentences).
-PROGRESS_MIN_TOKENS = 20_000
-# Text of unknown size shows a progress bar once its embedding has run this long.
+# Embedding text of unknown size shows a progress bar once it has run this long.
 PROGRESS_DELAY_S = 2.0
-
-logger = logging.getLogger(__name__)
 
 
 def _nbytes(value: Any) -> int:
@@ -61,19 +57,14 @@ def doc_key(doc: Doc) -> Hashable:
     return doc.to_array(ORTH).tobytes(), starts
 
 
-def progress_bar(description: str, total: Optional[int] = None) -> tqdm:
-    """A tqdm bar of tokens on stderr. Of `total` tokens: shown from the start if they are at least
-    PROGRESS_MIN_TOKENS (it moves once per batch of PREFILL_BATCH_DOCS, so a delay would hide it until
-    the first batch is done); of an unknown number: shown once it has run PROGRESS_DELAY_S."""
-    if total is not None:
-        when: Dict[str, Any] = {"disable": total < PROGRESS_MIN_TOKENS}
-    else:
-        when = {"delay": PROGRESS_DELAY_S}
-    return tqdm(total=total, desc=description, unit=" tokens", unit_scale=True, mininterval=0.5, **when)
+def progress_bar(description: str) -> tqdm:
+    """A tqdm bar of tokens on stderr, shown once it has run PROGRESS_DELAY_S."""
+    return tqdm(desc=description, unit=" tokens", unit_scale=True, mininterval=0.5, delay=PROGRESS_DELAY_S)
 
 
 class FrozenLayerCache:
-    """The cached layers of the frozen biLM inside `model` (an `elmo` component's model).
+    """The cached layers of the frozen biLM inside `model` (an `elmo` component's model), kept from
+    `start` to `release`; outside that, `layers` runs the biLM and keeps nothing.
 
     model (Model[List[Doc], List[Floats3d]]): the biLM layer whose output is cached.
     max_bytes (int): the budget of the LRU; 0 turns caching off.
@@ -82,8 +73,10 @@ class FrozenLayerCache:
     def __init__(self, model: Model[List[Doc], List[Floats3d]], max_bytes: int) -> None:
         self.model = model
         self.store = ActivationCache(max_bytes)
+        self.live = False  # between `start` and `release`
         self._source: Optional[weakref.ref] = None  # the torch biLM whose layers the store holds
-        self._pending_docs: Optional[Callable[[], Iterable[Doc]]] = None  # embedded by `prefill`
+        self._get_training_docs: Optional[Callable[[], Iterable[Doc]]] = None  # from `fill_from`
+        self._unmet: Optional[Iterator[Doc]] = None  # training docs that may top up a biLM call
         self._miss_bar: Optional[tqdm] = None  # counts the tokens embedded inside a `progress` block
 
     def __len__(self) -> int:
@@ -91,11 +84,17 @@ class FrozenLayerCache:
 
     def __getstate__(self) -> Dict[str, Any]:
         """A pickle or copy (a worker of `nlp.pipe(n_process=...)` under `spawn`, `copy.deepcopy`) starts
-        with an empty cache and no pending prefill: the cached layers belong to this process's biLM object
-        (a weak reference, which does not pickle), the docs' source is the caller's closure, and a progress
-        bar belongs to its process. The copy caches again as it trains, without the prefill."""
+        with an empty cache and no training docs to top up with: the cached layers belong to this process's
+        biLM object (a weak reference, which does not pickle), the docs' source is the caller's closure, and
+        a progress bar belongs to its process. A live copy caches again as it trains."""
         state = dict(self.__dict__)
-        state.update(store=ActivationCache(self.store.capacity), _source=None, _pending_docs=None, _miss_bar=None)
+        state.update(
+            store=ActivationCache(self.store.capacity),
+            _source=None,
+            _get_training_docs=None,
+            _unmet=None,
+            _miss_bar=None,
+        )
         return state
 
     @property
@@ -104,31 +103,81 @@ class FrozenLayerCache:
         of 0 bytes turns caching off."""
         return not run_settings(self.model).stateful and self.store.capacity > 0
 
-    def clear(self) -> None:
-        """Forget every cached layer (call it whenever the biLM's weights change) and any pending prefill."""
+    def fill_from(self, get_docs: Callable[[], Iterable[Doc]]) -> None:
+        """Remember where the training docs come from (`initialize`'s examples): they top up the biLM
+        calls of training batches."""
+        self._get_training_docs = get_docs
+
+    def start(self) -> None:
+        """Begin keeping layers (the first training step)."""
+        if not self.live:
+            self.live = True
+            self._unmet = None if self._get_training_docs is None else iter(self._get_training_docs())
+
+    def release(self) -> None:
+        """Forget every cached layer and stop keeping them (training ended, or the biLM's weights changed)."""
+        self.live = False
         self.store.clear()
         self._source = None
-        self._pending_docs = None
+        self._unmet = None
 
-    def layers(self, docs: List[Doc]) -> List[Floats3d]:
-        """The layers of `docs`: from the cache where present, else computed (and kept).
+    def layers(self, docs: List[Doc], top_up: bool = False) -> List[Floats3d]:
+        """The layers of `docs`: while live, from the cache where present, else computed and kept.
 
         docs (List[Doc]): the docs, tokenized.
+        top_up (bool): a training batch's: where the biLM runs, training docs not yet met join the call
+            until it holds `max_batch_tokens` tokens (their layers are kept for their turn).
         RETURNS (List[Floats3d]): `[L+1, n, 2P]` per doc, read-only where cached.
         """
-        if not self.enabled:
+        if not (self.live and self.enabled):
             return self.model.predict(docs)
         self._check_source()
         keys = [doc_key(doc) for doc in docs]
         layers: List[Any] = [self.store.get(key) for key in keys]
         missing = [i for i, value in enumerate(layers) if value is None]
-        if missing:
-            for i, value in zip(missing, self.model.predict([docs[i] for i in missing])):
-                layers[i] = value
-                self.store.put(keys[i], value)
-            if self._miss_bar is not None:
-                self._miss_bar.update(sum(len(docs[i]) for i in missing))
+        if not missing:
+            return layers
+        run = [docs[i] for i in missing]
+        run_keys = [keys[i] for i in missing]
+        if top_up:
+            self._top_up(run, run_keys)
+        for i, value in zip(missing, self._embed(run, run_keys)):
+            layers[i] = value
+        if self._miss_bar is not None:
+            self._miss_bar.update(sum(len(doc) for doc in run))
         return layers
+
+    def _embed(self, docs: List[Doc], keys: List[Hashable]) -> List[Floats3d]:
+        """Run the biLM on `docs` and keep their layers."""
+        computed = self.model.predict(docs)
+        for key, value in zip(keys, computed):
+            self.store.put(key, value)
+        return computed
+
+    def _top_up(self, docs: List[Doc], keys: List[Hashable]) -> None:
+        """Add unmet training docs to `docs` (in place) until they hold `max_batch_tokens` tokens, while
+        the cache has room for them (an LRU too small for the corpus would evict them before their turn)."""
+        bilm = get_bilm(self.model)
+        if self._unmet is None or bilm is None:
+            return
+        bytes_per_token = 4 * bilm.n_layers * bilm.output_dim  # float32 [L+1, n, 2P] per doc
+        n_tokens = sum(len(doc) for doc in docs)
+        target = run_settings(self.model).max_batch_tokens
+        taken = set(keys)
+        for doc in self._unmet:
+            if n_tokens >= target:
+                return
+            key = doc_key(doc)
+            if key in taken or key in self.store:
+                continue
+            if self.store.size + (n_tokens + len(doc)) * bytes_per_token > self.store.capacity:
+                self._unmet = None
+                return
+            docs.append(doc)
+            keys.append(key)
+            taken.add(key)
+            n_tokens += len(doc)
+        self._unmet = None
 
     def _check_source(self) -> None:
         """Empty the cache when the model holds another torch biLM than the one its layers came from
@@ -138,47 +187,13 @@ class FrozenLayerCache:
             self.store.clear()
             self._source = None if bilm is None else weakref.ref(bilm)
 
-    def prefill_from(self, get_docs: Callable[[], Iterable[Doc]]) -> None:
-        """Remember where the training docs come from; `prefill` embeds them."""
-        self._pending_docs = get_docs
-
-    def prefill(self, description: str) -> None:
-        """Embed the docs given to `prefill_from`, in batches of PREFILL_BATCH_DOCS, once.
-
-        Early training batches are small (spaCy's batch sizes start at 100 words) and the biLM runs far
-        slower per token on a few sentences; every training doc is embedded in the first epoch anyway.
-        Done only if all of them fit in the cache: the LRU would evict the first ones before their turn.
-        With an augmenter the docs differ from epoch to epoch and the prefilled layers are rarely used
-        (`cache_mb = 0` turns caching off).
-
-        description (str): the progress bar's label.
-        """
-        get_docs, self._pending_docs = self._pending_docs, None
-        bilm = get_bilm(self.model)
-        if get_docs is None or bilm is None or not self.enabled:
-            return
-        bytes_per_token = 4 * bilm.n_layers * bilm.output_dim  # float32 [L+1, n, 2P] per doc
-        docs: List[Doc] = []
-        n_tokens = 0
-        for doc in get_docs():
-            docs.append(doc)
-            n_tokens += len(doc)
-            if n_tokens * bytes_per_token > self.store.capacity:
-                logger.info(
-                    "the training docs' layers need more than the cache's %d MB: they are computed as the batches come",
-                    self.store.capacity // 2**20,
-                )
-                return
-        with progress_bar(description, total=n_tokens) as bar:
-            for start in range(0, len(docs), PREFILL_BATCH_DOCS):
-                batch = docs[start : start + PREFILL_BATCH_DOCS]
-                self.layers(batch)
-                bar.update(sum(len(doc) for doc in batch))
-
     @contextmanager
     def progress(self, description: str) -> Iterator[None]:
-        """Inside the block, the tokens of docs that miss the cache are counted on a progress bar (the
-        first evaluation of `spacy train` embeds the dev text)."""
+        """Inside the block, while the cache lives, the tokens of docs that miss it are counted on a
+        progress bar (the first evaluation of `spacy train` embeds the dev text)."""
+        if not self.live:
+            yield
+            return
         bar = progress_bar(description)
         self._miss_bar = bar
         try:

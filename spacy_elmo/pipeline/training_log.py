@@ -1,8 +1,10 @@
 """`spacy-elmo.MixLogger.v1` (registered in architectures.py): spaCy's console logger plus, at each
-evaluation, every head's layer mix.
+evaluation, every head's layer mix; when training ends, the `elmo` components' training ends too.
 
 The learned s_j (softmaxed) and gamma are the paper's per-task answer to "which biLM layers matter";
-printing them next to the scores makes their movement visible during `spacy train`.
+printing them next to the scores makes their movement visible during `spacy train`. A logger's
+`finalize` is the one call spaCy's training loop makes when it returns (also on an error), so the
+logger is where the frozen-layer cache's memory is released (`ElmoComponent.finish_training`).
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ def format_mixes(nlp: Language) -> str:
 
 
 def build_mix_logger_v1(progress_bar: Optional[str] = None) -> Callable:
-    """`spacy-elmo.MixLogger.v1`: spaCy's console logger, plus every head's layer mix at each evaluation.
+    """`spacy-elmo.MixLogger.v1`: spaCy's console logger, plus every head's layer mix at each evaluation;
+    its `finalize` ends the training of every `elmo` component (`finish_training`).
 
     progress_bar (Optional[str]): as in `spacy.ConsoleLogger.v3`: null, "train" or "eval".
     RETURNS (Callable): the logger's setup function, as `[training.logger]` takes it.
@@ -50,6 +53,12 @@ def build_mix_logger_v1(progress_bar: Optional[str] = None) -> Callable:
                 if text:
                     stdout.write(text + "\n")
 
-        return log_step_with_mixes, finalize
+        def finalize_and_finish_training() -> None:
+            finalize()
+            for _, component in nlp.pipeline:
+                if isinstance(component, ElmoComponent):
+                    component.finish_training()
+
+        return log_step_with_mixes, finalize_and_finish_training
 
     return setup

@@ -23,6 +23,14 @@ def test_count_bounded_keeps_the_most_recently_used():
     assert (cache.hits, cache.misses) == (3, 1) and len(cache) == cache.size == 2
 
 
+def test_membership_is_neither_a_hit_nor_a_use():
+    cache = LRU(2)
+    cache.put_many([("a", 1), ("b", 2)])
+    assert "a" in cache and "z" not in cache and (cache.hits, cache.misses) == (0, 0)
+    cache.put_many([("c", 3)])  # "a" stays the least recently used
+    assert "a" not in cache and "b" in cache
+
+
 def test_size_bounded_counts_bytes_and_keeps_nothing_too_large():
     cache = LRU(1000, size_of=_nbytes)
     cache.put_many((key, np.zeros(100, dtype=np.float32)) for key in "abc")  # 400 bytes each

@@ -1,25 +1,29 @@
 """A frozen biLM's layers for the dev set are computed once per training run, not at every evaluation;
-only while the component trains; with a progress bar when embedding takes long."""
+only while the component trains (from the first update to `finish_training`); filled as training batches
+meet their docs, each biLM call topped up to a full batch; with a progress bar when embedding takes long."""
 
 import copy
 
 import numpy as np
+import spacy
 import torch
 from spacy.training import Example
 
 from spacy_elmo import BiLM
 from spacy_elmo.nn.run_options import EXACT
 from spacy_elmo.pipeline import frozen_cache
-from spacy_elmo.pipeline.component import Phase
 from spacy_elmo.pipeline.frozen_cache import ActivationCache
 from spacy_elmo.pipeline.layers import get_bilm, set_bilm
-from tests.support.pipelines import tiny_tagger_pipeline
+from tests.support.pipelines import TAGGER_ON_ELMO, elmo_config, tiny_tagger_pipeline
 
 TEXTS = ["The bank raised its rates .", "They sat on the river bank .", "Money talks ."]
 
 
-def pipeline(frozen: bool):
-    nlp = tiny_tagger_pipeline(frozen)
+def pipeline(frozen: bool, **model):
+    nlp = tiny_tagger_pipeline(frozen) if not model else spacy.blank("en")
+    if model:
+        nlp.add_pipe("elmo", config=elmo_config(**model))
+        nlp.add_pipe("tagger", config=TAGGER_ON_ELMO)
     examples = [Example.from_dict(nlp.make_doc(t), {"tags": ["X"] * len(t.split())}) for t in TEXTS]
     nlp.initialize(lambda: examples)
     return nlp, examples
@@ -85,13 +89,13 @@ def test_a_different_bilm_empties_the_cache(monkeypatch):
     assert np.abs(after - before).max() > 1e-3
 
 
-def test_the_first_update_embeds_all_training_docs_in_one_batch(monkeypatch):
+def test_the_first_update_tops_its_batch_up_with_training_docs_to_a_full_batch(monkeypatch):
     nlp, examples = pipeline(frozen=True)
     calls = count_bilm_calls(nlp, monkeypatch)
     assert len(nlp.get_pipe("elmo").cache) == 0, "initialize alone keeps nothing (it may be a serving pipeline)"
     optimizer = nlp.create_optimizer()
     nlp.update(examples[:1], sgd=optimizer)
-    assert calls == [len(TEXTS)], "the first update embeds every training doc in one call"
+    assert calls == [len(TEXTS)], "the training docs fit in one batch of max_batch_tokens: one call"
     for example in examples[1:]:
         nlp.update([example], sgd=optimizer)
     assert calls == [len(TEXTS)], "later updates find their docs in the cache"
@@ -100,10 +104,23 @@ def test_the_first_update_embeds_all_training_docs_in_one_batch(monkeypatch):
     np.testing.assert_allclose(component.predict([nlp.make_doc(TEXTS[2])])[0], alone, atol=1e-6)
 
 
-def test_no_prefill_when_the_training_docs_do_not_fit_in_the_cache(monkeypatch):
+def test_a_short_run_embeds_what_its_batches_meet_topped_up_to_max_batch_tokens(monkeypatch):
+    # A batch of max_batch_tokens is one doc here: the first doc (6 tokens) fills it alone.
+    nlp, examples = pipeline(frozen=True, max_batch_tokens=len(TEXTS[0].split()))
+    calls = count_bilm_calls(nlp, monkeypatch)
+    optimizer = nlp.create_optimizer()
+    nlp.update(examples[:1], sgd=optimizer)
+    assert sum(calls) == 1 and len(nlp.get_pipe("elmo").cache) == 1, "one step embeds its own batch, not the corpus"
+    nlp.update(examples[2:], sgd=optimizer)  # 3 tokens: topped up with the one unmet doc
+    assert sum(calls) == 3
+    nlp.update(examples[1:2], sgd=optimizer)
+    assert sum(calls) == 3, "the doc embedded ahead was kept for its turn"
+
+
+def test_no_top_up_when_the_training_docs_do_not_fit_in_the_cache(monkeypatch):
     nlp, examples = pipeline(frozen=True)
     component = nlp.get_pipe("elmo")
-    # Room for the longest doc's layers, not for all three.
+    # Room for the longest doc's layers, not for two.
     layers = component.model.predict([eg.predicted for eg in examples])
     component.cache.store = ActivationCache(max(x.nbytes for x in layers))
     calls = count_bilm_calls(nlp, monkeypatch)
@@ -111,43 +128,38 @@ def test_no_prefill_when_the_training_docs_do_not_fit_in_the_cache(monkeypatch):
     assert calls == [1], "only the batch's own doc is embedded"
 
 
-def test_the_phase_is_serving_until_the_first_update_and_after_finish_training(monkeypatch):
+def test_the_cache_lives_from_the_first_update_to_finish_training(monkeypatch):
     nlp, examples = pipeline(frozen=True)
     component = nlp.get_pipe("elmo")
-    assert component.phase is Phase.SERVING
+    assert not component.cache.live
     nlp.update(examples, sgd=nlp.create_optimizer())
-    assert component.phase is Phase.TRAINING and len(component.cache) == len(TEXTS)
+    assert component.cache.live and len(component.cache) == len(TEXTS)
+    nlp.evaluate([Example.from_dict(nlp.make_doc("A dev sentence ."), {"tags": ["X"] * 4})])
+    assert len(component.cache) == len(TEXTS) + 1, "an evaluation while training keeps the dev doc"
     component.finish_training()
-    assert component.phase is Phase.SERVING and len(component.cache) == 0
+    assert not component.cache.live and len(component.cache) == 0
     calls = count_bilm_calls(nlp, monkeypatch)
     list(nlp.pipe(TEXTS))
-    assert sum(calls) == len(TEXTS) and len(component.cache) == 0, "serving again: nothing is kept"
+    nlp(TEXTS[0])
+    assert sum(calls) == len(TEXTS) + 1 and len(component.cache) == 0, "serving again: nothing is kept"
     nlp.update(examples, sgd=nlp.create_optimizer())
-    assert component.phase is Phase.TRAINING
+    assert component.cache.live
     nlp.initialize(lambda: examples)
-    assert component.phase is Phase.SERVING and len(component.cache) == 0, "initialize starts over"
+    assert not component.cache.live and len(component.cache) == 0, "initialize starts over"
 
 
 def test_long_embeddings_while_training_show_progress_and_serving_shows_none(monkeypatch, capsys):
     monkeypatch.setattr(frozen_cache, "PROGRESS_DELAY_S", 0.0)
-    monkeypatch.setattr(frozen_cache, "PROGRESS_MIN_TOKENS", 1)
     nlp, examples = pipeline(frozen=True)
     list(nlp.pipe(TEXTS))
     assert capsys.readouterr().err == "", "a serving pipeline prints nothing"
     nlp.update(examples, sgd=nlp.create_optimizer())
-    err = capsys.readouterr().err
-    n_tokens = sum(len(eg.predicted) for eg in examples)
-    assert "elmo: embedding the training text (once)" in err and f"{n_tokens:.1f}/{n_tokens:.1f}" in err
     nlp.evaluate([Example.from_dict(nlp.make_doc("A new dev sentence ."), {"tags": ["X"] * 5})])
     err = capsys.readouterr().err
     assert "elmo: embedding text not seen before" in err and "5.00 tokens" in err
     monkeypatch.setattr(frozen_cache, "PROGRESS_DELAY_S", 3600.0)
     nlp.evaluate([Example.from_dict(nlp.make_doc("Another dev sentence ."), {"tags": ["X"] * 4})])
     assert capsys.readouterr().err == "", "a short embedding shows no bar"
-    monkeypatch.setattr(frozen_cache, "PROGRESS_MIN_TOKENS", n_tokens + 1)
-    again, examples = pipeline(frozen=True)
-    again.update(examples, sgd=again.create_optimizer())
-    assert capsys.readouterr().err == "", "a small training text shows no bar"
 
 
 def test_activation_cache_is_an_lru_bounded_in_bytes():

@@ -66,14 +66,15 @@ def test_a_pipeline_with_a_listening_head_pickles_and_predicts_the_same():
 
 
 def test_a_training_pipeline_pickles_without_its_cached_layers():
-    """The cached layers (up to `cache_mb`) and the pending prefill stay behind; the copy still trains."""
+    """The cached layers (up to `cache_mb`) and the training docs to top up with stay behind; the copy still
+    trains."""
     nlp = tiny_tagger_pipeline(frozen=True)
     nlp.initialize(lambda: _examples(nlp))
     nlp.update(_examples(nlp))
     assert len(nlp.get_pipe("elmo").cache) > 0
     copy = pickle.loads(pickle.dumps(nlp))
     elmo = copy.get_pipe("elmo")
-    assert elmo.is_training and len(elmo.cache) == 0
+    assert elmo.cache.live and len(elmo.cache) == 0
     copy.update(_examples(copy))
     assert len(elmo.cache) == len(TAGS)
     _assert_same_vectors(_vectors(nlp.pipe(TEXTS)), copy.pipe(TEXTS))

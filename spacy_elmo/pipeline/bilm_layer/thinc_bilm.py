@@ -69,8 +69,8 @@ def build_bilm_v2(
 ) -> Model[InT, OutT]:
     """`spacy-elmo.BiLM.v2`: the biLM's layers per doc, `[L+1, n_tokens, 2P]`. The source is `path`, else
     `name`, else `options` + `weights` (default: the bundled model); it is read at initialization or first
-    use, never when the config is built. Whether the biLM trains is its owner's setting (the `elmo` component's
-    `frozen`, or ElmoTok2Vec's), written through `set_frozen`.
+    use, never when the config is built. It learns when run for training, unless its owner froze it: the
+    `elmo` component then never runs it so (its `frozen`); a head's own copy is frozen through `set_frozen`.
 
     options (Optional[Union[str, Path]]): an options.json, with `weights`.
     weights (Optional[Union[str, Path]]): a weights.hdf5, with `options`.
@@ -135,7 +135,8 @@ def get_bilm(model: Model) -> Optional[BiLM]:
 
 
 def set_frozen(model: Model, frozen: bool) -> None:
-    """Whether the layer's biLM trains (`frozen = false`) or only predicts; set by the layer's owner."""
+    """Whether the layer's biLM only predicts, also when run for training: a head's own copy
+    (ElmoTok2Vec.v1, `replace_listeners`), which has no `elmo` component to decide."""
     model.attrs[RUN_SETTINGS] = replace(run_settings(model), frozen=frozen)
 
 

@@ -1,5 +1,6 @@
-"""ElmoListener: a head's view of the shared biLM run by an upstream `elmo` component, and the config
-rewriting that `nlp.replace_listeners` uses to turn it into a standalone copy.
+"""ElmoListener: a head's view of the shared biLM run by an upstream `elmo` component, the upstream's side
+of the protocol (`feed_listeners`, `gradient_callbacks`), and what `nlp.replace_listeners` uses to turn a
+listener into a standalone copy (its config and its model).
 
 In training the upstream component runs the biLM once per batch and hands each listener the layers and
 a callback for their gradient (`receive`); the listener checks the batch is the one it is asked about
@@ -16,7 +17,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, cast
 import numpy as np
 from spacy.attrs import ORTH
 from spacy.tokens import Doc
-from thinc.api import Model, chain, concatenate, with_array
+from thinc.api import Model, Ops, chain, concatenate, with_array
 from thinc.types import Floats2d, Floats3d
 
 from ...errors import InputError
@@ -142,6 +143,60 @@ def _listener_forward(model: ElmoListener, docs: List[Doc], is_train: bool) -> T
     return model.from_docs(docs), lambda d_layers: []
 
 
+def no_gradient(d_layers: List[Floats3d]) -> List[Doc]:
+    """The listeners' callback for a frozen biLM: there is no gradient to pass on."""
+    return []
+
+
+def gradient_callbacks(
+    ops: Ops,
+    layers: List[Floats3d],
+    backprop_layers: Callable,
+    losses: Dict[str, float],
+    name: str,
+    after_backprop: Optional[Callable[[], Any]] = None,
+) -> Tuple[Callable, Callable]:
+    """The callbacks an upstream's update hands its listeners for a biLM that learns, as spaCy's tok2vec
+    does: every call adds its gradient to the batch's total and its sum of squares to `losses[name]`; the
+    last listener's (`backprop`) then backpropagates the total into the biLM and calls `after_backprop`.
+
+    ops (Ops): the ops of the layers.
+    layers (List[Floats3d]): the batch's layers, `[L+1, n, 2P]` per doc.
+    backprop_layers (Callable): the biLM's backprop for `layers`.
+    losses (Dict[str, float]): the losses of the update, by component.
+    name (str): the upstream component's name in `losses`.
+    after_backprop (Optional[Callable[[], Any]]): e.g. the upstream's `finish_update(sgd)`.
+    RETURNS (Tuple[Callable, Callable]): `accumulate` (all listeners but the last) and `backprop`.
+    """
+    d_total = [ops.xp.zeros_like(x) for x in layers]
+
+    def accumulate(d_layers: List[Floats3d]) -> List[Doc]:
+        for total, d in zip(d_total, d_layers):
+            total += d
+        losses[name] += float(sum(ops.xp.square(d).sum() for d in d_layers))
+        return []
+
+    def backprop(d_layers: List[Floats3d]) -> List[Doc]:
+        accumulate(d_layers)
+        backprop_layers(d_total)
+        if after_backprop is not None:
+            after_backprop()
+        return []
+
+    return accumulate, backprop
+
+
+def feed_listeners(
+    listeners: List[ElmoListener], docs: List[Doc], layers: List[Floats3d], accumulate: Callable, backprop: Callable
+) -> None:
+    """Hand every listener the batch's layers: the last one with `backprop`, the others with `accumulate`."""
+    batch_id = ElmoListener.get_batch_id(docs)
+    for listener in listeners[:-1]:
+        listener.receive(batch_id, layers, accumulate)
+    if listeners:
+        listeners[-1].receive(batch_id, layers, backprop)
+
+
 def build_elmo_tok2vec(
     source: Model[List[Doc], List[Floats3d]],
     mix: Model[List[Floats3d], List[Floats2d]],
@@ -196,6 +251,15 @@ def build_elmo_tok2vec_v1(
     """
     set_frozen(bilm, frozen)
     return build_elmo_tok2vec(source=bilm, mix=mix, extra_features=extra_features, width=width)
+
+
+def standalone_bilm(copy: Model, listener: ElmoListener, upstream: Any) -> Model:
+    """What `replace_listeners` puts in a head for `listener` (the upstream's model attr
+    `replace_listener`): the copy of the upstream `elmo` component's model without its pooling node (the
+    biLM, whose config, BiLM.v2, builds none), frozen as the upstream is, as ElmoTok2Vec.v1 sets its own."""
+    copy.layers[1:] = []
+    set_frozen(copy, upstream.frozen)
+    return copy
 
 
 def find_listener_cfg(cfg: Any) -> Optional[Dict[str, Any]]:
