@@ -7,7 +7,6 @@ import re
 import subprocess
 from importlib.metadata import metadata as distribution_metadata
 from importlib.metadata import version
-from pathlib import PurePosixPath
 
 import pytest
 
