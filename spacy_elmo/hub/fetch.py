@@ -49,7 +49,6 @@ def _session() -> requests.Session:
         connect=0,
         read=0,
         other=0,
-        status=STATUS_RETRIES,
         status_forcelist=RETRY_STATUSES,
         allowed_methods=frozenset({"GET"}),
         backoff_factor=BACKOFF_S,
