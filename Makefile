@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 TORCH_VERSION ?= 2.13.0
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
-.PHONY: demo test test-fast lint install corpora clean
+.PHONY: demo test test-all lint install corpora clean
 
 $(BIN)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,12 +23,13 @@ install: $(BIN)/.installed
 demo: install
 	$(BIN)/python -m spacy_elmo demo
 
+# The everyday suite: the tests marked slow (training runs, subprocesses, compiling) are skipped.
 test: install
 	$(BIN)/python -m pytest -q tests
 
-# The unit tests only: the end-to-end ones (marked slow: training runs, subprocesses) are left out.
-test-fast: install
-	$(BIN)/python -m pytest -q -m "not slow" tests
+# Everything, as CI runs it: `--slow` (tests/conftest.py) runs the slow tests too.
+test-all: install
+	$(BIN)/python -m pytest -q --slow tests
 
 # ruff (lint and format) and mypy, as configured in pyproject.toml.
 lint: install

@@ -2,7 +2,7 @@
 with the most time on the device, with their share and count per unit, and how many kernel and CUDA
 graph launches the host made per unit (the launch count of benchmarks/launch_count.py as a GPU sees it).
 The next speed work starts from this table, not from guesses (the compiled LSTM windows lost on an H200
-for reasons no one had profiled, CHANGELOG).
+for reasons no one had profiled: docs/design.md).
 
     python -m benchmarks.gpu_profile .window/train --vocab models/gutenberg-web-2x512/vocab.txt
     python -m benchmarks.gpu_profile DIR --device cpu --tiny      # the same code at the tiny size (CI)

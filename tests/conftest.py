@@ -1,6 +1,8 @@
 """Shared test fixtures: the reference models copied into tests/fixtures (see its README), a local
-HTTP server of model files, and the tiny pretraining runs."""
+HTTP server of model files, the tiny pretraining runs, and real full and read-only disks."""
 
+import contextlib
+import itertools
 import threading
 from http.server import ThreadingHTTPServer
 
@@ -8,6 +10,23 @@ import pytest
 
 from tests.support.model_server import ModelServer
 from tests.support.paths import ALLENNLP_DIR
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--slow", action="store_true", help="also run the tests marked slow or compiled (make test-all, as CI does)"
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    """Without `--slow`, the slow and compiled tests are skipped, so that `make test` stays the everyday
+    suite of minutes; CI runs everything (`make test-all`)."""
+    if config.getoption("--slow"):
+        return
+    skip = pytest.mark.skip(reason="slow: run with --slow (make test-all)")
+    for item in items:
+        if item.get_closest_marker("slow") or item.get_closest_marker("compiled"):
+            item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")
@@ -74,3 +93,33 @@ def short_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("short-run")
     result = train(tiny_pretrain_config(**{"training.max_steps": 12}), out, show_progress=False)
     return out, result
+
+
+@pytest.fixture(scope="session")
+def mounting(tmp_path_factory):
+    """Skips the test, with the reason, on a machine where tests cannot mount (tests/support/mounts.py)."""
+    from tests.support.mounts import mount_problem
+
+    problem = mount_problem(tmp_path_factory.mktemp("mount-probe"))
+    if problem:
+        pytest.skip(problem)
+
+
+@pytest.fixture
+def full_disk(mounting, tmp_path):
+    """A factory: `full_disk(size)` is a fresh folder on a tmpfs of `size` bytes, unmounted after the test."""
+    from tests.support.mounts import small_disk
+
+    names = itertools.count()
+    with contextlib.ExitStack() as stack:
+        yield lambda size: stack.enter_context(small_disk(tmp_path / f"disk{next(names)}", size))
+
+
+@pytest.fixture
+def read_only_folder(mounting, tmp_path):
+    """A factory: `read_only_folder(path)` makes `path` read-only (for root too) until the test ends;
+    fill it first."""
+    from tests.support.mounts import read_only
+
+    with contextlib.ExitStack() as stack:
+        yield lambda path: stack.enter_context(read_only(path))

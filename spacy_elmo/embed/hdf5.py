@@ -12,14 +12,14 @@ from itertools import islice
 from pathlib import Path
 from typing import Callable, Iterator, List, Optional, Union
 
-import h5py
-
 from ..errors import InputError
 from ..nn.bilm import BiLM
-from ..util.io import atomic_output, text_lines
+from ..util.hdf5 import create_hdf5
+from ..util.io import atomic_output, check_room, text_lines
 
 # Lines read at a time, in batches: a few batches keep memory flat however long the file is.
 BATCHES_PER_BLOCK = 16
+FLOAT32_BYTES = 4
 
 
 @dataclass(frozen=True)
@@ -54,9 +54,12 @@ def write_layers(
     on_block: Optional[Callable[[int], None]] = None,
 ) -> LayersWritten:
     """Embed every line of `input_path` (whitespace-tokenized) and write the layers to `output_path`
-    atomically: the file appears complete or not at all. `on_block(n_lines)` follows progress."""
+    atomically: the file appears complete or not at all, and a disk without room for the layers is a
+    DiskFullError before the first line is embedded. `on_block(n_lines)` follows progress."""
+    n_tokens = sum(len(words) for words in _tokenized_lines(Path(input_path)))
+    check_room(output_path, n_tokens * bilm.n_layers * bilm.output_dim * FLOAT32_BYTES)
     sentences = tokens = 0
-    with atomic_output(output_path) as tmp_path, h5py.File(tmp_path, "w") as out:
+    with atomic_output(output_path) as tmp_path, create_hdf5(tmp_path) as out:
         lines = _tokenized_lines(Path(input_path))
         while block := list(islice(lines, batch_size * BATCHES_PER_BLOCK)):
             for layers in bilm.embed(block, stateful=stateful, batch_size=batch_size):

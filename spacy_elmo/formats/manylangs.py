@@ -38,7 +38,7 @@ from ..errors import InputFileError
 from ..nn.bilm import BiLM
 from ..nn.lstm import FORGET_BIAS
 from ..nn.manylangs import ManyLangsBiLM, ManyLangsEncoder, ManyLangsVocab
-from ..nn.options import ElmoOptions, OptionsError, OptionsFileError
+from ..nn.options import MAX_DIM, MAX_PARAMETERS, ElmoOptions, OptionsError, OptionsFileError, parameter_counts
 from ..util.io import check_input_file, read_text
 from .base import FormatDefaults, WeightEntry
 from .detect import ModelLayout
@@ -109,8 +109,8 @@ def options_from_config(config: Dict[str, Any], source: str) -> Tuple[ElmoOption
         if not embedder.get("char_dim"):
             raise OptionsError("'token_embedder.char_dim' is 0: models without characters are not supported")
         word_dim = embedder.get("word_dim") or 0
-        if isinstance(word_dim, bool) or not isinstance(word_dim, int) or word_dim < 0:
-            raise OptionsError(f"'token_embedder.word_dim' must be a non-negative integer, got {word_dim!r}")
+        if isinstance(word_dim, bool) or not isinstance(word_dim, int) or not 0 <= word_dim <= MAX_DIM:
+            raise OptionsError(f"'token_embedder.word_dim' must be an integer from 0 to {MAX_DIM}, got {word_dim!r}")
         options = ElmoOptions.from_dict(
             {
                 "lstm": {
@@ -161,6 +161,37 @@ def load_state_dict(path: Path) -> Dict[str, torch.Tensor]:
 
 
 _Convert = Callable[[torch.Tensor], torch.Tensor]
+
+# The fewest bytes a stored weight takes (float16): the embeddings' file must hold at least this much.
+_MIN_BYTES_PER_WEIGHT = 2
+
+
+def _check_embedding_sizes(
+    options: ElmoOptions, vocab: ManyLangsVocab, word_dim: int, weights: Path, source: str
+) -> None:
+    """Refuse, before allocating, embeddings that the dictionaries and dimensions make too large for
+    memory or for the weights file that must hold them (a crafted or mismatched config)."""
+    n_words = 0 if vocab.words is None else len(vocab.words)
+    char_dim = options.char_cnn.embedding_dim
+    sizes = {
+        f"char_dim {char_dim} x {vocab.n_char_rows} char.dic rows": vocab.n_char_rows * char_dim,
+        f"word_dim {word_dim} x {n_words} word.dic words": (n_words + 1) * word_dim,
+    }
+    embeddings = sum(sizes.values())
+    total = embeddings + sum(parameter_counts(options.lstm, options.char_cnn).values())
+    largest = max(sizes, key=lambda key: sizes[key])
+    if total > MAX_PARAMETERS:
+        raise OptionsFileError(
+            f"ELMoForManyLangs model config {source} describes a model of {total:,} parameters, above the "
+            f"limit of {MAX_PARAMETERS:,}; most come from {largest}: is it a typo?"
+        )
+    stored = check_input_file(weights, "ELMoForManyLangs weights", WeightsError).stat().st_size
+    if embeddings * _MIN_BYTES_PER_WEIGHT > stored:
+        raise WeightsError(
+            f"{weights} holds {stored:,} bytes, too few for the {embeddings:,} embedding weights of the model "
+            f"config {source} ({' and '.join(sizes)}); the config, the dictionaries and the weights do not "
+            "belong together"
+        )
 
 
 def _entry(key: str, shape: Tuple[int, ...], convert: _Convert, target: torch.Tensor) -> WeightEntry:
@@ -255,6 +286,7 @@ def load_manylangs(directory: Path, layout: ModelLayout) -> ManyLangsBiLM:
         words = parse_dic(read_text(word_path, "ELMoForManyLangs word.dic"), str(word_path))
     vocab = ManyLangsVocab(parse_dic(read_text(char_path, "ELMoForManyLangs char.dic"), str(char_path)), words)
     vocab.check(str(char_path), str(word_path))
+    _check_embedding_sizes(options, vocab, word_dim, directory / layout.files["token_embedder"], config_source)
     bilm = ManyLangsBiLM(options, vocab, word_dim)
     entries = {"token_embedder": list(_token_embedder_entries(bilm, word_dim)), "encoder": list(_encoder_entries(bilm))}
     values = []

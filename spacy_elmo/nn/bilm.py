@@ -34,8 +34,8 @@ WARMUP_TEXT = Path(__file__).resolve().parent.parent / "data" / "warmup.txt"
 
 @dataclass
 class BiLMOutput:
-    """`layers` `[L+1, batch, n_tokens, 2P]` with boundaries removed and padding zeroed;
-    `mask` `[batch, n_tokens]` bool."""
+    """`layers` `[L+1, batch, n_tokens, 2P]` with boundaries removed (unless kept: `n_tokens + 2`) and
+    padding zeroed; `mask` `[batch, n_tokens]` bool."""
 
     layers: torch.Tensor
     mask: torch.Tensor
@@ -165,13 +165,30 @@ class BiLM(nn.Module):
         self._states = None
         return super()._apply(fn, recurse)
 
-    def forward(self, char_ids: torch.Tensor, stateful: bool = False, run: RunOptions = EXACT) -> BiLMOutput:
+    def forward(
+        self, char_ids: torch.Tensor, stateful: bool = False, run: RunOptions = EXACT, keep_boundaries: bool = False
+    ) -> BiLMOutput:
         """char_ids `[batch, n_tokens + 2, max_chars]` with `<S>`/`</S>` included (see chars.py);
-        all-zero rows are padding. `run`: how the call computes (run_options.py)."""
+        all-zero rows are padding. `run`: how the call computes (run_options.py). `keep_boundaries`:
+        the `<S>`/`</S>` positions stay in the output, for mixes that count them (AllenNLP's layer norm)."""
         # Lengths steer the loop on the host: one transfer per batch.
         lengths = (char_ids > 0).any(dim=-1).sum(dim=1).cpu().numpy()  # [batch], boundaries included
         with fp32_scope(run.tf32):
-            return self._contextualize(self.char_encoder(char_ids), lengths, stateful, run)
+            return self._contextualize(self.char_encoder(char_ids), lengths, stateful, run, keep_boundaries)
+
+    def forward_embedded(
+        self,
+        embedded: torch.Tensor,
+        lengths: np.ndarray,
+        stateful: bool = False,
+        run: RunOptions = EXACT,
+        keep_boundaries: bool = False,
+    ) -> BiLMOutput:
+        """`forward` from token embeddings `[batch, n_tokens + 2, P]` (boundaries included) and each
+        row's length on the host (boundaries included), for a caller holding its own table of token
+        embeddings (AllenNLP's `vocab_to_cache`)."""
+        with fp32_scope(run.tf32):
+            return self._contextualize(embedded, lengths, stateful, run, keep_boundaries)
 
     def forward_sentences(
         self, sentences: Sequence[Sequence[str]], stateful: bool = False, run: RunOptions = EXACT
@@ -219,11 +236,21 @@ class BiLM(nn.Module):
         return self.char_encoder.encode_rows(torch.from_numpy(ids).to(self.device), token_lengths(ids))
 
     def _contextualize(
-        self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool, run: RunOptions = EXACT
+        self,
+        embedded: torch.Tensor,
+        lengths: np.ndarray,
+        stateful: bool,
+        run: RunOptions = EXACT,
+        keep_boundaries: bool = False,
     ) -> BiLMOutput:
         """`lengths` (boundaries included) stay on the host: they decide the loop, not the arithmetic."""
         batch, time, _ = embedded.shape
         layers = self._run_directions(embedded, lengths, stateful, run)
+        if keep_boundaries:
+            device_lengths = torch.from_numpy(np.asarray(lengths, dtype=np.int64)).to(embedded.device)
+            mask = torch.arange(time, device=embedded.device).unsqueeze(0) < device_lengths.unsqueeze(1)
+            full = torch.stack(layers) * mask.unsqueeze(0).unsqueeze(-1).to(embedded.dtype)
+            return BiLMOutput(layers=full, mask=mask)
         # Drop <S> and </S>: keep positions 1..n of each row.
         inner_lengths = torch.from_numpy(np.asarray(lengths, dtype=np.int64) - 2).to(embedded.device)
         inner_mask = torch.arange(max(time - 2, 0), device=embedded.device).unsqueeze(0) < inner_lengths.unsqueeze(1)

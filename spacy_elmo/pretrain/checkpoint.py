@@ -67,6 +67,7 @@ def run_lock(output_dir: Union[str, Path], enabled: bool = True) -> Iterator[Non
     output_dir = Path(output_dir)
     created = not output_dir.exists()
     output_dir.mkdir(parents=True, exist_ok=True)
+    fresh = not [p for p in output_dir.iterdir() if p.name != LOCK_FILE]
     lock = FileLock(output_dir / LOCK_FILE)
     try:
         lock.acquire(timeout=0)
@@ -78,10 +79,14 @@ def run_lock(output_dir: Union[str, Path], enabled: bool = True) -> Iterator[Non
     try:
         yield
     except BaseException:
-        if created and [p.name for p in output_dir.iterdir()] == [LOCK_FILE]:
-            # Bad input found after the lock was taken: leave no trace of the run, as before it.
-            (output_dir / LOCK_FILE).unlink()
-            output_dir.rmdir()
+        if fresh and {p.name for p in output_dir.iterdir()} <= {LOCK_FILE, CONFIG_FILE}:
+            # Failed before its first checkpoint (bad input found after the lock was taken, a first step
+            # too large for memory): leave no trace of the run, as before it, so the corrected command
+            # is not refused as "not empty".
+            (output_dir / CONFIG_FILE).unlink(missing_ok=True)
+            if created:
+                (output_dir / LOCK_FILE).unlink()
+                output_dir.rmdir()
         raise
     finally:
         lock.release()

@@ -24,6 +24,11 @@ from .errors import ConfigError
 # never coerced (no "64" for 64, no true for 1); numbers must be finite.
 _SETTINGS = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, validate_default=True)
 SPARSE_OPTIMIZERS = ("adagrad", "sgd")
+# Each step's inputs are allocated whole (rows x unroll steps x characters): limits far above any real
+# run (the original: 128 x 20) that refuse a typo before it asks for terabytes.
+MAX_BATCH_ROWS = 1 << 16
+MAX_UNROLL_STEPS = 1 << 12
+MAX_STEP_TOKENS = 1 << 20
 
 
 class TrainingSettings(BaseModel):
@@ -39,9 +44,12 @@ class TrainingSettings(BaseModel):
         "(null: never); counted from the start of each run or resume.",
     )
     batch_size: int = Field(
-        128, ge=1, description="Rows per process; the original used 128 per GPU (docs/pretraining.md)."
+        128,
+        ge=1,
+        le=MAX_BATCH_ROWS,
+        description="Rows per process; the original used 128 per GPU (docs/pretraining.md).",
     )
-    unroll_steps: int = Field(20, ge=1)
+    unroll_steps: int = Field(20, ge=1, le=MAX_UNROLL_STEPS)
     dropout: float = Field(0.1, ge=0, lt=1)
     softmax: Literal["sampled", "full"] = Field(
         "sampled",
@@ -76,6 +84,15 @@ class TrainingSettings(BaseModel):
         return not self.sparse_softmax and self.optimizer in SPARSE_OPTIMIZERS
 
     @model_validator(mode="after")
+    def _step_fits_memory(self) -> "TrainingSettings":
+        if self.batch_size * self.unroll_steps > MAX_STEP_TOKENS:
+            raise ConfigError(
+                f"batch_size x unroll_steps ({self.batch_size} x {self.unroll_steps}) tokens per step is above "
+                f"the limit of {MAX_STEP_TOKENS:,}; lower one of them (the original trains 128 x 20)"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _sparse_softmax_fits(self) -> "TrainingSettings":
         if self.sparse_softmax and self.softmax != "sampled":
             raise ConfigError(
@@ -100,7 +117,7 @@ class LoggingSettings(BaseModel):
     log_every: int = Field(50, ge=1, description="Steps between log records.")
     eval_every: int = Field(2000, ge=1, description="Steps between held-out evaluations (when [paths] dev is set).")
     eval_max_tokens: int = Field(100_000, ge=1, description="Held-out tokens per evaluation during training.")
-    eval_batch_size: int = Field(64, ge=1)
+    eval_batch_size: int = Field(64, ge=1, le=MAX_BATCH_ROWS)
     checkpoint_every: int = Field(1250, ge=1, description="Steps between checkpoints (and model exports).")
     plot: bool = Field(True, description="Draw perplexity.png (needs matplotlib).")
 

@@ -99,16 +99,17 @@ def load_softmax(model: LanguageModel, path: Union[str, Path], vocab: Vocabulary
     with open_hdf5(path, "softmax", WeightsError) as f:
         if "softmax/W" not in f or "softmax/b" not in f:
             raise WeightsError(f"{path} holds no softmax (datasets softmax/W and softmax/b)")
+        expected = (len(saved_vocab), model.options.projection_dim)
+        for name, shape in (("softmax/W", expected), ("softmax/b", expected[:1])):
+            if f[name].shape != shape:  # checked before reading: the shape is what gets allocated
+                raise WeightsError(
+                    f"{path}: {name} has shape {f[name].shape}, expected {shape} for its vocabulary and options"
+                )
         try:
             weight = np.asarray(f["softmax/W"][()], dtype=np.float32)
             bias = np.asarray(f["softmax/b"][()], dtype=np.float32)
         except HDF5_DAMAGE as err:
             raise WeightsError(f"softmax file {path} cannot be read ({err}); it is damaged or truncated") from None
-    if weight.shape != (len(saved_vocab), model.options.projection_dim):
-        raise WeightsError(
-            f"{path}: softmax/W has shape {weight.shape}, expected "
-            f"({len(saved_vocab)}, {model.options.projection_dim}) for its vocabulary and options"
-        )
     pairs = [(i, saved_vocab.index[w]) for i, w in enumerate(vocab.words) if w in saved_vocab.index]
     new_rows = torch.tensor([i for i, _ in pairs], dtype=torch.long)
     old_rows = torch.tensor([j for _, j in pairs], dtype=torch.long)

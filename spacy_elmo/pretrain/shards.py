@@ -27,7 +27,7 @@ from typing import Iterable, Iterator, List, Sequence, Tuple, Union
 
 import numpy as np
 
-from ..util.io import atomic_output, text_lines
+from ..util.io import atomic_output, check_writable_folder, text_lines
 from .errors import CorpusError
 
 LEXICON_FILE = "lexicon.txt.xz"
@@ -80,6 +80,7 @@ def pack_corpus(
     named `PREFIX.NNN.ids.xz`, with the lexicon of all the files. Two passes: the lexicon needs every
     token's frequency before the first id is written."""
     output_dir = Path(output_dir)
+    check_writable_folder(output_dir)
     if shard_tokens < 1:
         raise CorpusError(f"shard_tokens must be at least 1, not {shard_tokens}")
     if output_dir.is_dir() and (is_packed_dir(output_dir) or shard_paths(output_dir)):

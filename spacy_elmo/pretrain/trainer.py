@@ -23,6 +23,7 @@ from ..nn.chars import CharacterMapper
 from ..nn.options import ElmoOptions
 from ..nn.precision import fp32_scope
 from ..nn.softmax import LogUniformSampler
+from ..util.io import check_writable_folder
 from . import distributed
 from .batching import paired_batches
 from .checkpoint import (
@@ -128,6 +129,8 @@ class Trainer:
         """
         if self.settings.max_time is not None:
             self.deadline = time.monotonic() + 60 * self.settings.max_time
+        if self.context.is_main:
+            check_writable_folder(self.output_dir, "run directory")
         vocab, paths, stats = self._validate()
         check_run_dir(self.output_dir, self.config.config, self.resume)
         with run_lock(self.output_dir, enabled=self.context.is_main):

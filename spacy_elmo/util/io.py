@@ -18,6 +18,7 @@ from typing import Any, BinaryIO, Dict, Iterator, Optional, Sequence, Type, Unio
 import h5py
 
 from ..errors import DiskFullError, ElmoError, InputFileError, OutputFileError
+from .hdf5 import check_self_contained
 
 # A write that failed with less free space than this left on the device is reported as a full disk:
 # torch and h5py do not always pass the ENOSPC of the failed write on (torch says "unexpected pos").
@@ -162,6 +163,36 @@ def atomic_stream(path: Union[str, Path]) -> Iterator[Any]:
             raise
 
 
+def check_room(path: Union[str, Path], needed: int) -> None:
+    """A DiskFullError naming `path` when the disk that will hold it has fewer than `needed` bytes free:
+    found before writing, not after filling the disk."""
+    folder = Path(path).absolute().parent
+    while not folder.exists():
+        folder = folder.parent
+    free = shutil.disk_usage(folder).free
+    if needed > free:
+        raise DiskFullError(
+            f"cannot write {path}: it needs {needed / 2**20:.1f} MiB, the disk holding {folder} has "
+            f"{free / 2**20:.1f} MiB free; free some space or write to another disk"
+        )
+
+
+def check_writable_folder(folder: Union[str, Path], what: str = "output folder") -> None:
+    """An OutputFileError naming `folder` when files cannot be made in it, or it cannot be created (a
+    read-only disk, no permission): found before any work starts, not at the first write after hours.
+    Writes nothing: a missing folder is judged by the nearest folder above it that exists."""
+    folder = Path(folder)
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise OutputFileError(f"cannot write in {what} {folder}: {existing} is a file; choose another folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        reason = "read-only file system" if os.statvfs(existing).f_flag & os.ST_RDONLY else "permission denied"
+        where = "" if existing == folder else f" (to be made in {existing})"
+        raise OutputFileError(f"cannot write in {what} {folder}{where}: {reason}; choose a folder you can write to")
+
+
 def _write_error(path: Path, err: BaseException, disk_full: bool = False) -> OutputFileError:
     if disk_full:
         return DiskFullError(
@@ -282,10 +313,24 @@ HDF5_DAMAGE = (OSError, RuntimeError, KeyError, ValueError, TypeError)
 def open_hdf5(
     path: Union[str, Path], what: str, error: Type[InputFileError] = InputFileError, mode: str = "r"
 ) -> h5py.File:
-    """An HDF5 file, or an InputFileError for a missing, truncated or non-HDF5 file."""
+    """An HDF5 file, or an InputFileError for a missing, truncated or non-HDF5 file; read, one whose data
+    is not all inside it (`hdf5.check_self_contained`)."""
     if mode == "r":
         path = check_input_file(path, what, error)
     try:
-        return h5py.File(path, mode)
+        f = h5py.File(path, mode)
     except OSError as err:
         raise error(f"{what} file {path} is not a readable HDF5 file (truncated or another format?): {err}") from None
+    if mode == "r":
+        try:
+            check_self_contained(f, path, what, error)
+        except InputFileError:
+            f.close()
+            raise
+        except HDF5_DAMAGE as err:
+            f.close()
+            raise error(
+                f"{what} file {path} is damaged: HDF5 cannot read its structure ({type(err).__name__}: {err}); "
+                "fetch or copy the model again"
+            ) from None
+    return f

@@ -103,3 +103,26 @@ def test_gpu_id_without_a_gpu_is_a_message_and_no_file(tmp_path):
 def test_gpu_id_is_for_the_local_engine(tmp_path):
     result = run_cli("dump", "*.txt", tmp_path / "out", "--engine", "ray", "--gpu-id", 0)
     assert_clear_error(result, "--gpu-id is for --engine local")
+
+
+@pytest.mark.slow
+def test_dump_onto_a_disk_filling_up_stops_with_one_error_line(tmp_path, full_disk):
+    source = tmp_path / "in.txt"
+    source.write_text("bank\n" * 2000, encoding="utf8")  # passes the room check; the datasets' headers do not fit
+    disk = full_disk(1 << 20)
+    result = run_cli("dump", source, disk / "out.hdf5", "--model", TINY_MODEL, "--no-progress")
+    assert result.returncode == 1, result.stderr[-2000:]  # not a crash (-11 when h5py's finalisers failed)
+    assert_clear_error(result, f"cannot write {disk / 'out.hdf5'}: no space left on the device")
+    assert result.stderr.count("\n") == 1 and "Exception ignored" not in result.stderr
+    assert list(disk.iterdir()) == []
+
+
+def test_dump_onto_a_disk_too_small_for_the_layers_is_refused_before_embedding(tmp_path, full_disk):
+    source = tmp_path / "in.txt"
+    source.write_text("She sat on the bank of the river .\n" * 400, encoding="utf8")
+    disk = full_disk(1 << 20)
+    result = run_cli("dump", source, disk / "out.hdf5", "--model", TINY_MODEL, "--no-progress")
+    assert_clear_error(
+        result, f"cannot write {disk / 'out.hdf5'}: it needs 1.3 MiB, the disk holding {disk} has 1.0 MiB"
+    )
+    assert list(disk.iterdir()) == []

@@ -4,9 +4,10 @@ import json
 
 import pytest
 
-from tests.support.cli import run_cli
+from tests.support.cli import assert_clear_error, run_cli
 from tests.support.paths import TRAIN_TEXT
 from tests.support.pretraining import TRAIN_SENTENCES as SENTENCES
+from tests.support.pretraining import with_softmax_bomb
 
 
 def test_evaluate_cli_reports_the_trainers_heldout_perplexity(short_run):
@@ -18,3 +19,10 @@ def test_evaluate_cli_reports_the_trainers_heldout_perplexity(short_run):
     reported = json.loads(cli.stdout)
     assert reported["average"] == pytest.approx(result.heldout.average, rel=1e-5)
     assert reported["n_tokens"] == sum(len(s) + 1 for s in SENTENCES)
+
+
+def test_evaluate_refuses_a_softmax_declaring_more_than_its_file_holds(short_run, tmp_path):
+    run = with_softmax_bomb(short_run[0], tmp_path)
+    result = run_cli("evaluate", run, TRAIN_TEXT)
+    assert_clear_error(result, "dataset 'softmax/W' declares shape (2000000000, 16)")
+    assert "MemoryError" not in result.stderr

@@ -20,3 +20,12 @@ def test_pack_writes_shards_that_read_back_as_the_corpus(tmp_path):
 
     again = run_cli("pack", text, "--output", packed)
     assert_clear_error(again, "holds a packed corpus already", "new or empty folder")
+
+
+def test_pack_into_a_read_only_folder_is_refused_before_reading_the_corpus(tmp_path, read_only_folder):
+    corpus = write_tiny_corpus(tmp_path / "corpus", 60)
+    (text,) = corpus["paths.train"]
+    locked = read_only_folder(tmp_path / "locked")
+    result = run_cli("pack", text, "--output", locked)
+    assert_clear_error(result, f"cannot write in output folder {locked}: read-only file system")
+    assert "Errno" not in result.stderr

@@ -1,6 +1,8 @@
 """One text file's layers into HDF5 (embed/hdf5.py): a dataset per line named by its index, equal to the
 biLM's own output, written in blocks with progress, whole or not at all; a file without tokens refused."""
 
+from types import SimpleNamespace
+
 import h5py
 import numpy as np
 import pytest
@@ -8,7 +10,8 @@ import pytest
 from spacy_elmo import load_bilm
 from spacy_elmo.embed import hdf5
 from spacy_elmo.embed.hdf5 import LayersWritten, check_has_tokens, write_layers
-from spacy_elmo.errors import ElmoError
+from spacy_elmo.errors import DiskFullError, ElmoError
+from spacy_elmo.util import io
 from tests.support.paths import TINY_MODEL
 
 LINES = ["The bank rose .", "Hi !", "She sat on the bank of the river ."]
@@ -60,3 +63,25 @@ def test_a_file_without_tokens_is_refused_naming_it(tmp_path):
         check_has_tokens(empty)
     (tmp_path / "ok.txt").write_text("\n\nword\n", encoding="utf8")
     check_has_tokens(tmp_path / "ok.txt")
+
+
+def test_a_disk_without_room_for_the_layers_is_refused_before_embedding(bilm, tmp_path, monkeypatch):
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(LINES) + "\n", encoding="utf8")
+    needed = 15 * bilm.n_layers * bilm.output_dim * 4
+    free = {"free": needed - 1}
+    monkeypatch.setattr(io.shutil, "disk_usage", lambda folder: SimpleNamespace(free=free["free"]))
+    monkeypatch.setattr(bilm, "embed", lambda *args, **kwargs: pytest.fail("embedded on a disk without room"))
+    with pytest.raises(DiskFullError, match=rf"cannot write {tmp_path / 'out.hdf5'}: it needs .* MiB free"):
+        write_layers(bilm, source, tmp_path / "out.hdf5")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt"]
+
+
+@pytest.mark.slow
+def test_a_disk_filling_up_midway_is_one_disk_full_error_and_no_file(bilm, full_disk, tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("bank\n" * 2000, encoding="utf8")  # the layers fit; with each dataset's header they do not
+    disk = full_disk(1 << 20)
+    with pytest.raises(DiskFullError, match=rf"cannot write {disk / 'out.hdf5'}: no space left on the device"):
+        write_layers(bilm, source, disk / "out.hdf5")
+    assert list(disk.iterdir()) == []

@@ -7,12 +7,14 @@ import pickle
 import shutil
 
 import pytest
+import spacy
 import torch
 
 from spacy_elmo import load_bilm
 from spacy_elmo.errors import InputFileError
 from spacy_elmo.formats import WeightsError
 from tests.formats.test_formats import MANYLANGS, _same_outputs
+from tests.support.pipelines import elmo_config
 
 
 class NotATensor:
@@ -82,3 +84,46 @@ def test_old_pickles_saved_from_a_gpu_load_on_the_cpu(tmp_path):
         data = data.replace(b"ctorch\nFloatStorage\n", b"ctorch.cuda\nFloatStorage\n")
         (model / name).write_bytes(data.replace(b"X\x03\x00\x00\x00cpu", b"X\x06\x00\x00\x00cuda:0"))
     _same_outputs(load_bilm(model), load_bilm(MANYLANGS))
+
+
+def _model_with(tmp_path, n_words=None, **embedder):
+    """The fixture model with its config's token_embedder keys changed, and word.dic of `n_words` words."""
+    model = tmp_path / "model"
+    shutil.copytree(MANYLANGS, model)
+    config = json.loads((model / "cnn_model_config.json").read_text(encoding="utf8"))
+    config["token_embedder"].update(embedder)
+    (model / "cnn_model_config.json").write_text(json.dumps(config), encoding="utf8")
+    if n_words is not None:
+        special = (model / "word.dic").read_text(encoding="utf8").splitlines()[:4]
+        words = [f"w{i}\t{i + len(special)}" for i in range(n_words)]
+        (model / "word.dic").write_text("\n".join(special + words) + "\n", encoding="utf8")
+    return model
+
+
+@pytest.mark.parametrize(
+    "n_words,embedder,error,message",
+    [
+        (
+            None,
+            {"word_dim": 1_000_000_000},
+            InputFileError,
+            "'token_embedder.word_dim' must be an integer from 0 to 65536",
+        ),
+        (None, {"char_dim": 60_000}, WeightsError, r"too few for the .* embedding weights .*char_dim 60000 x"),
+        (300_000, {"word_dim": 2000}, WeightsError, r"word_dim 2000 x 300004 word.dic words"),
+        (300_000, {"word_dim": 60_000}, InputFileError, r"above the limit of 1,073,741,824; most come from word_dim"),
+    ],
+)
+def test_embeddings_too_large_for_memory_or_their_file_are_refused_before_allocating(
+    tmp_path, n_words, embedder, error, message
+):
+    model = _model_with(tmp_path, n_words, **embedder)
+    with pytest.raises(error, match=message):
+        load_bilm(model)
+
+
+def test_a_spacy_pipeline_on_such_a_model_names_it(tmp_path):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo", config=elmo_config(path=str(_model_with(tmp_path, char_dim=60_000))))
+    with pytest.raises(WeightsError, match="char_dim 60000"):
+        nlp.initialize()

@@ -51,6 +51,22 @@ def test_forward_output_mask_and_padding(fixture_bilm):
     assert (out.layers[:, 1, 2:] == 0).all()
 
 
+def test_kept_boundaries_and_embedded_input_give_the_same_inner_rows(fixture_bilm):
+    ids = torch.from_numpy(fixture_bilm.char_mapper.batch_ids([SENTENCE, ["a", "b"]]))
+    with torch.inference_mode():
+        inner = fixture_bilm(ids)
+        kept = fixture_bilm(ids, keep_boundaries=True)
+        embedded = fixture_bilm.forward_embedded(
+            fixture_bilm.token_embeddings(ids), np.array([len(SENTENCE) + 2, 4]), keep_boundaries=True
+        )
+    assert kept.layers.shape == (3, 2, len(SENTENCE) + 2, 32)
+    assert kept.mask.sum(dim=1).tolist() == [len(SENTENCE) + 2, 4]
+    assert (kept.layers[:, 1, 4:] == 0).all()
+    torch.testing.assert_close(kept.layers[:, 0, 1:-1], inner.layers[:, 0])
+    torch.testing.assert_close(kept.layers[:, 1, 1:3], inner.layers[:, 1, :2])
+    torch.testing.assert_close(embedded.layers, kept.layers, atol=1e-6, rtol=1e-6)
+
+
 def test_stateful_carries_state_and_reset_restores(fresh_bilm):
     batch = [SENTENCE, OTHERS[1]]
     cold = fresh_bilm.embed(batch, stateful=True)

@@ -15,6 +15,7 @@ from spacy_elmo.nn.int8 import make_fast
 from spacy_elmo.nn.lstm import BiLSTMStack
 from spacy_elmo.nn.run_options import RunOptions
 from tests.reference.test_bilm_tf import SETS, _load
+from tests.support.tolerance import assert_matches_reference
 
 TOLERANCE = 1e-5
 LENGTHS = [9, 9, 6, 3, 1, 0]
@@ -122,7 +123,7 @@ def test_the_tf_fixtures_hold_stateful_over_ten_batches(name, time_loop):
         batch = [sentences[k][i].split() for k in range(3)]
         outputs = bilm.embed(batch, stateful=True, batch_size=3, run=run)
         for k in range(3):
-            np.testing.assert_allclose(outputs[k][-1], references[k][i], atol=1e-6, rtol=0, err_msg=f"{i} {k}")
+            assert_matches_reference(outputs[k][-1], references[k][i], err_msg=f"{i} {k}")
 
 
 @pytest.mark.compiled

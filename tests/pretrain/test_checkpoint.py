@@ -22,7 +22,15 @@ from spacy_elmo.pretrain import (
     parse_overrides,
     train,
 )
-from spacy_elmo.pretrain.checkpoint import CHECKPOINT_FILE, MetricsLog, load_checkpoint
+from spacy_elmo.pretrain.checkpoint import (
+    CHECKPOINT_FILE,
+    LOCK_FILE,
+    MetricsLog,
+    check_run_dir,
+    load_checkpoint,
+    run_lock,
+    write_config,
+)
 from spacy_elmo.pretrain.export import SOFTMAX_FILE, WEIGHTS_FILE
 from spacy_elmo.util import io
 from spacy_elmo.util.io import OutputFileError
@@ -168,3 +176,27 @@ def test_a_second_run_in_a_live_runs_directory_is_refused(tmp_path):
         show_progress=False,
     )
     assert result.step == 12
+
+
+@pytest.mark.parametrize("made", [False, True])
+def test_a_run_failing_before_its_first_checkpoint_leaves_nothing_that_blocks_the_next(tmp_path, made):
+    out = tmp_path / "run"
+    if made:
+        out.mkdir()  # an empty folder the user made: kept, and left empty
+    with pytest.raises(MemoryError), run_lock(out):
+        write_config(out, tiny_pretrain_config().config)
+        raise MemoryError  # as the first step of a run too large for memory
+    if made:
+        assert [p.name for p in out.iterdir() if p.name != LOCK_FILE] == []
+    else:
+        assert not out.exists()
+    check_run_dir(out, tiny_pretrain_config().config, resume=False)
+
+
+def test_a_run_failing_after_a_checkpoint_keeps_its_files(tmp_path):
+    out = tmp_path / "run"
+    with pytest.raises(MemoryError), run_lock(out):
+        write_config(out, tiny_pretrain_config().config)
+        (out / CHECKPOINT_FILE).write_bytes(b"checkpoint")
+        raise MemoryError
+    assert sorted(p.name for p in out.iterdir() if p.name != LOCK_FILE) == [CHECKPOINT_FILE, "config.cfg"]

@@ -38,3 +38,17 @@ def test_key_value_changes_parse_as_overrides():
 def test_bad_configs_name_the_key(overrides, message):
     with pytest.raises(ConfigError, match=message):
         tiny_config(**overrides)
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"training.batch_size": 10**9}, r"\[training\] batch_size is 1000000000, above the limit of 65536"),
+        ({"training.unroll_steps": 10**9}, r"\[training\] unroll_steps is 1000000000, above the limit of 4096"),
+        ({"logging.eval_batch_size": 10**9}, r"\[logging\] eval_batch_size is 1000000000, above the limit of 65536"),
+        ({"training.batch_size": 60_000, "training.unroll_steps": 4000}, r"batch_size x unroll_steps \(60000 x 4000\)"),
+    ],
+)
+def test_steps_too_large_for_memory_are_refused_by_name(overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        tiny_config(**overrides)

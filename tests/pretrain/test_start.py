@@ -5,12 +5,14 @@ import json
 
 import pytest
 
+from spacy_elmo.formats.errors import WeightsError
 from spacy_elmo.pretrain import ConfigError, load_language_model, train
 from spacy_elmo.pretrain.model import LanguageModel, parameters_digest
 from spacy_elmo.pretrain.start import initialize_from
 from spacy_elmo.pretrain.vocab import Vocabulary
 from tests.support.paths import ALLENNLP_DIR, TRAIN_VOCAB
 from tests.support.pretraining import tiny_pretrain_config as tiny_config
+from tests.support.pretraining import with_softmax_bomb
 
 
 def test_continue_from_a_run_and_from_published_weights(short_run, tmp_path):
@@ -30,3 +32,11 @@ def test_continue_from_a_run_and_from_published_weights(short_run, tmp_path):
     with pytest.raises(ConfigError, match="lstm.dim"):
         train(tiny_config(**{"paths.init": str(out), "model.lstm.dim": 48}), tmp_path / "mismatch", show_progress=False)
     assert not (tmp_path / "mismatch").exists()
+
+
+def test_an_init_run_whose_softmax_declares_more_than_it_holds_is_refused(short_run, tmp_path):
+    run = with_softmax_bomb(short_run[0], tmp_path)
+    config = tiny_config(**{"paths.init": str(run), "training.max_steps": 1})
+    with pytest.raises(WeightsError, match=r"dataset 'softmax/W' declares shape \(2000000000, 16\)"):
+        train(config, tmp_path / "out", show_progress=False)
+    assert not (tmp_path / "out").exists()

@@ -69,6 +69,7 @@ def test_template_trains_packages_and_the_wheel_loads_in_a_fresh_virtualenv(tmp_
     result = run_cli("project", "run", "all", project, *tiny, module="spacy", timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "push skipped" in result.stdout
+    assert "scored" in result.stdout  # the last step was scored (2 steps, eval_frequency 200)
     metrics = json.loads((project / "training" / "metrics.json").read_text())
     assert "tag_acc" in metrics and "ents_f" in metrics
     pipeline_wheel = project / "packages" / f"{PACKAGE}-0.0.1" / "dist" / f"{PACKAGE}-0.0.1-py3-none-any.whl"

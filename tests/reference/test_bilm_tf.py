@@ -18,6 +18,7 @@ import pytest
 from spacy_elmo import load_bilm
 from spacy_elmo.nn import kernels
 from tests.support.paths import ALLENNLP_DIR, BILM_TF_DIR
+from tests.support.tolerance import assert_matches_reference
 
 SETS = {
     "elmo-allennlp": (ALLENNLP_DIR, "sentences.json"),
@@ -53,9 +54,7 @@ def test_top_layer_stateful_over_ten_batches(name):
         batch = [sentences[k][i].split() for k in range(3)]
         outputs = bilm.embed(batch, stateful=True, batch_size=3)
         for k in range(3):
-            np.testing.assert_allclose(
-                outputs[k][-1], references[k][i], atol=1e-6, rtol=0, err_msg=f"batch {i} row {k}"
-            )
+            assert_matches_reference(outputs[k][-1], references[k][i], err_msg=f"batch {i} row {k}")
 
 
 @pytest.mark.parametrize("name", list(SETS))
@@ -63,7 +62,7 @@ def test_batch_zero_stateless(name):
     bilm, sentences, references = _load(name)
     batch = [sentences[k][0].split() for k in range(3)]
     for k, out in enumerate(bilm.embed(batch)):
-        np.testing.assert_allclose(out[-1], references[k][0], atol=1e-6, rtol=0)
+        assert_matches_reference(out[-1], references[k][0])
 
 
 @pytest.mark.parametrize("name", list(SETS))
@@ -81,7 +80,7 @@ def test_token_embeddings_of_vocab():
     with h5py.File(ALLENNLP_DIR / "elmo_token_embeddings.hdf5", "r") as f:
         expected = f["embedding"][()]
     assert len(words) == expected.shape[0]
-    np.testing.assert_allclose(bilm.embed_tokens(words), expected, atol=1e-6, rtol=0)
+    assert_matches_reference(bilm.embed_tokens(words), expected)
 
 
 @pytest.mark.parametrize("name", list(SETS))

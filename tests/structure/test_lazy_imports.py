@@ -34,6 +34,7 @@ def loaded_after(code: str) -> set:
         ("import spacy_elmo.pretrain", {"spacy", "thinc", "ray"}),
         ("import spacy_elmo.embed", {"spacy", "thinc", "ray"}),
         ("from spacy_elmo.embed import ElmoEmbedder", {"spacy", "thinc", "ray"}),
+        ("from spacy_elmo.allennlp import Elmo, ElmoEmbedder, batch_to_ids", {"spacy", "thinc", "ray"}),
         (HELP, LIGHT),
         ("import spacy_elmo.formats", LIGHT),
         ("import spacy_elmo.hub", LIGHT),
@@ -49,6 +50,7 @@ def loaded_after(code: str) -> set:
         "pretrain",
         "embed",
         "ray-data",
+        "allennlp",
         "cli-help",
         "formats",
         "hub",
@@ -67,7 +69,9 @@ def test_the_probe_sees_what_an_import_loads():
     assert "spacy" in loaded_after("import spacy_elmo.pipeline.component")
 
 
-@pytest.mark.parametrize("package", ["spacy_elmo", "spacy_elmo.models", "spacy_elmo.formats", "spacy_elmo.hub"])
+@pytest.mark.parametrize(
+    "package", ["spacy_elmo", "spacy_elmo.models", "spacy_elmo.formats", "spacy_elmo.hub", "spacy_elmo.allennlp"]
+)
 def test_every_public_name_of_a_lazy_package_is_there(package):
     module = importlib.import_module(package)
     for name in module.__all__:

@@ -1,7 +1,11 @@
 """The tiny pretraining run the tests share: configs/pretrain_tiny.cfg on bilm-tf's tiny corpus, held
 out on the same text."""
 
+import shutil
+from pathlib import Path
 from typing import Any
+
+import h5py
 
 from spacy_elmo.pretrain import PretrainConfig, load_config
 
@@ -25,3 +29,16 @@ def tiny_pretrain_config(**overrides: Any) -> PretrainConfig:
 
 # bilm-tf's tiny corpus as token lists, one per non-empty line.
 TRAIN_SENTENCES = [line.split() for line in TRAIN_TEXT.read_text(encoding="utf8").splitlines() if line.strip()]
+
+
+def with_softmax_bomb(run: Path, folder: Path) -> Path:
+    """A copy of the run directory `run` in `folder` whose few-KB softmax.hdf5 declares 2e9 x 16 floats
+    (119 GiB to allocate were it read), stamped with the weights' step so that it passes as their export."""
+    copy = Path(shutil.copytree(run, folder / "bomb-run"))
+    with h5py.File(copy / "softmax.hdf5", "r") as f:
+        step = f.attrs["training_step"]
+    with h5py.File(copy / "softmax.hdf5", "w") as f:
+        f.create_dataset("softmax/W", shape=(2_000_000_000, 16), dtype="float32")
+        f.create_dataset("softmax/b", shape=(2_000_000_000,), dtype="float32")
+        f.attrs["training_step"] = step
+    return copy

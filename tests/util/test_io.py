@@ -10,9 +10,12 @@ import pytest
 
 from spacy_elmo.util import io
 from spacy_elmo.util.io import (
+    DiskFullError,
     OutputFileError,
     atomic_output,
     atomic_stream,
+    check_room,
+    check_writable_folder,
     read_text,
     remove_stale_temps,
     temp_name_host,
@@ -149,3 +152,22 @@ def test_file_digests_hash_several_files_as_one_stream_and_copy_it(tmp_path):
     assert io.file_sha256(parts[0]) == hashlib.sha256(parts[0].read_bytes()).hexdigest()
     with pytest.raises(io.InputFileError, match=r"part .*missing cannot be read"):
         io.file_digests([tmp_path / "missing"], ("sha256",), "part")
+
+
+def test_a_read_only_folder_is_refused_by_name_and_nothing_is_written(tmp_path, read_only_folder):
+    locked = read_only_folder(tmp_path / "locked")
+    with pytest.raises(OutputFileError, match=f"cannot write in output folder {locked}: read-only file system"):
+        check_writable_folder(locked)
+    with pytest.raises(OutputFileError, match=rf"folder {locked / 'a' / 'b'} \(to be made in {locked}\): read-only"):
+        check_writable_folder(locked / "a" / "b")
+    check_writable_folder(tmp_path / "new" / "folder")
+    assert not (tmp_path / "new").exists()
+
+
+def test_room_is_checked_on_the_disk_that_will_hold_the_file(full_disk):
+    disk = full_disk(1 << 20)
+    check_room(disk / "new" / "out.bin", 1 << 19)
+    with pytest.raises(
+        DiskFullError, match=rf"cannot write {disk / 'new' / 'out.bin'}: it needs 2.0 MiB, .* 1.0 MiB free"
+    ):
+        check_room(disk / "new" / "out.bin", 2 << 20)

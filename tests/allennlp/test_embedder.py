@@ -1,0 +1,129 @@
+"""AllenNLP 0.9's `ElmoEmbedder`: its shapes, its state across batches against the TensorFlow
+reference (tests/fixtures, see tests/reference for the tolerance), and `embed_file`'s HDF5 layout."""
+
+import io
+import json
+
+import h5py
+import numpy as np
+import pytest
+import torch
+
+from spacy_elmo import load_bilm
+from spacy_elmo.allennlp import ElmoEmbedder
+from spacy_elmo.errors import InputError
+from tests.support.paths import ALLENNLP_DIR, BILM_TF_DIR
+
+SENTENCES = ["The cat sat .", "Dogs bark", "A third , longer sentence here ."]
+REFERENCES = {
+    "elmo-allennlp": (ALLENNLP_DIR, "sentences.json"),
+    "elmo-bilm-tf": (BILM_TF_DIR, "lm_embeddings_sentences.json"),
+}
+
+
+@pytest.fixture
+def embedder(fixture_paths):
+    return ElmoEmbedder(*fixture_paths)
+
+
+@pytest.fixture
+def text_file(tmp_path):
+    path = tmp_path / "input.txt"
+    path.write_text("\n".join(SENTENCES) + "\n", encoding="utf8")
+    return path
+
+
+def test_shapes_and_mask(embedder):
+    activations, mask = embedder.batch_to_embeddings([s.split() for s in SENTENCES])
+    assert activations.shape == (3, 3, 7, 32)
+    assert mask.dtype == torch.int64  # 0.9 gave a long mask
+    assert mask.tolist() == [[1] * 4 + [0] * 3, [1] * 2 + [0] * 5, [1] * 7]
+    assert embedder.embed_sentence(["a", "b"]).shape == (3, 2, 32)
+    assert [e.shape for e in embedder.embed_batch([["a"], []])] == [(3, 1, 32), (3, 0, 32)]
+    assert embedder.embed_batch([[]])[0].shape == (3, 0, 32)
+
+
+@pytest.mark.parametrize("name", list(REFERENCES))
+def test_the_tensorflow_reference_over_ten_stateful_batches(name):
+    """The fixtures were written by the original biLM carrying states across batches, as AllenNLP did."""
+    directory, sentence_file = REFERENCES[name]
+    embedder = ElmoEmbedder(directory / "options.json", directory / "lm_weights.hdf5")
+    sentences = json.loads((directory / sentence_file).read_text())
+    for i in range(10):
+        batch = [sentences[k][i].split() for k in range(3)]
+        for k, layers in enumerate(embedder.embed_batch(batch)):
+            with h5py.File(directory / f"lm_embeddings_{k}.hdf5", "r") as f:
+                expected = np.concatenate(list(f[str(i)][()]), axis=-1)
+            np.testing.assert_allclose(layers[-1], expected, atol=1e-6, rtol=1e-6, err_msg=f"batch {i} row {k}")
+
+
+def test_stateless_gives_load_bilms_numbers(fixture_paths):
+    embedder = ElmoEmbedder(*fixture_paths, stateful=False)
+    tokens = [s.split() for s in SENTENCES]
+    expected = load_bilm(*fixture_paths).embed(tokens)
+    for _ in range(2):  # the second pass starts cold too
+        for got, want in zip(embedder.embed_sentences(tokens, batch_size=2), expected):
+            np.testing.assert_allclose(got, want, atol=1e-6, rtol=1e-6)
+
+
+def test_stateful_embedder_carries_states_until_reset(embedder):
+    first = embedder.embed_sentence(["a", "b"])
+    assert np.abs(embedder.embed_sentence(["a", "b"]) - first).max() > 1e-4
+    embedder.reset_states()
+    np.testing.assert_array_equal(embedder.embed_sentence(["a", "b"]), first)
+
+
+@pytest.mark.parametrize("output_format", ["all", "top", "average"])
+def test_embed_file_layout(embedder, fixture_paths, text_file, tmp_path, output_format):
+    out = tmp_path / "out.hdf5"
+    embedder.embed_file(text_file, out, output_format=output_format, batch_size=2)
+    expected = list(ElmoEmbedder(*fixture_paths).embed_sentences([s.split() for s in SENTENCES], batch_size=2))
+    with h5py.File(out, "r") as f:
+        assert set(f) == {"0", "1", "2", "sentence_to_index"}
+        assert f["0"].shape == {"all": (3, 4, 32), "top": (4, 32), "average": (4, 32)}[output_format]
+        assert json.loads(f["sentence_to_index"][0]) == {s: str(i) for i, s in enumerate(SENTENCES)}
+        for i, layers in enumerate(expected):
+            want = {"all": layers, "top": layers[-1], "average": layers.mean(axis=0)}[output_format]
+            assert f[str(i)].dtype == np.float32
+            np.testing.assert_allclose(f[str(i)][()], want, atol=1e-6)
+
+
+def test_embed_file_keys_by_sentence_or_forgets_them(embedder, tmp_path):
+    out = tmp_path / "keys.hdf5"
+    embedder.embed_file(io.StringIO("\n".join(SENTENCES)), out, use_sentence_keys=True)
+    with h5py.File(out, "r") as f:
+        assert set(f) == set(SENTENCES)
+        assert f[SENTENCES[1]].shape == (3, 2, 32)
+    embedder.embed_file(io.StringIO("\n".join(SENTENCES)), out, forget_sentences=True)
+    with h5py.File(out, "r") as f:
+        assert set(f) == {"0", "1", "2"}
+
+
+@pytest.mark.parametrize(
+    "text, kwargs, match",
+    [
+        ("a b\n\nc\n", {}, r"empty lines \(line indexes \[1\]\)"),
+        ("a b\na b\n", {"use_sentence_keys": True}, "lines 0 and 1 hold the same sentence"),
+        ("a / b\n", {"use_sentence_keys": True}, "cannot be an HDF5 dataset name"),
+        ("a b\n", {"output_format": "mean"}, "output_format must be one of all, top, average"),
+    ],
+)
+def test_embed_file_bad_input_writes_nothing(embedder, tmp_path, text, kwargs, match):
+    out = tmp_path / "out.hdf5"
+    with pytest.raises(InputError, match=match):
+        embedder.embed_file(io.StringIO(text), out, **kwargs)
+    assert not out.exists()
+
+
+def test_a_missing_gpu_is_named(fixture_paths):
+    with pytest.raises(InputError, match="cuda_device=99"):
+        ElmoEmbedder(*fixture_paths, cuda_device=99)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_a_gpu_gives_the_cpus_numbers(fixture_paths):
+    """As tests/device/test_gpu.py: the same weights on a GPU, within its tolerance."""
+    tokens = [s.split() for s in SENTENCES]
+    on_gpu = ElmoEmbedder(*fixture_paths, cuda_device=0).embed_batch(tokens)
+    for got, want in zip(on_gpu, ElmoEmbedder(*fixture_paths).embed_batch(tokens)):
+        np.testing.assert_allclose(got, want, atol=1e-4)
