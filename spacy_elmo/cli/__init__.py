@@ -8,7 +8,21 @@ import sys
 import typer
 
 from ..errors import ElmoError
-from . import demo, download, dump, evaluate, fill_elmo, init_config, models, pack, pretrain, tokenize, vocab  # noqa: F401  (each module adds its command to `app`)
+from . import (  # noqa: F401  (each module adds its command to `app`)
+    demo,
+    download,
+    dump,
+    evaluate,
+    export,
+    fill_elmo,
+    init_config,
+    models,
+    pack,
+    pretrain,
+    push,
+    tokenize,
+    vocab,
+)
 from .app import app
 from .signals import handle_sigterm
 

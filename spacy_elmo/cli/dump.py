@@ -26,8 +26,8 @@ def dump_command(
         DEFAULT_MODEL,
         "--model",
         "-m",
-        help="A model directory or zip of any format (e.g. a `pretrain` output), a bundled model's name, or "
-        "a downloaded published model's name (`python -m spacy_elmo models`).",
+        help="A model directory or zip of any format (e.g. a `pretrain` output), a bundled model's name, "
+        "a downloaded published model's name (`python -m spacy_elmo models`), or hf:ORG/REPO[@REVISION].",
     ),
     options: Optional[Path] = typer.Option(
         None, "--options", exists=True, dir_okay=False, help="options.json of the model (with --weights)."

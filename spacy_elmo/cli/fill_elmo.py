@@ -24,8 +24,8 @@ def fill_elmo_command(
         None,
         "--model",
         "-m",
-        help="A bundled or downloaded model's name (`python -m spacy_elmo models`) or a model directory or "
-        "archive; default: the bundled default.",
+        help="A bundled or downloaded model's name (`python -m spacy_elmo models`), a model directory or "
+        "archive, or hf:ORG/REPO[@REVISION]; default: the bundled default.",
     ),
     frozen: bool = typer.Option(True, "--frozen/--fine-tune", help="Keep the biLM fixed, or train it too."),
     tok2vec: str = typer.Option(

@@ -10,7 +10,7 @@ bit-exact. The forget-gate bias of +1 is never stored (TF adds it at run time; s
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, Iterator, List, Union
+from typing import Any, Dict, Iterator, List, Mapping, Union
 
 import h5py
 import numpy as np
@@ -84,10 +84,13 @@ def _dataset_names(f: h5py.File) -> List[str]:
     return names
 
 
-def _read_arrays(f: h5py.File, path: Union[str, Path], entries: List[WeightEntry]) -> Dict[int, np.ndarray]:
-    """Each entry's value from the open weights file, as the torch layout wants it."""
+def read_arrays(
+    datasets: Mapping[str, Any], path: Union[str, Path], entries: List[WeightEntry]
+) -> Dict[int, np.ndarray]:
+    """Each entry's value, as the torch layout wants it, from `datasets`: the weights file's arrays by
+    bilm-tf's names (HDF5 datasets, or NumPy arrays from a safetensors file), each checked first."""
     arrays: Dict[int, np.ndarray] = {}
-    unused = sorted(set(_dataset_names(f)) - {name for name, *_ in entries})
+    unused = sorted(set(datasets) - {name for name, *_ in entries})
     if unused:
         shown = ", ".join(f"'{n}'" for n in unused[:6]) + (f" and {len(unused) - 6} more" if len(unused) > 6 else "")
         raise WeightsError(
@@ -96,16 +99,15 @@ def _read_arrays(f: h5py.File, path: Union[str, Path], entries: List[WeightEntry
             "another model; loading it would silently give a different model"
         )
     for index, (name, shape, to_torch, _, target) in enumerate(entries):
-        if name not in f:
+        if name not in datasets:
             raise WeightsError(
                 f"weights file {path} has no dataset '{name}', which the options require "
                 f"(expected shape {shape}); are these the weights that go with these options?"
             )
-        dataset = f[name]
-        if not isinstance(dataset, h5py.Dataset) or tuple(dataset.shape) != shape:
-            actual = tuple(dataset.shape) if isinstance(dataset, h5py.Dataset) else "a group"
+        dataset = datasets[name]
+        if tuple(dataset.shape) != shape:
             raise WeightsError(
-                f"weights file {path}: dataset '{name}' has shape {actual}, but the options require "
+                f"weights file {path}: dataset '{name}' has shape {tuple(dataset.shape)}, but the options require "
                 f"{shape}; the weights and the options.json do not belong together"
             )
         if dataset.dtype.kind != "f":
@@ -134,7 +136,7 @@ def load_weights(bilm: BiLM, path: Union[str, Path]) -> None:
     entries = list(weight_entries(bilm))
     try:
         with _open(path, "r") as f:
-            arrays = _read_arrays(f, path, entries)
+            arrays = read_arrays({name: f[name] for name in _dataset_names(f)}, path, entries)
     except ElmoError:
         raise
     except HDF5_DAMAGE as err:
@@ -142,6 +144,11 @@ def load_weights(bilm: BiLM, path: Union[str, Path]) -> None:
             f"weights file {path} is damaged: HDF5 cannot read its structure ({type(err).__name__}: {err}); fetch "
             "or copy the model again"
         ) from None
+    copy_arrays(bilm, entries, arrays)
+
+
+def copy_arrays(bilm: BiLM, entries: List[WeightEntry], arrays: Dict[int, np.ndarray]) -> None:
+    """Fill `bilm`'s parameters from read_arrays' checked values."""
     with torch.no_grad():
         for index, (_, _, _, _, target) in enumerate(entries):
             target.copy_(torch.from_numpy(arrays[index]))
@@ -149,9 +156,8 @@ def load_weights(bilm: BiLM, path: Union[str, Path]) -> None:
     bilm.clear_caches()
 
 
-def save_weights(bilm: BiLM, path: Union[str, Path]) -> None:
-    """Write `bilm`'s weights in the published layout (no softmax), readable by load_weights and by
-    the original tools."""
+def stored_arrays(bilm: BiLM) -> Dict[str, np.ndarray]:
+    """`bilm`'s weights as the published layout stores them: bilm-tf's names, float32 (no softmax)."""
     combined: Dict[str, np.ndarray] = {}
     kernels: Dict[str, list] = {}
     for name, _, _, to_stored, param in weight_entries(bilm):
@@ -162,8 +168,14 @@ def save_weights(bilm: BiLM, path: Union[str, Path]) -> None:
         combined[name] = np.ascontiguousarray(to_stored(value))
     for name, parts in kernels.items():
         combined[name] = np.concatenate(parts, axis=0)
+    return combined
+
+
+def save_weights(bilm: BiLM, path: Union[str, Path]) -> None:
+    """Write `bilm`'s weights in the published layout (no softmax), readable by load_weights and by
+    the original tools."""
     with _open(path, "w") as f:
-        for name, value in combined.items():
+        for name, value in stored_arrays(bilm).items():
             f.create_dataset(name, data=value)
 
 

@@ -59,6 +59,18 @@ def _bilm_tf(files: Mapping[str, str]) -> Roles:
     return {"options": files[options[0]], "weights": files[weights[0]]}
 
 
+def _safetensors(files: Mapping[str, str]) -> Roles:
+    """An options.json and model.safetensors; bilm-tf's weights HDF5 beside it (`export` writes both) is
+    the same model, so it is taken as part of this one (`hdf5`) rather than as a second model."""
+    if "model.safetensors" not in files or "options.json" not in files:
+        return None
+    found = {"options": files["options.json"], "weights": files["model.safetensors"]}
+    hdf5 = _bilm_tf(files)
+    if hdf5 is not None and hdf5["options"] == found["options"]:
+        found["hdf5"] = hdf5["weights"]
+    return found
+
+
 def _nlpl(files: Mapping[str, str]) -> Roles:
     return _bilm_tf(files) if "meta.json" in files else None
 
@@ -98,6 +110,12 @@ FORMATS: Tuple[FormatFiles, ...] = (
     # The NLPL repository's models are bilm-tf's files plus its `meta.json`: read as bilm-tf's, told apart
     # so that the catalogue and errors can name them.
     FormatFiles("nlpl", "options.json, model.hdf5 and meta.json (NLPL)", _nlpl, "bilm_tf.BILM_TF"),
+    FormatFiles(
+        "safetensors",
+        "options.json and model.safetensors (spacy-elmo's export)",
+        _safetensors,
+        "bilm_safetensors.SAFETENSORS",
+    ),
     FormatFiles("bilm-tf", "an options JSON with a weights .hdf5 (bilm-tf, AllenNLP)", _bilm_tf, "bilm_tf.BILM_TF"),
     TFHUB_FILES,
 )

@@ -44,3 +44,19 @@ class ChecksumError(DownloadError):
 
 class UnsafeArchiveError(DownloadError):
     """An archive with an entry that would land outside its directory (absolute path, `..`, a link)."""
+
+
+class HubReferenceError(InputError):
+    """A Hugging Face Hub reference or repository name not of the form hf:ORG/REPO[@REVISION] (ORG/REPO)."""
+
+
+class MissingHubError(InputError):
+    """A Hugging Face Hub reference or push without huggingface_hub installed (the `hf` extra)."""
+
+
+class NoTokenError(InputError):
+    """A push to the Hub with no token set (HF_TOKEN) or stored (`hf auth login`)."""
+
+
+class HubRepoError(DownloadError):
+    """The Hub answered, but without the repository or revision (missing, private, gated), or refused a push."""

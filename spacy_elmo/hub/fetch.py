@@ -2,28 +2,63 @@
 with a progress bar. A resume sends If-Range with the validator (ETag, else Last-Modified) of the
 response that began the `.part` (kept beside it in `<file>.part.validator`), so that bytes of a file
 the server has replaced since are never appended; a `.part` without a validator is started again.
-Uses urllib: a Range header and a streamed read are all this needs, and the
-standard library keeps the download path free of a dependency spaCy might drop (docs/design.md)."""
+
+HTTP goes through requests (spaCy's own dependency) with urllib3's Retry: a busy or failing server
+(429, 5xx) is asked again with exponential backoff, waiting as long as its Retry-After says, and given
+up on after `STATUS_RETRIES` more tries with the last answer in the error; proxies come from the
+environment as in every requests client. `file://` mirrors, which requests does not open, are read
+with urllib."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import http.client
 import os
 import shutil
 from pathlib import Path
-from typing import BinaryIO, Optional
-from urllib.error import HTTPError, URLError
+from typing import Any, BinaryIO, Mapping, Optional, Union
+from urllib.error import URLError
 from urllib.parse import urlsplit
 from urllib.request import Request, urlopen
 
+import requests
+import urllib3
+from requests.adapters import HTTPAdapter
 from tqdm import tqdm
+from urllib3.util.retry import Retry
 
 from ..util.io import atomic_output
 from .errors import DiskFullError, DownloadError, DownloadInterrupted, NetworkError, RemoteFileError
 
 CHUNK_BYTES = 1 << 20
 TIMEOUT_S = 60.0
+# Answers that mean "not now": asked again, after Retry-After if the server sends one (429, 503), else
+# after a backoff doubling from BACKOFF_S (none before the first retry: urllib3's schedule).
+RETRY_STATUSES = (429, 500, 502, 503, 504)
+STATUS_RETRIES = 5
+BACKOFF_S = 1.0
+Headers = Union[Mapping[str, str], http.client.HTTPMessage]
+
+
+def _session() -> requests.Session:
+    """A session whose HTTP(S) requests are retried on RETRY_STATUSES only: a refused connection or a
+    timeout fails at once (NetworkError), and a body cut short is resumed by `fetch` itself."""
+    retry = Retry(
+        total=STATUS_RETRIES,
+        connect=0,
+        read=0,
+        other=0,
+        status_forcelist=RETRY_STATUSES,
+        allowed_methods=frozenset({"GET"}),
+        backoff_factor=BACKOFF_S,
+        respect_retry_after_header=True,
+        raise_on_status=False,  # the last answer is returned, and named in the error
+    )
+    session = requests.Session()
+    for scheme in ("http://", "https://"):
+        session.mount(scheme, HTTPAdapter(max_retries=retry))
+    return session
 
 
 def mirrored_url(url: str, base: Optional[str]) -> str:
@@ -49,6 +84,20 @@ def fetch(
     (where to put a file fetched by hand)."""
     part = dest.with_name(dest.name + ".part")
     dest.parent.mkdir(parents=True, exist_ok=True)
+    with _session() as session:
+        _fetch(session, url, dest, part, expected_size, retries, hint, progress)
+
+
+def _fetch(
+    session: requests.Session,
+    url: str,
+    dest: Path,
+    part: Path,
+    expected_size: Optional[int],
+    retries: int,
+    hint: str,
+    progress: bool,
+) -> None:
     resumes = 0
     while True:
         offset = part.stat().st_size if part.exists() else 0
@@ -62,7 +111,7 @@ def fetch(
         if offset and validator is None:
             part.unlink()  # nothing tells whether the remote file is still the one it was begun from
             offset = 0
-        outcome = _transfer(url, part, offset, validator, expected_size, hint, progress)
+        outcome = _transfer(session, url, part, offset, validator, expected_size, hint, progress)
         if outcome is None:
             _finish(part, dest)
             return
@@ -86,7 +135,7 @@ def _read_validator(part: Path) -> Optional[str]:
         return None
 
 
-def _keep_validator(part: Path, headers: http.client.HTTPMessage) -> None:
+def _keep_validator(part: Path, headers: Headers) -> None:
     """Remember what identifies the remote file the `.part` is begun from (a weak ETag cannot)."""
     etag = headers.get("ETag", "")
     validator = etag if etag and not etag.startswith("W/") else headers.get("Last-Modified", "")
@@ -103,6 +152,7 @@ def _finish(part: Path, dest: Path) -> None:
 
 
 def _transfer(
+    session: requests.Session,
     url: str,
     part: Path,
     offset: int,
@@ -116,39 +166,30 @@ def _transfer(
     if offset and validator:
         headers["Range"] = f"bytes={offset}-"
         headers["If-Range"] = validator
-    try:
-        response = urlopen(Request(url, headers=headers), timeout=TIMEOUT_S)
-    except HTTPError as err:
-        if err.code == 416 and offset:
-            return _range_refused(err, part, offset)
-        if err.code in (404, 410):
-            raise RemoteFileError(
-                f"{url} answered HTTP {err.code} ({err.reason}): the server has no such file. If a mirror is set "
-                "(--base-url or SPACY_ELMO_MIRROR) it lacks this file at that path; otherwise the publisher has "
-                f"moved it.{hint}"
+    if urlsplit(url).scheme == "file":
+        response: Any = _open_file(url, headers, hint)
+        status, response_headers, body = 200, response.headers, response
+    else:
+        try:
+            response = session.get(url, headers=headers, stream=True, timeout=TIMEOUT_S)
+        except requests.RequestException as err:
+            raise NetworkError(
+                f"cannot reach {_host(url)} to fetch {url} ({_reason(err)}). Check the network connection and proxy "
+                f"settings (HTTPS_PROXY), or point at a mirror with --base-url or SPACY_ELMO_MIRROR.{hint}"
             ) from None
-        raise RemoteFileError(
-            f"{url} answered HTTP {err.code} ({err.reason}); try again later, or use a mirror (--base-url or "
-            f"SPACY_ELMO_MIRROR).{hint}"
-        ) from None
-    except (URLError, OSError, http.client.HTTPException) as err:
-        reason = getattr(err, "reason", err)
-        if urlsplit(url).scheme == "file":
-            raise RemoteFileError(
-                f"the mirror directory has no {url} ({reason}); a mirror holds each file at <base>/<host>/<path>, "
-                f"the layout `wget -x URL` writes.{hint}"
-            ) from None
-        raise NetworkError(
-            f"cannot reach {_host(url)} to fetch {url} ({reason}). Check the network connection and proxy "
-            f"settings (HTTPS_PROXY), or point at a mirror with --base-url or SPACY_ELMO_MIRROR.{hint}"
-        ) from None
-    with response:
-        if offset and response.status != 206:
+        status, response_headers, body = response.status_code, response.headers, response.raw
+        if status >= 400:
+            response.close()
+            if status == 416 and offset:
+                return _range_refused(response_headers, part, offset)
+            _refuse(url, status, response.reason, hint)
+    with contextlib.closing(response):
+        if offset and status != 206:
             offset = 0  # the file changed (If-Range) or the server ignores Range: start again from byte 0
-        elif offset and not response.headers.get("Content-Range", "").startswith(f"bytes {offset}-"):
+        elif offset and not response_headers.get("Content-Range", "").startswith(f"bytes {offset}-"):
             part.unlink()
             return f"the server resumed at another byte than {offset}"
-        length = response.headers.get("Content-Length")
+        length = response_headers.get("Content-Length")
         total = offset + int(length) if length and length.isdigit() else expected_size
         if expected_size is not None and total is not None and total != expected_size:
             raise RemoteFileError(
@@ -157,12 +198,50 @@ def _transfer(
             )
         _check_room(part.parent, (total - offset) if total is not None else None, url, hint)
         if not offset:
-            _keep_validator(part, response.headers)
-        return _stream(response, part, offset, total, url, hint, progress)
+            _keep_validator(part, response_headers)
+        return _stream(body, part, offset, total, url, hint, progress)
+
+
+def _open_file(url: str, headers: Mapping[str, str], hint: str) -> Any:
+    """A file of a `file://` mirror, opened for reading (whole: Range means nothing there)."""
+    try:
+        return urlopen(Request(url, headers=dict(headers)), timeout=TIMEOUT_S)
+    except (URLError, OSError) as err:
+        raise RemoteFileError(
+            f"the mirror directory has no {url} ({getattr(err, 'reason', err)}); a mirror holds each file at "
+            f"<base>/<host>/<path>, the layout `wget -x URL` writes.{hint}"
+        ) from None
+
+
+def _refuse(url: str, status: int, reason: str, hint: str) -> None:
+    if status in (404, 410):
+        raise RemoteFileError(
+            f"{url} answered HTTP {status} ({reason}): the server has no such file. If a mirror is set "
+            "(--base-url or SPACY_ELMO_MIRROR) it lacks this file at that path; otherwise the publisher has "
+            f"moved it.{hint}"
+        )
+    tries = (
+        f" {STATUS_RETRIES + 1} times, waiting as it asked (Retry-After) or longer each time"
+        if status in RETRY_STATUSES
+        else ""
+    )
+    raise RemoteFileError(
+        f"{url} answered HTTP {status} ({reason}){tries}; try again later, or use a mirror (--base-url or "
+        f"SPACY_ELMO_MIRROR).{hint}"
+    )
+
+
+def _reason(err: requests.RequestException) -> str:
+    """The innermost cause of a failed request (urllib3 wraps it in a retry error, requests in its own)."""
+    cause: BaseException = err
+    while isinstance(cause.args[0] if cause.args else None, BaseException):
+        cause = cause.args[0]
+    reason = getattr(cause, "reason", None)
+    return str(reason if isinstance(reason, BaseException) else cause)
 
 
 def _stream(
-    response: http.client.HTTPResponse,
+    response: Any,
     part: Path,
     offset: int,
     total: Optional[int],
@@ -178,7 +257,7 @@ def _stream(
         while True:
             try:
                 chunk = response.read(CHUNK_BYTES)
-            except (OSError, http.client.HTTPException) as err:
+            except (OSError, http.client.HTTPException, urllib3.exceptions.HTTPError) as err:
                 return f"{type(err).__name__}: {err}"
             if not chunk:
                 break
@@ -214,9 +293,9 @@ def _check_room(folder: Path, needed: Optional[int], url: str, hint: str) -> Non
         )
 
 
-def _range_refused(err: HTTPError, part: Path, offset: int) -> Optional[str]:
+def _range_refused(headers: Headers, part: Path, offset: int) -> Optional[str]:
     """416 on a resume: the partial file is already whole if the server's size equals it; else start over."""
-    content_range = err.headers.get("Content-Range", "") if err.headers else ""
+    content_range = headers.get("Content-Range", "")
     size = content_range.rpartition("/")[2]
     if size.isdigit() and int(size) == offset:
         return None

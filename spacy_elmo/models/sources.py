@@ -7,7 +7,9 @@ A reference is, in this order:
    tells them apart), or an options.json, with its weights file;
 2. a bundled model's name (bundled.py, always the package's own copy);
 3. the name of a published model of the catalogue, read from the download cache (`hub`): nothing is
-   downloaded here, and one that is not downloaded fails with the download command.
+   downloaded here, and one that is not downloaded fails with the download command;
+4. `hf:ORG/REPO[@REVISION]`, a repository on the Hugging Face Hub holding a model folder of any of those
+   formats, fetched into huggingface_hub's own cache when the weights are loaded (hub/hf.py).
 
 Checks that need no file run when a reference is made (`model_reference`, `reference_to`), so a config
 with a bad one fails when it is built; files are read only when the weights are loaded or, cheaply, the
@@ -25,14 +27,15 @@ from ..formats import is_model_path, load_model, load_options_and_weights, model
 from ..hub import downloaded_model_dir, is_catalogue_name
 from ..hub.cache_layout import redownload_hint
 from ..hub.errors import ModelNotDownloadedError
+from ..hub.hf import hub_snapshot, is_hf_reference, parse_hf_reference
 from ..nn.bilm import BiLM
 from ..nn.int8 import make_fast
 from ..nn.options import ElmoOptions
 from .bundled import DEFAULT_MODEL, bundled_models
 
 PathLike = Union[str, Path]
-# Where a resolved model came from: a path given, a bundled name, a catalogue name, an options.json.
-Origin = Literal["path", "bundled", "catalogue", "options"]
+# Where a resolved model came from: a path given, a bundled name, a catalogue name, an options.json, the Hub.
+Origin = Literal["path", "bundled", "catalogue", "options", "hf"]
 
 
 def is_model_name(name: str) -> bool:
@@ -41,11 +44,13 @@ def is_model_name(name: str) -> bool:
 
 
 def _check_name(name: str) -> None:
-    if not is_model_name(name):
+    if is_hf_reference(name):
+        parse_hf_reference(name)
+    elif not is_model_name(name):
         raise InputError(
             f"no ELMo model {name!r}: not an existing file or directory, not a bundled model "
-            f"({', '.join(bundled_models())}), and not in the catalogue of published models "
-            "(`python -m spacy_elmo models` lists them)"
+            f"({', '.join(bundled_models())}), not in the catalogue of published models "
+            "(`python -m spacy_elmo models` lists them), and not a Hugging Face Hub reference (hf:ORG/REPO)"
         )
 
 
@@ -174,9 +179,10 @@ def _warm(bilm: BiLM, warm_start: bool) -> BiLM:
     return bilm
 
 
-def resolve(reference: ModelReference) -> ResolvedModel:
+def resolve(reference: ModelReference, cached_only: bool = False) -> ResolvedModel:
     """The files `reference` names. A catalogue model that is not downloaded fails with the download
-    command (ModelNotDownloadedError); paths that do not exist are resolved as given, and fail when read."""
+    command (ModelNotDownloadedError); so does a Hub model not in huggingface_hub's cache when it is
+    offline or `cached_only`; paths that do not exist are resolved as given, and fail when read."""
     if reference.path is not None:
         return ResolvedModel(reference, "path", path=Path(reference.path))
     if reference.options is not None:
@@ -190,14 +196,16 @@ def resolve(reference: ModelReference) -> ResolvedModel:
     if name in bundled:
         return ResolvedModel(reference, "bundled", path=bundled[name])
     _check_name(name)
+    if is_hf_reference(name):
+        return ResolvedModel(reference, "hf", path=hub_snapshot(name, cached_only))
     return ResolvedModel(reference, "catalogue", path=downloaded_model_dir(name))
 
 
 def reference_options(reference: ModelReference) -> Optional[ElmoOptions]:
     """The sizes of the referenced model from its small files alone; None when they are not there yet (a
-    path that does not exist yet, a catalogue model not downloaded: loading says why)."""
+    path that does not exist yet, a catalogue or Hub model not downloaded: loading says why)."""
     try:
-        return resolve(reference).read_options()
+        return resolve(reference, cached_only=True).read_options()
     except ModelNotDownloadedError:
         return None
 
@@ -211,7 +219,7 @@ def load_bilm(
     """A BiLM in eval mode, from one of:
     - a model directory or archive of any published format (bilm-tf/AllenNLP, NLPL, ELMoForManyLangs; see
       spacy_elmo/formats), a bundled model's name or the name of a downloaded published model
-      (`python -m spacy_elmo models`), with no `weights`;
+      (`python -m spacy_elmo models`), or `hf:ORG/REPO[@REVISION]` on the Hugging Face Hub, with no `weights`;
     - `options` (a path to options.json or ElmoOptions) with `weights` loaded (random initialisation
       when `weights` is None).
     `warm_start`: see BiLM.set_warm_start. `fast_mode`: None (exact), or a fast mode's frozen copy

@@ -20,3 +20,7 @@ class MissingAnnotationError(InputError):
 class AlignmentError(InputError):
     """A cross-lingual alignment matrix that is missing, not a torch-saved square matrix, or of another
     width than the vectors it maps."""
+
+
+class SavedWeightsError(InputError):
+    """A saved biLM whose safetensors weights cannot be read (a damaged or cut-short pipeline)."""

@@ -11,11 +11,13 @@ COMMANDS = {
     "download",
     "dump",
     "evaluate",
+    "export",
     "fill-elmo",
     "init-config",
     "models",
     "pack",
     "pretrain",
+    "push",
     "tokenize",
     "vocab",
 }

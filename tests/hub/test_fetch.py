@@ -1,11 +1,14 @@
 """One URL to one file (hub/fetch.py), against the local HTTP server of tests/support/model_server.py:
 the file appears under its name only once whole, a dropped connection resumes where it stopped with the
-file's validator, a `.part` nothing identifies starts again, and each failure names the URL and the fix."""
+file's validator, a `.part` nothing identifies starts again, a busy server (429, 5xx) is asked again
+after the wait its Retry-After asks for, else with a growing backoff, and given up on after the limit,
+and each failure names the URL and the fix. The waits are recorded, not slept."""
 
 import pytest
+import urllib3.util.retry
 
 from spacy_elmo.hub.errors import DownloadInterrupted, NetworkError, RemoteFileError
-from spacy_elmo.hub.fetch import fetch, mirrored_url
+from spacy_elmo.hub.fetch import STATUS_RETRIES, fetch, mirrored_url
 
 BODY = bytes(range(256)) * 40  # 10 KiB
 PATH = "/example.org/elmo/weights.hdf5"
@@ -15,6 +18,45 @@ PATH = "/example.org/elmo/weights.hdf5"
 def served(server, no_proxy_no_env):
     server.files[PATH] = BODY
     return server
+
+
+@pytest.fixture
+def waits(monkeypatch):
+    """The seconds urllib3's Retry sleeps between tries, recorded instead of slept."""
+    asked = []
+    monkeypatch.setattr(urllib3.util.retry.time, "sleep", asked.append)
+    return asked
+
+
+def test_a_busy_server_is_asked_again_after_the_wait_it_names(served, tmp_path, waits):
+    served.busy[PATH] = [(429, "7"), (503, "3")]
+    dest = tmp_path / "weights.hdf5"
+    fetch(served.base() + PATH, dest, progress=False)
+    assert dest.read_bytes() == BODY
+    assert waits == [7.0, 3.0] and len(served.requests) == 3
+
+
+def test_server_errors_without_retry_after_back_off(served, tmp_path, waits):
+    served.busy[PATH] = [(500, None), (502, None), (504, None)]
+    fetch(served.base() + PATH, tmp_path / "weights.hdf5", progress=False)
+    assert waits == [2.0, 4.0] and len(served.requests) == 4  # no wait before the first retry
+
+
+def test_a_resume_that_meets_a_busy_server_keeps_its_range(served, tmp_path, waits):
+    served.drop_after[PATH] = 3000
+    served.busy[PATH] = [None, (503, "1")]
+    dest = tmp_path / "weights.hdf5"
+    fetch(served.base() + PATH, dest, progress=False)
+    assert dest.read_bytes() == BODY and waits == [1.0]
+    assert [rng for _, rng in served.requests] == [None, "bytes=3000-", "bytes=3000-"]
+
+
+def test_a_server_busy_past_the_limit_is_given_up_on_naming_its_answer(served, tmp_path, waits):
+    served.busy[PATH] = [(503, "2")] * (STATUS_RETRIES + 1)
+    with pytest.raises(RemoteFileError, match=rf"answered HTTP 503 .* {STATUS_RETRIES + 1} times.*try again later"):
+        fetch(served.base() + PATH, tmp_path / "weights.hdf5", hint=" (HINT)", progress=False)
+    assert len(served.requests) == STATUS_RETRIES + 1 and waits == [2.0] * STATUS_RETRIES
+    assert not (tmp_path / "weights.hdf5").exists()
 
 
 def test_a_mirror_holds_each_file_at_base_host_path():

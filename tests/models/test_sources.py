@@ -1,7 +1,8 @@
 """One way to name a model everywhere: a published model's catalogue name works in `load_bilm`, the spaCy
 config (`spacy-elmo.BiLM.v2` `name`) and `dump` once `download` has put it in the cache, and fails with
 the download command before. The download comes from a `file://` mirror holding the tiny fixture model
-under the catalogue's own URLs (no internet)."""
+under the catalogue's own URLs (no internet). A Hugging Face Hub reference (`hf:ORG/REPO`) works in the
+same places, read from a Hub cache made in the test, offline."""
 
 import shutil
 from urllib.parse import urlsplit
@@ -16,10 +17,12 @@ from spacy_elmo import load_bilm
 from spacy_elmo.errors import ElmoError
 from spacy_elmo.hub import ModelNotDownloadedError, download_model, load_catalogue
 from tests.support.cli import run_cli
+from tests.support.hub_cache import add_repo, offline_cache
 from tests.support.paths import TINY_MODEL
 from tests.support.pipelines import elmo_config
 
 NAME = "allennlp-small"
+HUB_NAME = "hf:org/tiny"
 SENTENCES = [["The", "bank", "by", "the", "river", "."], ["Money", "."]]
 
 
@@ -94,3 +97,39 @@ def test_a_config_naming_a_downloaded_model_round_trips(cache, mirror, tmp_path)
     shutil.rmtree(cache)  # the saved pipeline carries the weights
     reloaded = spacy.load(tmp_path / "pipeline")
     np.testing.assert_array_equal(reloaded("Bank .")._.elmo["layers"], nlp("Bank .")._.elmo["layers"])
+
+
+@pytest.fixture
+def hub_cache(tmp_path, monkeypatch):
+    """A Hugging Face Hub cache (offline) holding the tiny model as `org/tiny` (tests/support/hub_cache.py)."""
+    cache = offline_cache(monkeypatch, tmp_path / "hub")
+    add_repo(cache, "org/tiny", [TINY_MODEL / "options.json", TINY_MODEL / "weights.hdf5"])
+    return cache
+
+
+def test_a_hub_reference_loads_everywhere_a_name_does(hub_cache, tmp_path):
+    expected = load_bilm(TINY_MODEL).embed(SENTENCES)
+    for got, want in zip(load_bilm(HUB_NAME).embed(SENTENCES), expected):
+        np.testing.assert_array_equal(got, want)
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo", config=elmo_config(name=HUB_NAME))
+    nlp.initialize()
+    np.testing.assert_allclose(nlp(" ".join(SENTENCES[0]))._.elmo["layers"], expected[0], atol=1e-6)
+    assert Config(nlp.config)["components"]["elmo"]["model"]["name"] == HUB_NAME
+
+    text = tmp_path / "text.txt"
+    text.write_text("\n".join(" ".join(s) for s in SENTENCES) + "\n", encoding="utf8")
+    result = run_cli("dump", str(text), str(tmp_path / "layers.hdf5"), "--model", HUB_NAME, "--no-progress")
+    assert result.returncode == 0, result.stderr
+    with h5py.File(tmp_path / "layers.hdf5", "r") as dumped:
+        np.testing.assert_allclose(dumped["1"][()], expected[1], atol=1e-6, rtol=0)
+
+
+def test_a_hub_reference_not_cached_builds_and_fails_at_initialize(hub_cache):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo", config=elmo_config(name="hf:org/missing"))
+    with pytest.raises(ModelNotDownloadedError, match="hf download org/missing"):
+        nlp.initialize()
+    with pytest.raises(ElmoError, match="hf:ORG/REPO"):
+        spacy.blank("en").add_pipe("elmo", config=elmo_config(name="hf:missing"))

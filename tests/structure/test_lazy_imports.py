@@ -40,6 +40,10 @@ def loaded_after(code: str) -> set:
         ("import spacy_elmo.hub", LIGHT),
         (COMMAND.format(args="'models'"), LIGHT),
         (COMMAND.format(args="'download', '--help'"), LIGHT),
+        (COMMAND.format(args="'push', '--help'"), LIGHT | {"huggingface_hub"}),
+        # A reference is checked for its form without the Hub's client; other sources never load it.
+        ("from spacy_elmo.models import model_reference; model_reference(name='hf:org/repo')", {"huggingface_hub"}),
+        ("from spacy_elmo import load_bilm; load_bilm('fixture-tiny')", {"huggingface_hub", "safetensors"}),
     ],
     ids=[
         "package",
@@ -52,6 +56,9 @@ def loaded_after(code: str) -> set:
         "hub",
         "models",
         "download-help",
+        "push-help",
+        "hf-reference",
+        "bundled-model",
     ],
 )
 def test_a_part_loads_only_what_it_uses(code, not_loaded):

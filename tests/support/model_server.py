@@ -1,5 +1,6 @@
 """A local HTTP server for download tests (port 0 on 127.0.0.1, in a thread), with Range and If-Range
-support, that can drop a connection half way, serve wrong bytes or answer 404. No internet."""
+support, that can drop a connection half way, serve wrong bytes, answer 404, or be busy (429/5xx, with
+or without Retry-After) for a number of requests. No internet."""
 
 import hashlib
 from http.server import BaseHTTPRequestHandler
@@ -14,6 +15,9 @@ class ModelServer:
         self.wrong = set()  # paths served with every byte flipped
         self.ignore_range = False  # answer a Range request with the whole file (200), as some servers do
         self.etags = True  # send an ETag (the body's sha256) and honour If-Range with it
+        # path -> what its next requests get, one entry each, in order: (status, Retry-After or None), or
+        # None to serve the file; when the list is used up the file is served
+        self.busy = {}
         self.requests = []
         self.if_ranges = []  # each request's If-Range header
         self.port = 0
@@ -28,6 +32,16 @@ class ModelServer:
             def do_GET(self):
                 server.requests.append((self.path, self.headers.get("Range")))
                 server.if_ranges.append(self.headers.get("If-Range"))
+                answers = server.busy.get(self.path)
+                answer = answers.pop(0) if answers else None
+                if answer is not None:
+                    status, retry_after = answer
+                    self.send_response(status)
+                    if retry_after is not None:
+                        self.send_header("Retry-After", retry_after)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 body = server.files.get(self.path)
                 if body is None:
                     self.send_error(404)

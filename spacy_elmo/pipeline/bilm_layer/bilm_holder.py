@@ -1,16 +1,20 @@
 """The torch side of the biLM layer: the module thinc's PyTorchWrapper holds (a slot for the BiLM, so
 the model's structure is fixed before any weights are loaded), how it is saved and restored (options,
-parameters and what else its format needs, formats.describe, in the shim's bytes; parameters unpickled
-with `weights_only=True`), and the conversions between thinc's arrays and torch's tensors."""
+parameters and what else its format needs, formats.describe, in the shim's bytes; parameters as
+safetensors, which holds tensors and nothing else, so loading a pipeline runs no code; those saved before
+as a torch pickle are read with `weights_only=True`), and the conversions between thinc's arrays and
+torch's tensors."""
 
 from __future__ import annotations
 
 import io
 import pickle
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
+import safetensors.torch
 import srsly
 import torch
+from safetensors import SafetensorError
 from thinc.api import ArgsKwargs, Model, torch2xp, xp2torch
 from torch import nn
 
@@ -18,7 +22,7 @@ from ...formats import describe, rebuild
 from ...nn.bilm import BiLM
 from ...nn.options import ElmoOptions
 from ...nn.run_options import RunOptions
-from ..errors import UntrustedPickleError
+from ..errors import SavedWeightsError, UntrustedPickleError
 
 
 class BiLMHolder(nn.Module):
@@ -35,17 +39,27 @@ class BiLMHolder(nn.Module):
 
 
 def serialize_holder(holder: BiLMHolder) -> bytes:
-    state = io.BytesIO()
-    torch.save(holder.state_dict(), state)
     options = holder.bilm.options.to_dict() if holder.bilm is not None else None
     # A format's own parts (ELMoForManyLangs' vocabularies) travel beside the options (formats.describe).
     extra = describe(holder.bilm) if holder.bilm is not None else {}
-    return srsly.msgpack_dumps({"options": options, "state": state.getvalue(), **extra})
+    state = {name: tensor.detach().cpu().contiguous() for name, tensor in holder.state_dict().items()}
+    return srsly.msgpack_dumps({"options": options, "safetensors": safetensors.torch.save(state), **extra})
 
 
-def _load_state(data: bytes, device: torch.device) -> Any:
-    """The saved state dict, unpickled with `weights_only=True` whatever torch's default (older torch, or
-    TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1): a pipeline from elsewhere must not be able to run code on load."""
+def _load_safetensors(data: bytes, device: torch.device) -> Dict[str, torch.Tensor]:
+    try:
+        state = safetensors.torch.load(data)
+    except SafetensorError as err:
+        raise SavedWeightsError(
+            f"the saved elmo biLM's weights are damaged ({err}); save the pipeline again, or copy it whole"
+        ) from None
+    return {name: tensor.to(device) for name, tensor in state.items()}
+
+
+def _load_pickled_state(data: bytes, device: torch.device) -> Any:
+    """The state dict of a pipeline saved before safetensors, unpickled with `weights_only=True` whatever
+    torch's default (older torch, or TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1): a pipeline from elsewhere must
+    not be able to run code on load."""
     try:
         return torch.load(io.BytesIO(data), map_location=device, weights_only=True)
     except pickle.UnpicklingError as err:
@@ -62,7 +76,10 @@ def deserialize_holder(_: BiLMHolder, data: bytes, device: torch.device) -> BiLM
     holder = BiLMHolder()
     if msg["options"] is not None:
         holder.bilm = rebuild(ElmoOptions.from_dict(msg["options"]), msg)
-        holder.load_state_dict(_load_state(msg["state"], device))
+        if "safetensors" in msg:
+            holder.load_state_dict(_load_safetensors(msg["safetensors"], device))
+        else:
+            holder.load_state_dict(_load_pickled_state(msg["state"], device))
         holder.bilm.eval()
     return holder.to(device)
 

@@ -1,12 +1,17 @@
-"""A saved pipeline is data: loading one whose biLM bytes hold a pickle that runs code is refused, also
-with torch's old default (`weights_only=False`) forced on through its environment variable."""
+"""A saved pipeline is data: its biLM's parameters are written as safetensors (no pickle), and loading
+one saved before, whose biLM bytes hold a torch pickle that runs code, is refused, also with torch's old
+default (`weights_only=False`) forced on through its environment variable."""
 
 import builtins
+import io
 
+import numpy as np
 import pytest
 import spacy
+import srsly
+import torch
 
-from spacy_elmo.pipeline.bilm_layer.bilm_holder import BiLMHolder, UntrustedPickleError
+from spacy_elmo.pipeline.bilm_layer.bilm_holder import SavedWeightsError, UntrustedPickleError
 from tests.support.pipelines import elmo_config
 
 ELMO = elmo_config()
@@ -22,19 +27,86 @@ class _RunsCode:
         return (builtins.exec, (f"open({self.marker!r}, 'w').write('ran')",))
 
 
+def _with_saved_biLM(data, change):
+    """The component's bytes `data` with the biLM's saved message (bilm_holder.serialize_holder's) changed
+    in place by `change`; the layers of bytes are thinc's model, its PyTorch shim, the holder."""
+    msg = srsly.msgpack_loads(data)
+    model = srsly.msgpack_loads(msg["model"])
+    shims = next(shims for shims in model["shims"] if shims)
+    shim = srsly.msgpack_loads(shims[0])
+    saved = srsly.msgpack_loads(shim["state"])
+    change(saved)
+    shim["state"] = srsly.msgpack_dumps(saved)
+    shims[0] = srsly.msgpack_dumps(shim)
+    msg["model"] = srsly.msgpack_dumps(model)
+    return srsly.msgpack_dumps(msg)
+
+
+def _saved_biLM(data):
+    found = []
+    _with_saved_biLM(data, found.append)
+    return found[0]
+
+
+def _as_saved_before(elmo, state):
+    """The component's bytes with the biLM's parameters as the torch pickle of `state`, as saved before
+    safetensors."""
+
+    def pickled(saved):
+        buffer = io.BytesIO()
+        torch.save(state, buffer)
+        del saved["safetensors"]
+        saved["state"] = buffer.getvalue()
+
+    return _with_saved_biLM(elmo.to_bytes(), pickled)
+
+
+def _holder(elmo):
+    return next(node.shims[0]._model for node in elmo.model.walk() if node.shims)
+
+
 @pytest.fixture
-def crafted_pipeline(tmp_path, monkeypatch):
+def crafted_pipeline(tmp_path):
     """(a saved pipeline, its elmo component's bytes, the file the payload writes when it runs)."""
     nlp = spacy.blank("en")
     elmo = nlp.add_pipe("elmo", config=ELMO)
     nlp.initialize()
     marker = tmp_path / "code-ran"
-    state_dict = BiLMHolder.state_dict
-    monkeypatch.setattr(BiLMHolder, "state_dict", lambda self: {**state_dict(self), "x": _RunsCode(marker)})
+    data = _as_saved_before(elmo, {**_holder(elmo).state_dict(), "x": _RunsCode(marker)})
     nlp.to_disk(tmp_path / "pipeline")
-    data = elmo.to_bytes()
-    monkeypatch.setattr(BiLMHolder, "state_dict", state_dict)
+    (tmp_path / "pipeline" / "elmo" / "model").write_bytes(srsly.msgpack_loads(data)["model"])
     return tmp_path / "pipeline", data, marker
+
+
+def test_the_biLM_is_saved_as_safetensors_and_loads_back_exactly():
+    nlp = spacy.blank("en")
+    elmo = nlp.add_pipe("elmo", config=ELMO)
+    nlp.initialize()
+    saved = _saved_biLM(elmo.to_bytes())
+    assert "state" not in saved and saved["safetensors"][8:9] == b"{"  # the header's JSON, no pickle
+    again = spacy.blank("en").add_pipe("elmo", config=ELMO).from_bytes(elmo.to_bytes())
+    for (name, a), (_, b) in zip(_holder(elmo).state_dict().items(), _holder(again).state_dict().items()):
+        assert torch.equal(a, b), name
+
+
+def test_a_pipeline_saved_with_pickled_weights_still_loads():
+    nlp = spacy.blank("en")
+    elmo = nlp.add_pipe("elmo", config=ELMO)
+    nlp.initialize()
+    again = (
+        spacy.blank("en").add_pipe("elmo", config=ELMO).from_bytes(_as_saved_before(elmo, _holder(elmo).state_dict()))
+    )
+    vectors = [token.vector for token in nlp("Saved before .")]
+    np.testing.assert_array_equal([token.vector for token in again(nlp.make_doc("Saved before ."))], vectors)
+
+
+def test_damaged_safetensors_weights_are_refused_with_the_fix():
+    nlp = spacy.blank("en")
+    elmo = nlp.add_pipe("elmo", config=ELMO)
+    nlp.initialize()
+    damaged = _with_saved_biLM(elmo.to_bytes(), lambda saved: saved.update(safetensors=saved["safetensors"][:100]))
+    with pytest.raises(SavedWeightsError, match="damaged.*save the pipeline again"):
+        spacy.blank("en").add_pipe("elmo", config=ELMO).from_bytes(damaged)
 
 
 def test_a_pipeline_whose_bilm_pickle_runs_code_is_refused(crafted_pipeline, monkeypatch):
