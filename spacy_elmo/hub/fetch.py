@@ -38,13 +38,24 @@ TIMEOUT_S = 60.0
 RETRY_STATUSES = (429, 500, 502, 503, 504)
 STATUS_RETRIES = 5
 BACKOFF_S = 1.0
+# The longest wait a Retry-After may ask for: a server asking for an hour would hold `download` silent
+# for that hour; past this it is waited for this long, and then the tries run out and the error says
+# to run again later.
+RETRY_AFTER_MAX_S = 120.0
 Headers = Union[Mapping[str, str], http.client.HTTPMessage]
+
+
+class _CappedRetry(Retry):
+    """urllib3's Retry with Retry-After's wait capped at RETRY_AFTER_MAX_S."""
+
+    def parse_retry_after(self, retry_after: str) -> float:
+        return min(super().parse_retry_after(retry_after), RETRY_AFTER_MAX_S)
 
 
 def _session() -> requests.Session:
     """A session whose HTTP(S) requests are retried on RETRY_STATUSES only: a refused connection or a
     timeout fails at once (NetworkError), and a body cut short is resumed by `fetch` itself."""
-    retry = Retry(
+    retry = _CappedRetry(
         total=STATUS_RETRIES,
         connect=0,
         read=0,

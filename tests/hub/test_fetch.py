@@ -8,7 +8,7 @@ import pytest
 import urllib3.util.retry
 
 from spacy_elmo.hub.errors import DownloadInterrupted, NetworkError, RemoteFileError
-from spacy_elmo.hub.fetch import STATUS_RETRIES, fetch, mirrored_url
+from spacy_elmo.hub.fetch import RETRY_AFTER_MAX_S, STATUS_RETRIES, fetch, mirrored_url
 
 BODY = bytes(range(256)) * 40  # 10 KiB
 PATH = "/example.org/elmo/weights.hdf5"
@@ -34,6 +34,12 @@ def test_a_busy_server_is_asked_again_after_the_wait_it_names(served, tmp_path, 
     fetch(served.base() + PATH, dest, progress=False)
     assert dest.read_bytes() == BODY
     assert waits == [7.0, 3.0] and len(served.requests) == 3
+
+
+def test_a_wait_of_an_hour_is_cut_to_the_longest_one_waited(served, tmp_path, waits):
+    served.busy[PATH] = [(429, "3600")]
+    fetch(served.base() + PATH, tmp_path / "weights.hdf5", progress=False)
+    assert waits == [RETRY_AFTER_MAX_S]
 
 
 def test_server_errors_without_retry_after_back_off(served, tmp_path, waits):
