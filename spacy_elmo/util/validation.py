@@ -62,11 +62,12 @@ def _problem(error: Any, schema: type, config: bool) -> str:
         return f"{key} is {value}, above the limit of {error['ctx']['le']}; is it a typo?"
     message = str(error["msg"])
     if text is None and not message.startswith("Input should be "):
-        return f"{key}: {message[0].lower()}{message[1:]}, got {_short(value)}"
-    return f"{key} must be {text or message.removeprefix('Input should be ').lower()}, got {_short(value)}"
+        return f"{key}: {message[0].lower()}{message[1:]}, got {short_repr(value)}"
+    return f"{key} must be {text or message.removeprefix('Input should be ').lower()}, got {short_repr(value)}"
 
 
-def _short(value: Any, limit: int = 80) -> str:
+def short_repr(value: Any, limit: int = 80) -> str:
+    """`repr(value)`, cut to `limit` characters: an error message quotes what it got, never a whole corpus."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
