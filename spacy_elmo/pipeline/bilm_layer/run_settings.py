@@ -1,4 +1,4 @@
-"""How the biLM layer runs (`stateful`, `max_batch_tokens`, `fast_mode`, `tf32`, and whether it trains):
+"""How the biLM layer runs (`stateful`, `max_batch_tokens`, `fast_mode`, `tf32`, `warm_start`, and whether it trains):
 settings of the pipeline's config, read from it every time the pipeline is built.
 
 thinc saves a layer's attrs beside its weights and, when a pipeline is loaded, writes the saved values
@@ -28,6 +28,7 @@ class RunSettings:
     fast_mode: Optional[str]
     tf32: bool
     frozen: bool = True
+    warm_start: bool = False
 
 
 @serialize_attr.register(RunSettings)
