@@ -85,7 +85,8 @@ def validate_arguments(where: str) -> Callable[[F], F]:
                     raise
                 raise InputError(f"{where}: " + "; ".join(problems(err, _arguments_schema(function)))) from None
 
-        call.__signature__ = inspect.signature(function)  # type: ignore[attr-defined]  # spaCy reads a factory's
+        # spaCy reads a factory's argument names from its signature, without following __wrapped__.
+        call.__signature__ = inspect.signature(function)  # type: ignore[attr-defined]
         return cast(F, call)
 
     return decorate
