@@ -16,6 +16,7 @@ import torch
 
 from ..nn.bilm import BiLM
 from ..nn.options import ElmoOptions
+from ..util.validation import non_finite_float32
 from .detect import ModelLayout
 from .errors import WeightsError
 
@@ -55,7 +56,7 @@ class WeightEntry(NamedTuple):
 
 def check_finite(value: np.ndarray, path: Union[str, Path], name: str) -> None:
     """NaN or infinite weights make every vector NaN (and spacy train then fail far from the cause)."""
-    bad = int(np.count_nonzero(~np.isfinite(value)))
+    bad = non_finite_float32(value)
     if bad:
         raise WeightsError(
             f"weights file {path}: dataset '{name}' has {bad} NaN or infinite value(s) of {value.size} (or "

@@ -54,6 +54,17 @@ def _check_name(name: str) -> None:
         )
 
 
+def _check_given(**values: Optional[PathLike]) -> None:
+    """An empty path names the working directory (`Path("")` is "."), so `path = ""` would load whatever
+    model sits there, or fail far from the setting: refused, naming the key."""
+    for key, value in values.items():
+        if isinstance(value, str) and not value.strip():
+            raise InputError(
+                f"`{key}` is empty ({value!r}), which names no model (as a path, the working directory): give the "
+                f"model's path or name, or leave `{key}` unset (null) for the bundled default model"
+            )
+
+
 def _check_weights(options: Optional[PathLike], weights: Optional[PathLike]) -> None:
     if weights is not None and options is None:
         raise InputError(
@@ -79,6 +90,7 @@ class ModelReference:
 
     def overridden(self, options: Optional[PathLike], weights: Optional[PathLike]) -> "ModelReference":
         """The reference with `options` (+ `weights`) given at initialize, which win over the config."""
+        _check_given(options=options, weights=weights)
         _check_weights(options, weights)
         if options is None:
             return self
@@ -93,6 +105,7 @@ def model_reference(
 ) -> ModelReference:
     """A reference from a config's fields, with ambiguous or incomplete ones refused now, not when the
     weights are loaded; an unknown name fails here, saying where names come from."""
+    _check_given(path=path, options=options, weights=weights, name=name)
     if path is not None and (options is not None or weights is not None or name is not None):
         raise InputError(
             f"give either the model `path` ({path}) or `options`/`weights`/`name`, not both: the path's "
@@ -115,6 +128,7 @@ def reference_to(model: PathLike, weights: Optional[PathLike] = None) -> ModelRe
     """What one value names (`load_bilm(x)`, `dump --model x`, the Ray embedder's `model`): with
     `weights`, `model` is their options.json; else an existing path (a file that is no archive is an
     options.json alone), else a model name."""
+    _check_given(model=model, weights=weights)
     if weights is not None or (Path(model).is_file() and not is_model_path(model)):
         return model_reference(options=model, weights=weights)
     return model_reference(path=model) if Path(model).exists() else model_reference(name=str(model))

@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from ..errors import InputError
+from ..util.validation import short_repr
 from .char_encoder import CharEncoder, token_lengths
 from .chars import BOS_TOKEN, EOS_TOKEN, CharacterMapper
 from .lstm import BiLSTMStack, State, run_directions
@@ -339,6 +340,12 @@ class BiLM(nn.Module):
         """
         if batch_size < 1:
             raise InputError(f"batch_size must be at least 1, got {batch_size}")
+        if isinstance(sentences, str) or any(isinstance(sentence, str) for sentence in sentences):
+            raise InputError(
+                f"embed takes sentences as lists of tokens, got {short_repr(sentences)}: a string would be read as "
+                "one token per character; split each sentence into tokens (`text.split()`), or run "
+                "`nlp(text)` in a pipeline with the elmo component"
+            )
         order = list(range(len(sentences)))
         if not stateful:
             order.sort(key=lambda i: len(sentences[i]), reverse=True)
@@ -354,6 +361,11 @@ class BiLM(nn.Module):
 
     def embed_tokens(self, words: Sequence[str]) -> np.ndarray:
         """Context-independent token embeddings `[n, P]` float32 (the char-CNN layer, before doubling)."""
+        if isinstance(words, str):
+            raise InputError(
+                f"embed_tokens takes a list of tokens, got the string {short_repr(words)}: it would be read as one "
+                f"token per character; give a list ([{short_repr(words)}] for one token, `text.split()` for a text)"
+            )
         with torch.inference_mode():
             ids = self.char_mapper.batch_ids([list(words)], add_boundaries=False)[0]
             if len(words) == 0:

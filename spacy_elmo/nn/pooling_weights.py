@@ -10,6 +10,7 @@ from typing import Sequence, Union
 import numpy as np
 
 from ..errors import InputError
+from ..util.validation import non_finite_float32
 
 PoolingWeights = Union[str, Sequence[float]]
 SHORTHANDS = ("mean", "top")
@@ -22,6 +23,11 @@ def check_pooling(weights: PoolingWeights) -> None:
             raise InputError(f"pooling {weights!r} is not one of {', '.join(SHORTHANDS)} or a list of layer weights")
     elif not weights or not all(isinstance(w, (int, float)) and not isinstance(w, bool) for w in weights):
         raise InputError(f"pooling must be 'mean', 'top' or a non-empty list of layer weights, got {weights!r}")
+    elif non_finite_float32(weights):
+        raise InputError(
+            f"pooling weights must be finite numbers within float32's range (+-3.4e38), got {weights!r}: the "
+            "vectors would be inf or NaN"
+        )
 
 
 def pooling_weights(weights: PoolingWeights, n_layers: int) -> np.ndarray:

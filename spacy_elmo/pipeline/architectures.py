@@ -15,13 +15,15 @@ from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import Model
 from thinc.types import Floats2d, Floats3d
+from typing_extensions import Annotated
 
+from ..util.validation import Float32, must_be, validate_arguments
 from .bilm_layer.segment import build_sentence_windows_v1
-from .bilm_layer.thinc_bilm import build_bilm_v2
+from .bilm_layer.thinc_bilm import PositiveInt, build_bilm_v2
 from .layers.alignment import build_aligned_pooling_v1
 from .layers.listener import build_elmo_listener_v1, build_elmo_tok2vec_v1
 from .layers.pooling import build_pooling_v1
-from .layers.scalar_mix import build_scalar_mix_v2
+from .layers.scalar_mix import DropoutRate, Penalty, build_scalar_mix_v2
 from .training_log import build_mix_logger_v1
 
 registry.architectures("spacy-elmo.BiLM.v2")(build_bilm_v2)
@@ -35,15 +37,16 @@ registry.loggers("spacy-elmo.MixLogger.v1")(build_mix_logger_v1)
 
 
 @registry.architectures("spacy-elmo.BiLM.v1")
+@validate_arguments("spacy-elmo.BiLM.v1")
 def build_bilm_v1(
     options: Optional[Union[str, Path]] = None,
     weights: Optional[Union[str, Path]] = None,
     name: Optional[str] = None,
     stateful: bool = False,
-    max_batch_tokens: int = 4096,
+    max_batch_tokens: PositiveInt = 4096,
     split_sentences: bool = True,
-    max_length: int = 256,
-    overlap: int = 32,
+    max_length: PositiveInt = 256,
+    overlap: Annotated[int, must_be("an integer >= 0", ge=0)] = 32,
     warm_start: bool = False,
     fast_mode: Optional[str] = None,
 ) -> Model[List[Doc], List[Floats3d]]:
@@ -75,12 +78,13 @@ def build_bilm_v1(
 
 
 @registry.layers("spacy-elmo.ScalarMix.v1")
+@validate_arguments("spacy-elmo.ScalarMix.v1")
 def build_scalar_mix_v1(
-    weights: Optional[Sequence[float]] = None,
-    gamma: float = 1.0,
+    weights: Optional[Sequence[Float32]] = None,
+    gamma: Float32 = 1.0,
     layer_norm: bool = False,
-    dropout: float = 0.0,
-    l2: float = 0.0,
+    dropout: DropoutRate = 0.0,
+    l2: Penalty = 0.0,
     trainable: bool = True,
 ) -> Model[List[Floats3d], List[Floats2d]]:
     """The first version of the layer mix: `ScalarMix.v2` without `start_from`.

@@ -31,6 +31,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequ
 
 import numpy as np
 import srsly
+from pydantic import SkipValidation
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc
@@ -39,10 +40,12 @@ from spacy.util import from_bytes, from_disk, to_disk
 from spacy.vocab import Vocab
 from thinc.api import Model, Optimizer
 from thinc.types import Floats3d
+from typing_extensions import Annotated
 
 from ..errors import ElmoError
 from ..nn.pooling_weights import check_pooling, pooling_weights
 from ..util.io import atomic_output
+from ..util.validation import must_be, validate_arguments
 from .bilm_layer.thinc_bilm import declared_layers, ensure_loaded
 from .doc_data import ensure_extension, set_doc_data
 from .frozen_cache import FrozenLayerCache
@@ -78,15 +81,16 @@ DEFAULT_MODEL_CONFIG = {"@architectures": "spacy-elmo.BiLM.v2"}
         "cache_mb": 1024,
     },
 )
+@validate_arguments("the elmo component")
 def make_elmo(
     nlp: Language,
     name: str,
     model: Model[List[Doc], List[Floats3d]],
-    pooling: Pooling,
+    pooling: SkipValidation[Pooling],
     store_layers: bool,
     frozen: bool,
     set_tensor: bool,
-    cache_mb: int,
+    cache_mb: Annotated[int, must_be("a whole number of MiB, 0 (no cache) or more", ge=0)],
 ) -> "ElmoComponent":
     """Create the `elmo` component: the shared biLM of a pipeline, whose layers later components read
     through `spacy-elmo.ElmoListener.v1`. A list of pooling weights is checked against the biLM's
@@ -343,9 +347,10 @@ class ElmoComponent(TrainablePipe):
         to_disk(path, fields, exclude)
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "ElmoComponent":
+        """The weights from the bytes, the settings from the config the component was built with: the
+        saved `cfg` is a record, never read back (spaCy's rule: config.cfg is the truth at load)."""
         self.cache.release()  # new weights: cached layers would be stale
         fields: Dict[str, Callable[[bytes], Any]] = {
-            "cfg": lambda b: self.cfg.update(srsly.json_loads(b)),
             "vocab": lambda b: self.vocab.from_bytes(b, exclude=exclude),
             "model": self._load_model,
             LEGACY_POOLING: self.pooling.from_bytes,  # only in the bytes of 0.1
@@ -354,10 +359,10 @@ class ElmoComponent(TrainablePipe):
         return self
 
     def from_disk(self, path: Any, *, exclude: Iterable[str] = tuple()) -> "ElmoComponent":
+        """As from_bytes."""
         self.cache.release()
         self._validate_serialization_attrs()
         fields: Dict[str, Callable[[Path], Any]] = {
-            "cfg": lambda p: self.cfg.update(srsly.read_json(p)),
             "vocab": lambda p: self.vocab.from_disk(p, exclude=exclude),
             "model": lambda p: self._load_model(p.read_bytes()),
             LEGACY_POOLING: lambda p: self.pooling.from_bytes(p.read_bytes()) if p.is_file() else None,
@@ -369,13 +374,21 @@ class ElmoComponent(TrainablePipe):
         return self
 
     def _load_model(self, data: bytes) -> None:
-        """The model's bytes: the biLM and the pooling, or the biLM alone where a pipeline saved by 0.1
-        (or earlier) holds it so, the pooling then from its own file, if any."""
-        if len(srsly.msgpack_loads(data)["nodes"]) == len(list(self.model.walk())):
+        """The model's bytes: the biLM, and the pooling's parameters where the saved pooling is of the kind
+        the config builds (the same layers), its settings (attrs, which thinc would overwrite) staying the
+        config's. A saved pooling of another kind is not read: the config's is used as it builds. A pipeline
+        saved by 0.1 (or earlier) holds the biLM alone, the pooling then from its own file, if any."""
+        msg = srsly.msgpack_loads(data)
+        if [node["name"] for node in msg["nodes"]] == [node.name for node in self.model.walk()]:
+            configured = [dict(node.attrs) for node in self.pooling.walk()]
             self.model.from_bytes(data)
+            for node, attrs in zip(self.pooling.walk(), configured):
+                node.attrs.clear()
+                node.attrs.update(attrs)
             return
         with _pooling_detached(self.model):
-            self.model.from_bytes(data)
+            n_nodes = len(list(self.model.walk()))
+            self.model.from_dict({key: msg[key][:n_nodes] for key in ("nodes", "attrs", "params", "shims")})
 
     def add_label(self, label: str) -> int:
         raise NotImplementedError(f"the {self.name!r} component has no labels")

@@ -2,6 +2,11 @@
 the catalogue, the pretraining config's sections), and a pydantic ValidationError becomes the package's
 InputError here, with a message that names the file, the key path, the bad value and what it must be.
 
+Builders of the config's registered functions check their arguments the same way (`validate_arguments`),
+against their own type hints: confection's check lets a quoted number (`max_batch_tokens = "4096"`)
+through, which then failed deep inside. Settings numbers must fit float32 (`Float32`), the rule that
+weights files and alignments are held to (`non_finite_float32`): beyond it every vector is inf or NaN.
+
 A field can say what it must be in words (`must_be(...)`), for limits a user reads better that way than
 as pydantic's constraint text; an upper limit reads as a likely typo. Checks that span several keys raise
 an InputError (a ValueError) inside a validator, which pydantic collects: their message is used as it is.
@@ -9,21 +14,90 @@ an InputError (a ValueError) inside a validator, which pydantic collects: their 
 
 from __future__ import annotations
 
+import functools
+import inspect
 import typing
-from typing import Any, Iterator, List, Optional, Sequence, Type, TypeVar, Union
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Type, TypeVar, Union, cast
 
-from pydantic import AliasPath, Field, TypeAdapter, ValidationError
+import numpy as np
+from pydantic import (
+    AfterValidator,
+    AliasPath,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    create_model,
+    validate_call,
+)
 from pydantic.fields import FieldInfo
+from pydantic_core import PydanticCustomError
+from typing_extensions import Annotated
 
 from ..errors import InputError
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 MAX_PROBLEMS = 5
+# A builder's arguments: nothing coerced ("4096" is no 4096, true no 1), numbers finite; objects (layers,
+# the nlp) are checked to be of their hinted class.
+_ARGUMENTS = ConfigDict(strict=True, allow_inf_nan=False, arbitrary_types_allowed=True)
+_NUMBER_TYPES = ("int_type", "float_type", "int_parsing", "float_parsing")
+
+
+def non_finite_float32(values: Any) -> int:
+    """How many of `values` are NaN or infinite as float32, where anything beyond +-3.4e38 is inf."""
+    with np.errstate(over="ignore"):
+        return int(np.count_nonzero(~np.isfinite(np.asarray(values, dtype=np.float32))))
+
+
+def _fits_float32(value: float) -> float:
+    if non_finite_float32(value):
+        raise PydanticCustomError("float32_range", "Input should be within float32's range")
+    return value
 
 
 def must_be(text: str, **constraints: Any) -> Any:
     """A field whose error reads "KEY must be TEXT, got VALUE" (`constraints` as for pydantic.Field)."""
     return Field(json_schema_extra={"must_be": text}, **constraints)
+
+
+# A setting that becomes a float32 weight or scale (pooling weights, a mix's weights and gamma).
+Float32 = Annotated[float, must_be("a finite number within float32's range (+-3.4e38)"), AfterValidator(_fits_float32)]
+
+
+def validate_arguments(where: str) -> Callable[[F], F]:
+    """The decorated builder checks its arguments against its type hints (`Annotated` ones with their
+    limits) before it runs, with an InputError that starts with `where` (the registered name) and names
+    each bad argument."""
+
+    def decorate(function: F) -> F:
+        checked: List[Callable] = []  # made at the first call, once the builder's module has every name
+
+        @functools.wraps(function)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if not checked:
+                checked.append(validate_call(config=_ARGUMENTS)(function))
+            try:
+                return checked[0](*args, **kwargs)
+            except ValidationError as err:
+                if err.title != function.__name__:  # not the arguments: raised inside the builder
+                    raise
+                raise InputError(f"{where}: " + "; ".join(problems(err, _arguments_schema(function)))) from None
+
+        # spaCy reads a factory's argument names from its signature, without following __wrapped__.
+        call.__signature__ = inspect.signature(function)  # type: ignore[attr-defined]
+        return cast(F, call)
+
+    return decorate
+
+
+def _arguments_schema(function: Callable) -> type:
+    """The builder's arguments as a model, for the `must_be` words of their fields."""
+    hints = typing.get_type_hints(function, include_extras=True)
+    hints.pop("return", None)
+    fields: Any = {name: (hint, None) for name, hint in hints.items()}
+    return create_model(function.__name__, __config__=_ARGUMENTS, **fields)
 
 
 def validate(schema: Type[T], data: Any, error: Type[InputError], where: str = "", config: bool = False) -> T:
@@ -62,11 +136,21 @@ def _problem(error: Any, schema: type, config: bool) -> str:
         return f"{key} is {value}, above the limit of {error['ctx']['le']}; is it a typo?"
     message = str(error["msg"])
     if text is None and not message.startswith("Input should be "):
-        return f"{key}: {message[0].lower()}{message[1:]}, got {_short(value)}"
-    return f"{key} must be {text or message.removeprefix('Input should be ').lower()}, got {_short(value)}"
+        return f"{key}: {message[0].lower()}{message[1:]}, got {short_repr(value)}"
+    hint = "; write the number without quotes" if kind in _NUMBER_TYPES and _is_number(value) else ""
+    return f"{key} must be {text or message.removeprefix('Input should be ').lower()}, got {short_repr(value)}{hint}"
 
 
-def _short(value: Any, limit: int = 80) -> str:
+def _is_number(value: Any) -> bool:
+    """Whether `value` is a number in quotes, as a .cfg gives `"4096"`."""
+    try:
+        return isinstance(value, str) and bool(float(value) == float(value))
+    except ValueError:
+        return False
+
+
+def short_repr(value: Any, limit: int = 80) -> str:
+    """`repr(value)`, cut to `limit` characters: an error message quotes what it got, never a whole corpus."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 

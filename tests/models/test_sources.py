@@ -2,7 +2,8 @@
 config (`spacy-elmo.BiLM.v2` `name`) and `dump` once `download` has put it in the cache, and fails with
 the download command before. The download comes from a `file://` mirror holding the tiny fixture model
 under the catalogue's own URLs (no internet). A Hugging Face Hub reference (`hf:ORG/REPO`) works in the
-same places, read from a Hub cache made in the test, offline."""
+same places, read from a Hub cache made in the test, offline. An empty path or name, which as a path is
+the working directory, is refused everywhere a model is named."""
 
 import shutil
 from urllib.parse import urlsplit
@@ -16,7 +17,7 @@ from thinc.api import Config
 from spacy_elmo import load_bilm
 from spacy_elmo.errors import ElmoError
 from spacy_elmo.hub import ModelNotDownloadedError, download_model, load_catalogue
-from tests.support.cli import run_cli
+from tests.support.cli import assert_clear_error, run_cli
 from tests.support.hub_cache import add_repo, offline_cache
 from tests.support.paths import TINY_MODEL
 from tests.support.pipelines import elmo_config
@@ -133,3 +134,40 @@ def test_a_hub_reference_not_cached_builds_and_fails_at_initialize(hub_cache):
         nlp.initialize()
     with pytest.raises(ElmoError, match="hf:ORG/REPO"):
         spacy.blank("en").add_pipe("elmo", config=elmo_config(name="hf:missing"))
+
+
+@pytest.fixture
+def in_a_model_folder(tmp_path, monkeypatch):
+    """The working directory holds a model, which an empty path would name without a word."""
+    folder = tmp_path / "here"
+    shutil.copytree(TINY_MODEL, folder)
+    monkeypatch.chdir(folder)
+    return folder
+
+
+@pytest.mark.parametrize(
+    "model, key",
+    [({"path": ""}, "path"), ({"options": "", "weights": ""}, "options"), ({"name": " "}, "name")],
+)
+def test_an_empty_path_in_the_config_is_refused_when_it_is_built(in_a_model_folder, model, key):
+    with pytest.raises(ElmoError, match=f"`{key}` is empty .* leave `{key}` unset \\(null\\) for the bundled default"):
+        spacy.blank("en").add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v2", **model}})
+
+
+def test_an_empty_path_at_initialize_or_to_load_bilm_is_refused(in_a_model_folder):
+    nlp = spacy.blank("en")
+    elmo = nlp.add_pipe("elmo", config=elmo_config())
+    with pytest.raises(ElmoError, match="`options` is empty"):
+        elmo.initialize(lambda: [], options="")  # what `--paths.elmo_options ""` gives the shipped configs
+    with pytest.raises(ElmoError, match="`model` is empty"):
+        load_bilm("")
+
+
+@pytest.mark.slow
+def test_dump_with_an_empty_model_fails_with_one_line(in_a_model_folder, tmp_path):
+    text = tmp_path / "input.txt"
+    text.write_text("the bank .\n", encoding="utf8")
+    result = run_cli("dump", text, tmp_path / "out.hdf5", "--model", "", "--no-progress", cwd=in_a_model_folder)
+    assert_clear_error(result, "`model` is empty")
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "out.hdf5").exists()

@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from spacy_elmo import BiLM, preset
+from spacy_elmo.errors import InputError
 from spacy_elmo.nn.token_cache import TokenEmbeddingCache
 
 SENTENCE = "The bank raised its rates again .".split()
@@ -32,6 +33,21 @@ def test_shapes_empty_and_single_token(fixture_bilm):
     assert np.isfinite(out[1]).all() and np.abs(out[1][2]).sum() > 0
     assert fixture_bilm.embed([]) == []
     assert fixture_bilm.embed_tokens([]).shape == (0, 16)
+
+
+@pytest.mark.parametrize(
+    "call, fix",
+    [
+        (lambda bilm: bilm.embed(["She went to the bank"]), "split each sentence into tokens"),
+        (lambda bilm: bilm.embed("She went"), "split each sentence into tokens"),
+        (lambda bilm: bilm.embed([SENTENCE, "She went"]), "nlp(text)"),
+        (lambda bilm: bilm.embed_tokens("bank"), "['bank'] for one token"),
+    ],
+)
+def test_a_string_where_tokens_are_expected_is_refused_not_read_as_characters(fixture_bilm, call, fix):
+    with pytest.raises(InputError, match="lists? of tokens") as error:
+        call(fixture_bilm)
+    assert fix in str(error.value)
 
 
 def test_context_changes_upper_layers_only(fixture_bilm):

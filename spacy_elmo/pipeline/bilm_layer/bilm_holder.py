@@ -70,8 +70,10 @@ def _load_pickled_state(data: bytes, device: torch.device) -> Any:
         ) from None
 
 
-def deserialize_holder(_: BiLMHolder, data: bytes, device: torch.device) -> BiLMHolder:
-    """A new holder from `data` (thinc passes the current one, which is replaced whole)."""
+def deserialize_holder(_: BiLMHolder, data: bytes, device: torch.device, warm_start: bool = False) -> BiLMHolder:
+    """A new holder from `data` (thinc passes the current one, which is replaced whole), started warm or
+    cold as the config it is loaded with says (`warm_start`): the saved warm state is kept where the
+    config wants one, a cold biLM made warm from its own weights, a warm one made cold."""
     msg = srsly.msgpack_loads(data)
     holder = BiLMHolder()
     if msg["options"] is not None:
@@ -81,6 +83,10 @@ def deserialize_holder(_: BiLMHolder, data: bytes, device: torch.device) -> BiLM
         else:
             holder.load_state_dict(_load_pickled_state(msg["state"], device))
         holder.bilm.eval()
+        if warm_start and not holder.bilm.warm_start:
+            holder.bilm.set_warm_start()
+        elif holder.bilm.warm_start and not warm_start:
+            holder.bilm.clear_warm_start()
     return holder.to(device)
 
 

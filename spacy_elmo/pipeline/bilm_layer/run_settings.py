@@ -1,5 +1,6 @@
-"""How the biLM layer runs (`stateful`, `max_batch_tokens`, `fast_mode`, `tf32`, and, in a head's own copy,
-whether it trains): settings of the pipeline's config, read from it every time the pipeline is built.
+"""How the biLM layer runs (`stateful`, `max_batch_tokens`, `fast_mode`, `tf32`, `warm_start`, and, in a
+head's own copy, whether it trains): settings of the pipeline's config, read from it every time the
+pipeline is built.
 
 thinc saves a layer's attrs beside its weights and, when a pipeline is loaded, writes the saved values
 over the ones the config has just built (`Model.from_dict`). A setting changed in a saved pipeline's
@@ -30,6 +31,7 @@ class RunSettings:
     # Set by a head's own biLM (ElmoTok2Vec.v1); the `elmo` component keeps `frozen` itself and never
     # asks a frozen biLM for gradients.
     frozen: bool = False
+    warm_start: bool = False
 
 
 @serialize_attr.register(RunSettings)

@@ -12,12 +12,16 @@ sits furthest from an edge: every kept token sees at least `overlap` tokens of c
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, List, Optional, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, List, Optional, Protocol, Sequence, runtime_checkable
 
 import numpy as np
+from thinc.api import Model
+from typing_extensions import Annotated
 
 from ...errors import InputError
+from ...util.validation import must_be, short_repr, validate_arguments
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc
@@ -84,6 +88,59 @@ class Segmenter(Protocol):
     def __call__(self, doc: "Doc", kept: np.ndarray) -> List[Segment]: ...
 
 
+def check_segmenter(segmenter: object) -> Segmenter:
+    """`segmenter` if it can be a Segmenter, refused when the config is built otherwise: any registered
+    `@misc` function's result fits the config, and a span filter, a suggester, a logger or a layer would
+    fail at the first doc deep inside. Its call must take (doc, kept), and where it declares types, take
+    a Doc first and return Segments."""
+    problem = _not_a_segmenter(segmenter)
+    if problem:
+        raise InputError(
+            "spacy-elmo.BiLM.v2: 'segmentation' must be a Segmenter (spacy_elmo.pipeline.bilm_layer.segment."
+            f"Segmenter: called with a doc and its kept token indices, it returns Segments), got "
+            f"{_described(segmenter)}, which {problem}; give a function registered to return one, such as "
+            "spacy-elmo.sentence_windows.v1, or null"
+        )
+    return segmenter  # type: ignore[return-value]
+
+
+def _not_a_segmenter(segmenter: object) -> Optional[str]:
+    if not callable(segmenter):
+        return "cannot be called"
+    try:
+        signature = inspect.signature(segmenter)
+        signature.bind(None, None)
+    except (TypeError, ValueError) as err:
+        return f"cannot be called with (doc, kept): {err}"
+    first = next(iter(signature.parameters.values()))
+    if not _names(first.annotation, "Doc"):
+        return f"takes {_annotation(first.annotation)} first"
+    if not _names(signature.return_annotation, "Segment"):
+        return f"returns {_annotation(signature.return_annotation)}"
+    return None
+
+
+def _names(annotation: Any, name: str) -> bool:
+    """Whether a declared type is absent or names `name` (`Doc`, `"Doc"`, `List[Segment]`)."""
+    return annotation is inspect.Parameter.empty or name in _annotation(annotation)
+
+
+def _annotation(annotation: Any) -> str:
+    if isinstance(annotation, str):
+        return annotation
+    return annotation.__name__ if isinstance(annotation, type) else repr(annotation).replace("typing.", "")
+
+
+def _described(segmenter: object) -> str:
+    """What the config gave, by its layer name, qualified name or type."""
+    if isinstance(segmenter, Model):
+        return f"the thinc layer {segmenter.name!r}"
+    if not callable(segmenter):
+        return short_repr(segmenter)
+    function = getattr(segmenter, "func", segmenter)  # a functools.partial
+    return f"{type(segmenter).__name__} {getattr(function, '__qualname__', type(segmenter).__qualname__)!r}"
+
+
 @dataclass(frozen=True)
 class SentenceWindows:
     """The default segmenter: per sentence when the doc has sentence boundaries (and `split_sentences`),
@@ -104,7 +161,12 @@ class SentenceWindows:
         return segment(len(kept), starts, self.max_length, self.overlap)
 
 
-def build_sentence_windows_v1(split_sentences: bool = True, max_length: int = 256, overlap: int = 32) -> Segmenter:
+@validate_arguments("spacy-elmo.sentence_windows.v1")
+def build_sentence_windows_v1(
+    split_sentences: bool = True,
+    max_length: Annotated[int, must_be("an integer of at least 1", ge=1)] = 256,
+    overlap: Annotated[int, must_be("an integer >= 0", ge=0)] = 32,
+) -> Segmenter:
     """`spacy-elmo.sentence_windows.v1`: the biLM reads a doc per sentence and long pieces in overlapping windows.
 
     split_sentences (bool): one piece per sentence where the doc has sentence boundaries (parser,

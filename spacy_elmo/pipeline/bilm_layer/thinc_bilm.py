@@ -23,26 +23,29 @@ from pathlib import Path
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union, cast
 
 import torch
+from pydantic import SkipValidation
 from spacy.tokens import Doc
 from thinc.api import Model, PyTorchWrapper_v3, torch2xp
 from thinc.types import Floats3d
+from typing_extensions import Annotated
 
-from ...errors import InputError
 from ...models.sources import ModelReference, model_reference, reference_options, resolve
 from ...nn.bilm import BiLM
 from ...nn.int8 import FAST_MODES, FastModeError
 from ...nn.precision import fp32_scope
 from ...nn.run_options import RunOptions
+from ...util.validation import must_be, validate_arguments
 from ..device import place_bilm
 from .batch_plan import doc_segments, kept_tokens, plan_batches
 from .bilm_holder import BiLMHolder, convert_inputs, convert_outputs, deserialize_holder, serialize_holder
 from .process_state import PROCESS
 from .run_settings import RUN_SETTINGS, RunSettings
-from .segment import Segmenter, build_sentence_windows_v1
+from .segment import Segmenter, build_sentence_windows_v1, check_segmenter
 
 InT = List[Doc]
 OutT = List[Floats3d]
 PathLike = Union[str, Path]
+PositiveInt = Annotated[int, must_be("an integer of at least 1", ge=1)]
 
 
 def declared_layers(model: Model) -> Optional[int]:
@@ -55,13 +58,14 @@ def declared_layers(model: Model) -> Optional[int]:
     return None if options is None else options.n_output_layers
 
 
+@validate_arguments("spacy-elmo.BiLM.v2")
 def build_bilm_v2(
     options: Optional[PathLike] = None,
     weights: Optional[PathLike] = None,
     name: Optional[str] = None,
     stateful: bool = False,
-    max_batch_tokens: int = 4096,
-    segmentation: Optional[Segmenter] = None,
+    max_batch_tokens: PositiveInt = 4096,
+    segmentation: SkipValidation[Optional[Segmenter]] = None,
     warm_start: bool = False,
     fast_mode: Optional[str] = None,
     path: Optional[PathLike] = None,
@@ -95,17 +99,13 @@ def build_bilm_v2(
         raise FastModeError(f"unknown fast_mode {fast_mode!r}; choose one of {', '.join(FAST_MODES)} or null")
     if fast_mode is not None and stateful:
         raise FastModeError("fast_mode runs stateless only; set stateful = false or fast_mode = null")
-    if max_batch_tokens < 1:
-        raise InputError(f"max_batch_tokens must be at least 1, got {max_batch_tokens}")
-    segmenter = build_sentence_windows_v1() if segmentation is None else segmentation
-    if not callable(segmenter):
-        raise InputError(f"segmentation must be a segmenter (a registered function's result), got {segmenter!r}")
+    segmenter = build_sentence_windows_v1() if segmentation is None else check_segmenter(segmentation)
     wrapper = PyTorchWrapper_v3(
         BiLMHolder(),
         convert_inputs=convert_inputs,
         convert_outputs=convert_outputs,
         serialize_model=serialize_holder,
-        deserialize_model=deserialize_holder,
+        deserialize_model=partial(deserialize_holder, warm_start=warm_start),
     )
     return Model(
         "elmo-bilm",
@@ -118,8 +118,7 @@ def build_bilm_v2(
             "weights": None if weights is None else str(weights),
             "name": name,
             "path": None if path is None else str(path),
-            "warm_start": warm_start,
-            RUN_SETTINGS: RunSettings(stateful, max_batch_tokens, fast_mode, tf32),
+            RUN_SETTINGS: RunSettings(stateful, max_batch_tokens, fast_mode, tf32, warm_start=warm_start),
         },
     )
 
@@ -163,7 +162,7 @@ def load_source(model: Model, options: Optional[PathLike] = None, weights: Optio
     """Load the biLM from the given paths, else from the source recorded in the layer's config.
     `options` alone may be a model directory or archive of any format (what `path` takes), so that
     `--paths.elmo_options DIR` works with the shipped configs."""
-    set_bilm(model, resolve(_reference(model).overridden(options, weights)).load(model.attrs["warm_start"]))
+    set_bilm(model, resolve(_reference(model).overridden(options, weights)).load(run_settings(model).warm_start))
 
 
 def ensure_loaded(model: Model) -> BiLM:

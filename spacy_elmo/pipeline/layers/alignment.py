@@ -27,6 +27,7 @@ from thinc.types import Floats2d, Floats3d
 
 from ...models.sources import model_reference, resolve
 from ...nn.pooling_weights import PoolingWeights
+from ...util.validation import non_finite_float32
 from ..errors import AlignmentError
 from .pooling import build_pooling_v1
 from .read_rows import ROW_WISE
@@ -102,7 +103,7 @@ def _float32_matrix(data: Any, path: Path) -> Floats2d:
         matrix = dense.to(torch.float32).contiguous().numpy().copy()
     else:
         matrix = np.ascontiguousarray(data, dtype=np.float32).copy()
-    if not np.isfinite(matrix).all():
+    if non_finite_float32(matrix):
         raise AlignmentError(
             f"{path} holds NaN or infinite values (or values beyond float32's range, +-3.4e38); "
             "download the model again with --force"

@@ -21,6 +21,7 @@ from thinc.api import Model, Ops, chain, concatenate, with_array
 from thinc.types import Floats2d, Floats3d
 
 from ...errors import InputError
+from ...util.validation import validate_arguments
 from ..bilm_layer.thinc_bilm import set_frozen
 from ..doc_data import get_layers
 from .projection import projection
@@ -215,6 +216,7 @@ def build_elmo_tok2vec(
     return model
 
 
+@validate_arguments("spacy-elmo.ElmoListener.v1")
 def build_elmo_listener_v1(
     mix: Model[List[Floats3d], List[Floats2d]],
     upstream: str = "elmo",
@@ -232,6 +234,7 @@ def build_elmo_listener_v1(
     return build_elmo_tok2vec(source=ElmoListener(upstream), mix=mix, extra_features=extra_features, width=width)
 
 
+@validate_arguments("spacy-elmo.ElmoTok2Vec.v1")
 def build_elmo_tok2vec_v1(
     bilm: Model[List[Doc], List[Floats3d]],
     mix: Model[List[Floats3d], List[Floats2d]],

@@ -20,8 +20,10 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 from thinc.api import Model
 from thinc.types import Floats2d, Floats3d
+from typing_extensions import Annotated
 
 from ...errors import InputError
+from ...util.validation import Float32, must_be, validate_arguments
 from .read_rows import ROW_WISE
 
 InT = List[Floats3d]
@@ -29,15 +31,18 @@ OutT = List[Floats2d]
 
 LAYER_NORM_EPS = 1e-12
 MIX_NODE = "elmo-scalar-mix"  # the layer's name, by which reports find every mix inside a model
+DropoutRate = Annotated[float, must_be("a number in [0, 1)", ge=0, lt=1)]
+Penalty = Annotated[float, must_be("a finite number >= 0", ge=0)]
 
 
+@validate_arguments("spacy-elmo.ScalarMix.v2")
 def build_scalar_mix_v2(
-    weights: Optional[Sequence[float]] = None,
+    weights: Optional[Sequence[Float32]] = None,
     start_from: Optional[str] = None,
-    gamma: float = 1.0,
+    gamma: Float32 = 1.0,
     layer_norm: bool = False,
-    dropout: float = 0.0,
-    l2: float = 0.0,
+    dropout: DropoutRate = 0.0,
+    l2: Penalty = 0.0,
     trainable: bool = True,
 ) -> Model[InT, OutT]:
     """`spacy-elmo.ScalarMix.v2`: the paper's task-specific mix: gamma * sum_j softmax(w)_j * layer_j.
@@ -54,10 +59,6 @@ def build_scalar_mix_v2(
     trainable (bool): whether `weights` and `gamma` learn.
     RETURNS (Model[List[Floats3d], List[Floats2d]]): each doc's layers -> one vector per token.
     """
-    if not 0.0 <= dropout < 1.0:
-        raise InputError(f"dropout must be in [0, 1), got {dropout}")
-    if l2 < 0:
-        raise InputError(f"l2 must not be negative, got {l2}")
     if start_from is not None and weights is not None:
         raise InputError(
             f"ScalarMix: give either `weights` or `start_from` ({start_from}), not both: the module's trained "

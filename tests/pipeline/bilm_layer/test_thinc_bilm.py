@@ -34,8 +34,14 @@ def docs():
     [
         ({"fast_mode": "int4"}, FastModeError, "unknown fast_mode 'int4'"),
         ({"fast_mode": "int8", "stateful": True}, FastModeError, "fast_mode runs stateless only"),
-        ({"max_batch_tokens": 0}, ElmoError, "max_batch_tokens must be at least 1, got 0"),
-        ({"segmentation": "sentences"}, ElmoError, "segmentation must be a segmenter"),
+        ({"max_batch_tokens": 0}, ElmoError, "'max_batch_tokens' must be an integer of at least 1, got 0"),
+        (
+            {"max_batch_tokens": "4096"},
+            ElmoError,
+            "'max_batch_tokens' must be .*, got '4096'; write the number without",
+        ),
+        ({"max_batch_tokens": True}, ElmoError, "'max_batch_tokens' must be an integer of at least 1, got True"),
+        ({"segmentation": "sentences"}, ElmoError, "'segmentation' must be a Segmenter .* got 'sentences'"),
     ],
 )
 def test_bad_settings_are_named_when_the_layer_is_built(settings, error, message):
