@@ -17,7 +17,7 @@ from spacy_elmo.errors import ElmoError
 from spacy_elmo.hub import ModelNotDownloadedError, download_model, load_catalogue
 from tests.support.cli import run_cli
 from tests.support.paths import TINY_MODEL
-from tests.support.pipelines import elmo_config
+from tests.support.pipelines import EXACT_LAYERS, elmo_config
 
 NAME = "allennlp-small"
 SENTENCES = [["The", "bank", "by", "the", "river", "."], ["Money", "."]]
@@ -68,7 +68,7 @@ def test_a_downloaded_catalogue_name_loads_everywhere(cache, mirror, tmp_path):
         np.testing.assert_array_equal(got, want)
 
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config=elmo_config(name=NAME))
+    nlp.add_pipe("elmo", config={**elmo_config(name=NAME), **EXACT_LAYERS})
     nlp.initialize()
     doc = nlp(" ".join(SENTENCES[0]))
     np.testing.assert_allclose(doc._.elmo["layers"], expected[0], atol=1e-6)
@@ -84,7 +84,7 @@ def test_a_downloaded_catalogue_name_loads_everywhere(cache, mirror, tmp_path):
 def test_a_config_naming_a_downloaded_model_round_trips(cache, mirror, tmp_path):
     download_model(NAME, base_url=mirror, progress=False)
     nlp = spacy.blank("de")
-    nlp.add_pipe("elmo", config=elmo_config(name=NAME))
+    nlp.add_pipe("elmo", config={**elmo_config(name=NAME), **EXACT_LAYERS})
     nlp.initialize()
     assert Config(nlp.config)["components"]["elmo"]["model"]["name"] == NAME
     # The model named, not the default one: its layers are the tiny model's that the mirror served.
