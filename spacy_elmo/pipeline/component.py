@@ -47,9 +47,9 @@ from ..nn.pooling_weights import check_pooling, pooling_weights
 from ..util.io import atomic_output
 from ..util.validation import must_be, validate_arguments
 from .bilm_layer.thinc_bilm import declared_layers, ensure_loaded
-from .doc_data import ensure_extension, set_doc_data
+from .doc_data import layer_dtype, set_doc_data
 from .frozen_cache import FrozenLayerCache
-from .hooks import install_hooks
+from .hooks import ensure_extension, install_hooks
 from .layers import ElmoListener, apply_to_read_rows, load_source
 from .layers.listener import feed_listeners, gradient_callbacks, no_gradient, replace_listener_cfg, standalone_bilm
 from .layers.pooling import build_pooling_v1
@@ -75,7 +75,7 @@ DEFAULT_MODEL_CONFIG = {"@architectures": "spacy-elmo.BiLM.v2"}
     default_config={
         "model": DEFAULT_MODEL_CONFIG,
         "pooling": "mean",
-        "store_layers": True,
+        "store_layers": "float16",
         "frozen": True,
         "set_tensor": False,
         "cache_mb": 1024,
@@ -87,7 +87,7 @@ def make_elmo(
     name: str,
     model: Model[List[Doc], List[Floats3d]],
     pooling: SkipValidation[Pooling],
-    store_layers: bool,
+    store_layers: Union[bool, str],
     frozen: bool,
     set_tensor: bool,
     cache_mb: Annotated[int, must_be("a whole number of MiB, 0 (no cache) or more", ge=0)],
@@ -103,14 +103,16 @@ def make_elmo(
     pooling (Union[str, List[float], Model]): how the token vectors of `doc._.elmo["vectors"]` and
         `token.vector` are made from the layers: "mean", "top", one weight per layer, or any
         `List[Floats3d] -> List[Floats2d]` layer (`spacy-elmo.Pooling.v1`, a non-trainable ScalarMix).
-    store_layers (bool): keep all layers in `doc._.elmo["layers"]`, where listeners read them at
-        prediction; with False only the pooled vectors are kept and listeners run the biLM again.
+    store_layers (Union[bool, str]): keep all layers in `doc._.elmo["layers"]`, where listeners read them
+        at prediction: "float16" (half the bytes), True (float32); with False only the pooled vectors
+        are kept and listeners run the biLM again.
     frozen (bool): the biLM gets no gradient (the paper's setting); False fine-tunes it through the
         listeners.
     set_tensor (bool): also write the pooled vectors to `doc.tensor`.
     cache_mb (int): the budget, in MiB, of the frozen biLM's layer cache while training; 0 turns it off.
     RETURNS (ElmoComponent): the component.
     """
+    layer_dtype(store_layers)  # a bad value is refused when the pipeline is built
     if isinstance(pooling, list):
         check_pooling(pooling)
         n_layers = declared_layers(model)
@@ -140,7 +142,7 @@ class ElmoComponent(TrainablePipe):
         name: str = "elmo",
         *,
         pooling: Pooling = "mean",
-        store_layers: bool = True,
+        store_layers: Union[bool, str] = "float16",
         frozen: bool = True,
         set_tensor: bool = False,
         cache_mb: int = 1024,
@@ -246,12 +248,13 @@ class ElmoComponent(TrainablePipe):
         layers (List[Floats3d]): their layers, from `predict`.
         """
         pooled = apply_to_read_rows(self.pooling, list(docs), list(layers))
+        dtype = layer_dtype(self.cfg["store_layers"])
         for doc, doc_layers, doc_vectors in zip(docs, layers, pooled):
             # The Doc keeps host arrays (they serialize and outlive the batch); on a GPU this is the
             # one copy to the host.
             vectors = self.model.ops.to_numpy(doc_vectors).astype(np.float32, copy=False)
-            host_layers = self.model.ops.to_numpy(doc_layers).astype(np.float32, copy=False)
-            set_doc_data(doc, vectors, host_layers if self.cfg["store_layers"] else None)
+            host_layers = None if dtype is None else self.model.ops.to_numpy(doc_layers).astype(dtype, copy=False)
+            set_doc_data(doc, vectors, host_layers)
             install_hooks(doc)
             if self.cfg["set_tensor"]:
                 doc.tensor = vectors

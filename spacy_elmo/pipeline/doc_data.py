@@ -5,8 +5,8 @@ user data through srsly's msgpack, which handles numpy but would need a register
 process that never imported spacy_elmo) for a custom class.
 
 - `"vectors"` `[n_tokens, 2P]` float32: the pooled vector of each token (zeros for whitespace tokens).
-- `"layers"` `[L+1, n_tokens, 2P]` float32: every biLM layer, when the component keeps them (listeners
-  read these).
+- `"layers"` `[L+1, n_tokens, 2P]`: every biLM layer, when the component keeps them (listeners read
+  these): float16 by default, float32 with `store_layers = true` (and in docs saved before float16).
 - `"offsets"` `[n_tokens, 2]` int64: each token's start and end character when the rows were computed.
 
 Stored in `doc.user_data` under the key of an extension value that starts at character 0, not under a
@@ -16,6 +16,8 @@ it drops doc-level ones (spaCy's warning W101), so a merged doc keeps every part
 
 The rows follow the tokens by their characters, since spaCy's retokenizer (`merge_entities`,
 `merge_noun_chunks`, `doc.retokenize()`) changes the tokens but neither the text nor the user data.
+Data that is not what the component writes (other keys, dtypes or shapes, rows for another doc, parts
+of different widths) raises `DocDataError` when it is read, never an IndexError deep inside numpy.
 When the stored offsets no longer match the doc's tokens, the rows are re-aligned once (and stored
 so): a token that is one stored token keeps its row; a token inside one stored token (a split piece)
 gets that token's row; a token made of whole stored tokens (a merge) gets the mean of their rows,
@@ -26,15 +28,21 @@ its row would be another token's.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 from spacy.attrs import IDX, LENGTH
 from spacy.tokens import Doc
 
-from .errors import MisalignedDataError
+from ..errors import InputError
+from .errors import DocDataError, MisalignedDataError
 
 EXTENSION = "elmo"
+
+# `store_layers`: the dtype the layers are kept in, or None for none. float16 halves what a doc carries
+# through DocBin and `nlp.pipe(n_process=...)`; the vectors stay float32 (token.vector is exact).
+LAYER_DTYPES: Dict[Union[bool, str], Optional[type]] = {"float16": np.float16, True: np.float32, False: None}
+FIX = "run the elmo component on the doc again"
 
 
 def _key(start_char: int) -> Tuple[str, str, int, None]:
@@ -53,9 +61,14 @@ def _is_part_key(key: Any) -> bool:
     return isinstance(key, tuple) and len(key) == 4 and key[:2] == ("._.", EXTENSION) and isinstance(key[2], int)
 
 
-def ensure_extension() -> None:
-    if not Doc.has_extension(EXTENSION):
-        Doc.set_extension(EXTENSION, getter=get_doc_data)
+def layer_dtype(store_layers: Any) -> Optional[type]:
+    """The dtype `store_layers` keeps the layers in (None: no layers); any other value is refused."""
+    if isinstance(store_layers, (bool, str)) and store_layers in LAYER_DTYPES:
+        return LAYER_DTYPES[store_layers]
+    raise InputError(
+        f'store_layers is {store_layers!r}: it is "float16" (the layers in half precision), true (float32) '
+        "or false (only the pooled vectors)"
+    )
 
 
 def token_offsets(doc: Doc) -> np.ndarray:
@@ -67,7 +80,7 @@ def token_offsets(doc: Doc) -> np.ndarray:
 
 
 def set_doc_data(doc: Doc, vectors: np.ndarray, layers: Optional[np.ndarray]) -> None:
-    """Store the rows of `doc`'s current tokens."""
+    """Store the rows of `doc`'s current tokens; the layers keep their dtype (float16 or float32)."""
     _store(doc, vectors, layers, token_offsets(doc))
 
 
@@ -77,7 +90,8 @@ def _store(doc: Doc, vectors: np.ndarray, layers: Optional[np.ndarray], offsets:
         "offsets": np.ascontiguousarray(offsets, dtype=np.int64),
     }
     if layers is not None:
-        data["layers"] = np.ascontiguousarray(layers, dtype=np.float32)
+        dtype = np.float16 if layers.dtype == np.float16 else np.float32
+        data["layers"] = np.ascontiguousarray(layers, dtype=dtype)
     user_data: Dict[Any, Any] = doc.user_data
     for key in [key for key in user_data if _is_part_key(key)]:
         del user_data[key]
@@ -91,9 +105,12 @@ def stored_data(doc: Doc) -> Optional[Dict[str, np.ndarray]]:
     parts = _parts(doc)
     if not parts:
         return None
+    for _, data in parts:
+        check_structure(doc, data)
     if len(parts) == 1 and parts[0][0] == 0 and "offsets" in parts[0][1]:
         return parts[0][1]
     datas = [data for _, data in parts]
+    _check_same_widths(doc, datas)
     if any("offsets" not in data for data in datas):
         return _legacy(doc, datas)
     offsets = np.concatenate([data["offsets"] + start for start, data in parts])
@@ -135,6 +152,7 @@ def get_doc_data(doc: Doc) -> Optional[Dict[str, np.ndarray]]:
     current = token_offsets(doc)
     if np.array_equal(data["offsets"], current):
         return data
+    _check_offsets(doc, data["offsets"])
     return _realign(doc, data, current)
 
 
@@ -166,7 +184,71 @@ def _realign(doc: Doc, data: Dict[str, np.ndarray], current: np.ndarray) -> Dict
     return _store(doc, vectors, layers, current)
 
 
-def get_layers(doc: Doc) -> Optional[np.ndarray]:
-    """The layers stored for the doc's current tokens (listeners read them), or None."""
-    data = get_doc_data(doc)
-    return None if data is None else data.get("layers")
+def describe(doc: Doc) -> str:
+    """The doc, for an error message: its first words and length."""
+    text = doc.text if len(doc.text) <= 40 else doc.text[:40] + "..."
+    return f"the doc {text!r} ({len(doc)} tokens)"
+
+
+def _is_float(value: Any, ndim: int) -> bool:
+    return isinstance(value, np.ndarray) and value.ndim == ndim and value.dtype.kind == "f"
+
+
+def check_structure(doc: Doc, data: Any) -> None:
+    """`data` is what the component writes: a dict of `vectors` (float, `[n, width]`), optionally
+    `offsets` (integer, `[n, 2]`) and `layers` (float, `[L+1, n, width]`); cheap (no pass over the rows),
+    as it runs for every read."""
+    where = f"doc._.elmo of {describe(doc)}"
+    if not isinstance(data, dict) or "vectors" not in data:
+        keys = sorted(map(str, data)) if isinstance(data, dict) else type(data).__name__
+        raise DocDataError(f"{where} is not the elmo component's data (a dict with 'vectors'; got {keys}); {FIX}")
+    vectors, offsets, layers = data["vectors"], data.get("offsets"), data.get("layers")
+    if not _is_float(vectors, 2):
+        raise DocDataError(f"{where}: 'vectors' is {_shape(vectors)}, not a float array [tokens, width]; {FIX}")
+    if offsets is not None and not (
+        isinstance(offsets, np.ndarray) and offsets.dtype.kind in "iu" and offsets.shape == (len(vectors), 2)
+    ):
+        raise DocDataError(
+            f"{where}: 'offsets' is {_shape(offsets)}, not an integer array of {len(vectors)} rows (one a "
+            f"vector) of 2 characters; {FIX}"
+        )
+    if layers is not None and not (_is_float(layers, 3) and layers.shape[1:] == vectors.shape):
+        raise DocDataError(
+            f"{where}: 'layers' is {_shape(layers)}, not a float array [layers, {len(vectors)}, "
+            f"{vectors.shape[1]}] as its vectors; {FIX}"
+        )
+
+
+def _shape(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"a {value.dtype} array of shape {list(value.shape)}"
+    return f"a {type(value).__name__}"
+
+
+def _check_same_widths(doc: Doc, datas: List[Dict[str, np.ndarray]]) -> None:
+    widths = sorted({data["vectors"].shape[1] for data in datas})
+    if len(widths) > 1:
+        raise DocDataError(
+            f"doc._.elmo of {describe(doc)} joins parts of widths {widths} (docs from different biLMs merged "
+            f"with Doc.from_docs); {FIX}"
+        )
+
+
+def _check_offsets(doc: Doc, offsets: np.ndarray) -> None:
+    """Offsets that re-aligning can search: tokens in order, none overlapping (rows outside the doc's
+    characters, the rest of a parent doc after `as_doc`, are dropped there)."""
+    starts, ends = offsets[:, 0], offsets[:, 1]
+    if np.any(starts > ends) or np.any(starts[1:] < ends[:-1]):
+        raise DocDataError(
+            f"doc._.elmo of {describe(doc)} has token offsets out of order or overlapping (not what the elmo "
+            f"component writes); {FIX}"
+        )
+
+
+def check_width(doc: Doc, layers: np.ndarray, n_layers: Optional[int], width: Optional[int], owner: str) -> None:
+    """`layers` read off `doc` have the `n_layers` and `width` of the component `owner` (None: unknown)."""
+    if (n_layers is not None and layers.shape[0] != n_layers) or (width is not None and layers.shape[2] != width):
+        raise DocDataError(
+            f"doc._.elmo of {describe(doc)} holds {layers.shape[0]} layers of width {layers.shape[2]}, but the "
+            f"{owner!r} component's biLM gives {n_layers} of width {width} (data of another model?); {FIX}"
+        )

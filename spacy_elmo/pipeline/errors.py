@@ -9,6 +9,11 @@ class MisalignedDataError(InputError):
     """A doc's tokens no longer line up with the tokens its ELMo data was computed for."""
 
 
+class DocDataError(InputError):
+    """A doc's `doc._.elmo` that is not what the `elmo` component writes for that doc (keys, dtypes,
+    shapes, width)."""
+
+
 class UntrustedPickleError(InputError):
     """Saved biLM bytes that hold more than tensors: unpickling them could run code, so they are refused."""
 

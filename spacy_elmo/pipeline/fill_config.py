@@ -7,7 +7,8 @@ the `elmo` component comes first. With `tok2vec="instead"` (the shipped `configs
 paper's `[x; ELMo]`) the head's Tok2Vec embeds each token as its mix beside the tok2vec's own
 embeddings, projected to the tok2vec's width, into the tok2vec's encoder; a `tok2vec` component no
 component listens to any more is removed. With `tok2vec="beside"` the head keeps its tok2vec (its
-listener of the shared component, or its own model) as the listener's `extra_features`.
+listener of the shared component, or its own model) as the listener's `extra_features`. spaCy's
+`[nlp] batch_size` becomes the shipped configs' (NLP_BATCH_SIZE).
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ MIX_L2 = 0.001
 # keeping a second one; spaCy applies it only when training on a GPU, so a CPU run is unchanged.
 GPU_ALLOCATOR = "pytorch"
 TOK2VEC_MODES = ("instead", "beside")
+# Docs per batch of `nlp.pipe`, which `spacy benchmark speed`, `apply` and `evaluate` take from [nlp]:
+# spaCy's 1000 is 30 batches of the biLM's work before `benchmark speed` prints a figure; the shipped
+# configs' 64 (spacy-transformers' set 128) keeps a batch to a second or two on a CPU, within a few
+# per cent of the best words/s (benchmarks/bench_batch_size.py).
+NLP_BATCH_SIZE = 64
+SPACY_BATCH_SIZE = 1000
 
 
 def fill_elmo_config(
@@ -78,6 +85,8 @@ def fill_elmo_config(
     components[ELMO_NAME] = {"factory": "elmo", "frozen": frozen, "model": _bilm_config(model)}
     if config.get("system", {}).get("gpu_allocator") is None:
         config.setdefault("system", {})["gpu_allocator"] = GPU_ALLOCATOR
+    if config["nlp"].get("batch_size", SPACY_BATCH_SIZE) == SPACY_BATCH_SIZE:  # a size of the user's own stays
+        config["nlp"]["batch_size"] = NLP_BATCH_SIZE
     return _filled(config)
 
 

@@ -3,21 +3,24 @@
 spaCy consults a doc's user hooks before its own vectors, so these take precedence over static vectors
 and `doc.tensor`. Whitespace tokens have no vector (zeros, `has_vector` False) and are left out of span
 and doc means. Hooks are functions and `Doc.to_bytes` drops them (spaCy warning W109), while the data in
-`doc._.elmo` survives: `restore_vectors(docs)` re-installs the hooks on docs that came back from bytes,
-a DocBin or `nlp.pipe(n_process=...)`. After a retokenization or `as_doc` the rows are matched to the
-tokens by their characters (doc_data.py), so a vector is never another token's.
+`doc._.elmo` survives. Reading bytes (`Doc.from_bytes`, `DocBin.get_docs`, `nlp.pipe(n_process=...)`)
+runs no code of an extension, and `token.vector` reads only the hooks, the vocab's vectors and
+`doc.tensor`, so nothing can put the hooks back before the first `token.vector`; they come back at the
+first read of `doc._.elmo` (its getter installs them, and listeners read it), or with
+`restore_vectors(docs)`. After a retokenization or `as_doc` the rows are matched to the tokens by
+their characters (doc_data.py), so a vector is never another token's.
 """
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, Union, cast
+from typing import Dict, Iterable, Optional, Union, cast
 
 import numpy as np
 from spacy.tokens import Doc, Span, Token
 
 from ..errors import InputError
 from .bilm_layer.batch_plan import read_by_bilm
-from .doc_data import ensure_extension, get_doc_data, rows_match, stored_data
+from .doc_data import EXTENSION, get_doc_data, rows_match, stored_data
 
 Obj = Union[Doc, Span, Token]
 
@@ -83,13 +86,28 @@ def install_hooks(doc: Doc) -> None:
     doc.user_hooks.update(vector=_doc_vector, has_vector=_has_vector, vector_norm=_norm, similarity=_similarity)
 
 
+def read_doc_data(doc: Doc) -> Optional[Dict[str, np.ndarray]]:
+    """`doc._.elmo` (doc_data.get_doc_data, checked against the doc), with the vector hooks put back
+    on a doc that lost them in a bytes round trip; a `vector` hook of the user's own is left as it is."""
+    data = get_doc_data(doc)
+    if data is not None and "vector" not in doc.user_token_hooks:
+        install_hooks(doc)
+    return data
+
+
+def ensure_extension() -> None:
+    if not Doc.has_extension(EXTENSION):
+        Doc.set_extension(EXTENSION, getter=read_doc_data)
+
+
 def restore_vectors(docs: Iterable[Doc]) -> int:
     """Re-install the vector hooks on docs that carry ELMo data but lost their hooks in a bytes round
-    trip. Returns how many docs got them; docs without ELMo data are left as they are."""
+    trip, after checking the data fits the doc (`DocDataError`, `MisalignedDataError`). Returns how
+    many docs got them; docs without ELMo data are left as they are."""
     ensure_extension()
     count = 0
     for doc in docs:
-        if stored_data(doc) is not None:
+        if get_doc_data(doc) is not None:
             install_hooks(doc)
             count += 1
     return count

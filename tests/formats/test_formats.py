@@ -16,7 +16,7 @@ from spacy_elmo.errors import InputFileError
 from spacy_elmo.formats import ArchiveError, ModelFormatError, model_layout, model_options
 from spacy_elmo.models import bundled_model_paths
 from tests.support.paths import ALLENNLP_DIR, MANYLANGS_DIR
-from tests.support.pipelines import elmo_config
+from tests.support.pipelines import EXACT_LAYERS, elmo_config
 
 SENTENCES = [["Paris", "est", "très", "belle", "."], ["Москва", "—", "столица"], ["我们", "🙂"]]
 MANYLANGS = MANYLANGS_DIR / "words-2layers-relu"
@@ -111,7 +111,7 @@ def test_a_broken_zip_is_a_clear_error(tmp_path):
 
 def _elmo_nlp(lang, model):
     nlp = spacy.blank(lang)
-    nlp.add_pipe("elmo", config=elmo_config(**model))
+    nlp.add_pipe("elmo", config={**elmo_config(**model), **EXACT_LAYERS})
     return nlp
 
 
@@ -138,7 +138,7 @@ def test_spacy_path_and_options_are_exclusive():
 def test_initialize_takes_a_model_directory_as_options(tmp_path):
     """`--paths.elmo_options DIR` with the shipped configs: [initialize.components.elmo] options."""
     nlp = spacy.blank("ru")
-    nlp.add_pipe("elmo")
+    nlp.add_pipe("elmo", config=EXACT_LAYERS)
     nlp.get_pipe("elmo").initialize(lambda: [], nlp=nlp, options=str(MANYLANGS))
     text = "Москва — столица"
     np.testing.assert_allclose(nlp(text)._.elmo["layers"], load_bilm(MANYLANGS).embed([text.split()])[0], atol=1e-6)

@@ -25,6 +25,7 @@ from spacy_elmo.pipeline.architectures import build_scalar_mix_v2
 from spacy_elmo.pipeline.bilm_layer.thinc_bilm import get_bilm
 from spacy_elmo.pipeline.layers.scalar_mix import mix_summary, softmax
 from tests.support.paths import FIXTURES
+from tests.support.pipelines import EXACT_LAYERS
 
 ROOT = FIXTURES / "elmo-tfhub"
 MODULES = ["dp-1shard", "google-2shards"]
@@ -104,6 +105,7 @@ def test_a_spacy_pipeline_reads_the_module_and_keeps_its_mix_when_saved(tmp_path
         config={
             "model": {"@architectures": "spacy-elmo.BiLM.v2", "path": str(module)},
             "pooling": {"@layers": "spacy-elmo.ScalarMix.v2", "start_from": str(module), "trainable": False},
+            **EXACT_LAYERS,
         },
     )
     nlp.initialize()

@@ -20,7 +20,7 @@ from spacy_elmo.hub import ModelNotDownloadedError, download_model, load_catalog
 from tests.support.cli import assert_clear_error, run_cli
 from tests.support.hub_cache import add_repo, offline_cache
 from tests.support.paths import TINY_MODEL
-from tests.support.pipelines import elmo_config
+from tests.support.pipelines import EXACT_LAYERS, elmo_config
 
 NAME = "allennlp-small"
 HUB_NAME = "hf:org/tiny"
@@ -72,7 +72,7 @@ def test_a_downloaded_catalogue_name_loads_everywhere(cache, mirror, tmp_path):
         np.testing.assert_array_equal(got, want)
 
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config=elmo_config(name=NAME))
+    nlp.add_pipe("elmo", config={**elmo_config(name=NAME), **EXACT_LAYERS})
     nlp.initialize()
     doc = nlp(" ".join(SENTENCES[0]))
     np.testing.assert_allclose(doc._.elmo["layers"], expected[0], atol=1e-6)
@@ -88,7 +88,7 @@ def test_a_downloaded_catalogue_name_loads_everywhere(cache, mirror, tmp_path):
 def test_a_config_naming_a_downloaded_model_round_trips(cache, mirror, tmp_path):
     download_model(NAME, base_url=mirror, progress=False)
     nlp = spacy.blank("de")
-    nlp.add_pipe("elmo", config=elmo_config(name=NAME))
+    nlp.add_pipe("elmo", config={**elmo_config(name=NAME), **EXACT_LAYERS})
     nlp.initialize()
     assert Config(nlp.config)["components"]["elmo"]["model"]["name"] == NAME
     # The model named, not the default one: its layers are the tiny model's that the mirror served.
@@ -114,7 +114,7 @@ def test_a_hub_reference_loads_everywhere_a_name_does(hub_cache, tmp_path):
         np.testing.assert_array_equal(got, want)
 
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config=elmo_config(name=HUB_NAME))
+    nlp.add_pipe("elmo", config={**elmo_config(name=HUB_NAME), **EXACT_LAYERS})
     nlp.initialize()
     np.testing.assert_allclose(nlp(" ".join(SENTENCES[0]))._.elmo["layers"], expected[0], atol=1e-6)
     assert Config(nlp.config)["components"]["elmo"]["model"]["name"] == HUB_NAME

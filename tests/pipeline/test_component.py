@@ -9,7 +9,7 @@ from spacy.tokens import Doc, DocBin
 
 from spacy_elmo import restore_vectors
 from spacy_elmo.formats import WeightsError
-from tests.support.pipelines import elmo_config
+from tests.support.pipelines import EXACT_LAYERS, elmo_config
 
 MONEY = "She went to the bank to withdraw money ."
 RIVER = "They sat on the bank of the river ."
@@ -20,7 +20,7 @@ def _nlp(fixture_paths, **config):
     options, weights = fixture_paths
     nlp = spacy.blank("en")
     model = elmo_config(options=str(options), weights=str(weights), **config.pop("model", {}))
-    nlp.add_pipe("elmo", config={**model, **config})
+    nlp.add_pipe("elmo", config={**EXACT_LAYERS, **model, **config})
     return nlp
 
 
@@ -180,7 +180,7 @@ def test_weights_that_do_not_fit_the_options_fail_clearly(fixture_paths, tmp_pat
 def test_initialize_paths_override_the_model_config(fixture_paths, fixture_bilm):
     options, weights = fixture_paths
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo")  # the bundled default
+    nlp.add_pipe("elmo", config=EXACT_LAYERS)  # the bundled default
     nlp.get_pipe("elmo").initialize(lambda: [], nlp=nlp, options=str(options), weights=str(weights))
     np.testing.assert_allclose(
         nlp(MONEY)._.elmo["layers"], fixture_bilm.embed([MONEY.split()])[0], rtol=1e-5, atol=1e-6
@@ -250,6 +250,7 @@ def test_pooling_is_any_layer_mix_or_fixed():
         "elmo",
         config={
             **elmo_config(),
+            **EXACT_LAYERS,
             "pooling": {
                 "@layers": "spacy-elmo.ScalarMix.v1",
                 "weights": [0.0, 1.0, 2.0],
@@ -269,6 +270,7 @@ def test_pooling_is_any_layer_mix_or_fixed():
         "elmo",
         config={
             **elmo_config(),
+            **EXACT_LAYERS,
             "pooling": {"@layers": "spacy-elmo.Pooling.v1", "weights": "top"},
         },
     )

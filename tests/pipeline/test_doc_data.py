@@ -1,15 +1,17 @@
 """ELMo rows follow the tokens through spaCy's retokenizer and `Span.as_doc`: a merged token gets the mean
-of its parts' rows, split pieces their parent's, a span's doc its own tokens' rows (doc_data.py)."""
+of its parts' rows, split pieces their parent's, a span's doc its own tokens' rows (doc_data.py). Data
+that does not fit its doc is refused by name; layers are float16 unless float32 is asked for."""
 
 import numpy as np
 import pytest
 import spacy
 from spacy.pipeline.functions import merge_entities, merge_noun_chunks
-from spacy.tokens import Doc, Span
+from spacy.tokens import Doc, DocBin, Span
 
 from spacy_elmo import restore_vectors
 from spacy_elmo.pipeline.doc_data import MisalignedDataError
-from tests.support.pipelines import elmo_config
+from spacy_elmo.pipeline.errors import DocDataError
+from tests.support.pipelines import EXACT_LAYERS, elmo_config
 
 WORDS = ["I", "will", "withdraw", "money", "in", "New", "York", "City", "tomorrow", "."]
 CITY = slice(5, 8)
@@ -110,3 +112,82 @@ def test_data_saved_without_offsets_is_used_while_the_tokens_match(doc):
     merge_entities(doc)
     with pytest.raises(MisalignedDataError, match="older spacy-elmo"):
         _ = doc[3].vector
+
+
+def _with_data(nlp, **changes):
+    """A doc through `elmo` whose stored data then has `changes` (None deletes a key)."""
+    doc = nlp("I will withdraw money .")
+    data = doc._.elmo  # the stored dict itself
+    for key, value in changes.items():
+        if value is None:
+            del data[key]
+        else:
+            data[key] = value(data)
+    return doc
+
+
+MISMATCHES = {
+    "no vectors key": ({"vectors": None}, "a dict with 'vectors'"),
+    "integer vectors": ({"vectors": lambda d: d["vectors"].astype(np.int32)}, "'vectors' is a int32 array"),
+    "vectors of another doc": ({"vectors": lambda d: d["vectors"][:3]}, "'offsets' is"),
+    "float offsets": ({"offsets": lambda d: d["offsets"].astype(np.float32)}, "'offsets' is a float32 array"),
+    "layers of another width": ({"layers": lambda d: d["layers"][..., :4]}, "'layers' is"),
+    "layers of another doc": ({"layers": lambda d: d["layers"][:, :2]}, "'layers' is"),
+    "offsets out of order": ({"offsets": lambda d: d["offsets"][::-1].copy()}, "out of order"),
+}
+
+
+@pytest.mark.parametrize("kind", MISMATCHES)
+def test_data_that_does_not_match_its_doc_is_refused_by_name(nlp, kind):
+    changes, message = MISMATCHES[kind]
+    doc = _with_data(nlp, **changes)
+    for read in (lambda: restore_vectors([doc]), lambda: doc[1].vector, lambda: doc._.elmo):
+        with pytest.raises(DocDataError, match=message) as error:
+            read()
+        assert "'I will withdraw money .' (5 tokens)" in str(error.value)
+        assert "run the elmo component on the doc again" in str(error.value)
+
+
+def test_a_value_that_is_not_a_dict_is_refused(nlp):
+    doc = nlp("Money .")
+    (key,) = [key for key in doc.user_data if key[:2] == ("._.", "elmo")]
+    doc.user_data[key] = [1, 2]
+    with pytest.raises(DocDataError, match="got list"):
+        restore_vectors([doc])
+
+
+def test_parts_of_different_widths_are_refused(nlp):
+    first, second = nlp("Money ."), nlp("Banks .")
+    data = second._.elmo
+    data.update(vectors=data["vectors"][:, :8], layers=data["layers"][..., :8])
+    merged = Doc.from_docs([first, second])
+    with pytest.raises(DocDataError, match=r"widths \[8, 32\]"):
+        restore_vectors([merged])
+
+
+def test_layers_are_float16_by_default_and_float32_when_asked(nlp, doc):
+    assert doc._.elmo["layers"].dtype == np.float16 and doc._.elmo["vectors"].dtype == np.float32
+    exact = spacy.blank("en")
+    exact.add_pipe("elmo", config={**elmo_config(), **EXACT_LAYERS})
+    full = exact(Doc(exact.vocab, words=WORDS))
+    assert full._.elmo["layers"].dtype == np.float32
+    # float16 rounds each value to 11 significant bits; the vectors come from the float32 layers
+    np.testing.assert_allclose(doc._.elmo["layers"], full._.elmo["layers"], rtol=2**-11, atol=2**-24)
+    np.testing.assert_array_equal(doc._.elmo["vectors"], full._.elmo["vectors"])
+
+
+def test_a_bad_store_layers_is_refused_when_the_pipeline_is_built():
+    with pytest.raises(ValueError, match='store_layers is .float8.: it is "float16"'):
+        spacy.blank("en").add_pipe("elmo", config={**elmo_config(), "store_layers": "float8"})
+
+
+def test_float32_layers_saved_before_float16_still_load(nlp):
+    """Docs written with float32 layers (the old default) are read as they are by today's pipeline."""
+    exact = spacy.blank("en")
+    exact.add_pipe("elmo", config={**elmo_config(), **EXACT_LAYERS})
+    saved = DocBin(store_user_data=True, docs=[exact("Money in the bank .")]).to_bytes()
+    (doc,) = DocBin().from_bytes(saved).get_docs(nlp.vocab)
+    assert restore_vectors([doc]) == 1 and doc._.elmo["layers"].dtype == np.float32
+    with doc.retokenize() as retokenizer:
+        retokenizer.merge(doc[2:4])
+    assert doc._.elmo["layers"].dtype == np.float32 and doc._.elmo["layers"].shape[1] == len(doc)

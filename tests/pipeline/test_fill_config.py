@@ -8,8 +8,8 @@ from confection import Config
 from spacy.cli.init_config import init_config
 
 from spacy_elmo.errors import ElmoError
-from spacy_elmo.pipeline.fill_config import GPU_ALLOCATOR, fill_elmo_config
-from tests.support.paths import CONFIGS, TINY_MODEL
+from spacy_elmo.pipeline.fill_config import GPU_ALLOCATOR, NLP_BATCH_SIZE, fill_elmo_config
+from tests.support.paths import CONFIGS, REPO, TINY_MODEL
 
 HEADS = ["tagger", "morphologizer", "parser", "ner"]
 
@@ -103,3 +103,18 @@ def test_shipped_training_configs_use_the_same_allocator(name):
     shipped = Config().from_disk(CONFIGS / name, interpolate=False)
     assert shipped["system"]["gpu_allocator"] == GPU_ALLOCATOR == "pytorch"
     assert shipped["training"]["gpu_allocator"] == "${system.gpu_allocator}"
+
+
+def test_a_filled_config_batches_as_the_shipped_ones_unless_the_user_chose():
+    base = spacy_config(["tagger"])
+    assert base["nlp"]["batch_size"] == 1000  # spaCy's: `spacy benchmark speed` would run 30 of them
+    assert fill_elmo_config(base)["nlp"]["batch_size"] == NLP_BATCH_SIZE == 64
+    base["nlp"]["batch_size"] = 256
+    assert fill_elmo_config(base)["nlp"]["batch_size"] == 256
+
+
+@pytest.mark.parametrize(
+    "path", sorted([*CONFIGS.glob("*_elmo.cfg"), *REPO.glob("projects/*/configs/*_elmo_*.cfg")]), ids=str
+)
+def test_shipped_elmo_configs_batch_as_filled_ones(path):
+    assert Config().from_disk(path, interpolate=False)["nlp"]["batch_size"] == NLP_BATCH_SIZE

@@ -1,13 +1,16 @@
-"""Docs merged with spaCy's `Doc.from_docs` keep their ELMo data; `restore_vectors` brings back the hooks."""
+"""Docs merged with spaCy's `Doc.from_docs` keep their ELMo data; `restore_vectors`, or the first read of
+`doc._.elmo`, brings back the hooks lost in bytes."""
 
 import warnings
 
 import numpy as np
+import pytest
 import spacy
-from spacy.tokens import Doc
+from spacy.tokens import Doc, DocBin
+from spacy.training import Example
 
 from spacy_elmo import restore_vectors
-from tests.support.pipelines import elmo_config
+from tests.support.pipelines import elmo_config, tiny_tagger_pipeline
 
 
 def test_from_docs_keeps_each_parts_vectors_and_layers():
@@ -30,3 +33,43 @@ def test_from_docs_keeps_each_parts_vectors_and_layers():
     again = Doc(nlp.vocab).from_bytes(merged.to_bytes())
     restore_vectors([again])
     np.testing.assert_array_equal(again[1].vector, first[1].vector)
+
+
+def test_after_a_docbin_round_trip_the_first_read_of_doc_elmo_brings_back_elmos_vectors():
+    """A tok2vec writes `doc.tensor` (its own 96 wide): after bytes, spaCy's `token.vector` falls back
+    to it until the hooks are back; reading `doc._.elmo` (as any listener does) puts them back."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("tok2vec")
+    nlp.add_pipe("elmo", config=elmo_config())
+    nlp.initialize()
+    doc = nlp("The bank raised rates .")
+    assert doc.tensor.shape[1] != doc._.elmo["vectors"].shape[1]
+    saved = DocBin(store_user_data=True, docs=[doc]).to_bytes()
+    (again,) = DocBin().from_bytes(saved).get_docs(nlp.vocab)
+    assert not again.user_token_hooks  # lost in bytes: spaCy runs no code of ours when reading them
+    assert again._.elmo is not None
+    for token, original in zip(again, doc):
+        np.testing.assert_array_equal(token.vector, original.vector)
+    np.testing.assert_array_equal(again[1:3].vector, doc[1:3].vector)
+    assert again.similarity(doc) == pytest.approx(1.0)
+
+
+def test_a_listening_head_on_docs_from_bytes_brings_back_the_hooks():
+    nlp = tiny_tagger_pipeline(frozen=True)
+    nlp.initialize(lambda: [Example.from_dict(nlp.make_doc("Banks lend ."), {"tags": ["NN", "VB", "."]})])
+    doc = nlp("Banks lend money .")
+    (again,) = (
+        DocBin(store_user_data=True).from_bytes(DocBin(store_user_data=True, docs=[doc]).to_bytes()).get_docs(nlp.vocab)
+    )
+    nlp.get_pipe("tagger")(again)
+    assert again.user_token_hooks
+    np.testing.assert_array_equal(again[2].vector, doc[2].vector)
+
+
+def test_a_vector_hook_of_the_users_own_is_kept():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo", config=elmo_config())
+    doc = Doc(nlp.vocab).from_bytes(nlp("Banks lend .").to_bytes(exclude=["user_hooks"]))
+    doc.user_token_hooks["vector"] = lambda token: np.ones(3, dtype=np.float32)
+    assert doc._.elmo is not None
+    np.testing.assert_array_equal(doc[0].vector, np.ones(3))

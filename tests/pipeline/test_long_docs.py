@@ -8,14 +8,17 @@ from spacy.util import registry
 
 from spacy_elmo.errors import ElmoError
 from spacy_elmo.pipeline.bilm_layer.segment import Segment, segment
-from tests.support.pipelines import elmo_config
+from tests.support.pipelines import EXACT_LAYERS, elmo_config
 
 
 def _pipeline(fixture_paths, **model):
     """A blank pipeline whose `elmo` component reads the fixture biLM; `model` adds or overrides settings."""
     options, weights = fixture_paths
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config={**elmo_config(options=str(options), weights=str(weights), **model), "pooling": "top"})
+    nlp.add_pipe(
+        "elmo",
+        config={**elmo_config(options=str(options), weights=str(weights), **model), **EXACT_LAYERS, "pooling": "top"},
+    )
     return nlp
 
 

@@ -13,7 +13,7 @@ from spacy_elmo import load_bilm
 from spacy_elmo.errors import ElmoError
 from spacy_elmo.pipeline.layers.scalar_mix import build_scalar_mix_v2
 from tests.support.paths import TINY_MODEL
-from tests.support.pipelines import elmo_config
+from tests.support.pipelines import EXACT_LAYERS, elmo_config
 
 PIPELINE = """
 [nlp]
@@ -141,9 +141,10 @@ def test_a_foreign_registry_entry_as_segmentation_is_refused_when_the_pipeline_i
 
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
-    """A saved pipeline with the default settings: mean pooling, cold start, no doc.tensor, all layers."""
+    """A saved pipeline with the default settings (mean pooling, cold start, no doc.tensor) but float32
+    layers, which the tests compare with the biLM's."""
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config=elmo_config())
+    nlp.add_pipe("elmo", config={**elmo_config(), **EXACT_LAYERS})
     nlp.initialize()
     path = tmp_path_factory.mktemp("saved") / "pipeline"
     nlp.to_disk(path)

@@ -17,6 +17,10 @@ TAGGER_ON_ELMO = {
 }
 
 
+# The layers in float32, as the biLM gives them (the default keeps them in float16): for the tests that
+# compare `doc._.elmo["layers"]` with the biLM's own output at 1e-6.
+EXACT_LAYERS = {"store_layers": True}
+
 # The settings of spacy-elmo.BiLM.v2 that say where its weights come from.
 SOURCE_KEYS = ("name", "path", "options", "weights")
 

@@ -6,8 +6,9 @@ In training the upstream component runs the biLM once per batch and hands each l
 a callback for their gradient (`receive`); the listener checks the batch is the one it is asked about
 and passes both on to its head's forward, keeping no reference: the layers (and, with a fine-tuned
 biLM, the torch graph behind them) live only as long as the head's own backprop. At prediction,
-components may batch differently, so the listener reads `doc._.elmo["layers"]`; docs without them
-(e.g. the sample docs a head is initialized on) are run through the upstream's model.
+components may batch differently, so the listener reads `doc._.elmo["layers"]` (float16 or float32,
+checked against the upstream's biLM); docs without them (e.g. the sample docs a head is initialized
+on) are run through the upstream's model.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from thinc.types import Floats2d, Floats3d
 
 from ...errors import InputError
 from ...util.validation import validate_arguments
-from ..bilm_layer.thinc_bilm import set_frozen
-from ..doc_data import get_layers
+from ..bilm_layer.thinc_bilm import declared_layers, set_frozen
+from ..doc_data import check_width
+from ..hooks import read_doc_data
 from .projection import projection
 from .read_rows import mix_read_rows
 
@@ -118,8 +120,9 @@ class ElmoListener(Model):
         return self._upstream
 
     def from_docs(self, docs: List[Doc]) -> List[Floats3d]:
-        """The layers stored on the docs (host arrays, moved to this model's ops), else computed."""
-        stored = [get_layers(doc) for doc in docs]
+        """The layers stored on the docs (host arrays, moved to this model's ops as float32), else
+        computed."""
+        stored = [self._stored_layers(doc) for doc in docs]
         layers: List[Optional[Floats3d]] = [
             None if value is None else self.ops.asarray3f(cast(Floats3d, value)) for value in stored
         ]
@@ -130,6 +133,15 @@ class ElmoListener(Model):
             for i, value in zip(missing, computed):
                 layers[i] = value
         return layers  # type: ignore[return-value]
+
+    def _stored_layers(self, doc: Doc) -> Optional[np.ndarray]:
+        data = read_doc_data(doc)
+        stored = None if data is None else data.get("layers")
+        if stored is not None and self._upstream is not None:
+            model = self._upstream.model
+            width = model.get_dim("nO") if model.has_dim("nO") else None
+            check_width(doc, stored, declared_layers(model), width, self._upstream.name)
+        return stored
 
 
 def _listener_init(model: ElmoListener, X: Optional[List[Doc]] = None, Y: Any = None) -> None:

@@ -14,6 +14,7 @@ from thinc.api import Adam
 
 from spacy_elmo import BiLM
 from spacy_elmo.nn.run_options import EXACT
+from spacy_elmo.pipeline.errors import DocDataError
 from spacy_elmo.pipeline.layers import ElmoListener, get_bilm
 from spacy_elmo.pipeline.layers.listener import find_listener_cfg, replace_listener_cfg
 from tests.support.paths import CONFIGS
@@ -295,3 +296,28 @@ def test_replace_listener_cfg_finds_the_listener_where_it_is_nested():
     }
     with pytest.raises(ValueError, match="found no spacy-elmo.ElmoListener.v1"):
         replace_listener_cfg(bilm, {"@architectures": "spacy.Tok2Vec.v2"}, frozen=True)
+
+
+def test_prediction_refuses_stored_layers_of_another_width(fixture_paths):
+    nlp = _pipeline(fixture_paths)
+    nlp.initialize(lambda: _examples(nlp))
+    doc = nlp("Alice went to the bank .")
+    data = doc._.elmo  # the stored dict itself
+    data.update(vectors=data["vectors"][:, :8], layers=data["layers"][..., :8])
+    with pytest.raises(DocDataError, match=r"holds 3 layers of width 8, but the 'elmo' component's biLM gives 3 of"):
+        nlp.get_pipe("tagger")(doc)
+
+
+def test_float16_layers_move_the_heads_input_by_their_rounding_only(fixture_paths):
+    """The default keeps the layers in float16: what a listening head reads at prediction differs from
+    the float32 layers by float16's rounding, and the tags stay."""
+    nlp = _pipeline(fixture_paths)
+    nlp.initialize(lambda: _examples(nlp))
+    tok2vec = nlp.get_pipe("tagger").model.get_ref("tok2vec")
+    half = nlp("Alice went to the bank .")
+    full = nlp("Alice went to the bank .")
+    full._.elmo["layers"] = nlp.get_pipe("elmo").model.predict([full])[0]  # as store_layers = true keeps them
+    assert half._.elmo["layers"].dtype == np.float16 and full._.elmo["layers"].dtype == np.float32
+    a, b = tok2vec.predict([half])[0], tok2vec.predict([full])[0]
+    assert 0 < np.abs(a - b).max() <= 2**-10 * np.abs(b).max()
+    assert [t.tag_ for t in half] == [t.tag_ for t in nlp.get_pipe("tagger")(full)]
