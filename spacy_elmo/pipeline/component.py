@@ -57,7 +57,7 @@ from .layers.listener import replace_listener_cfg
 from .layers.pooling import build_pooling_v1
 from .layers.scalar_mix import mixes_in
 from .training_calls import called_by_training
-from .training_data import check_annotations, training_corpus
+from .training_data import check_annotations, listening_heads, training_corpus
 
 # "mean", "top", fixed weights per layer, or any List[Floats3d] -> List[Floats2d] layer (layers/pooling.py).
 Pooling = Union[str, List[float], Model]
@@ -368,16 +368,14 @@ class ElmoComponent(TrainablePipe):
         start over in the serving phase. A frozen biLM embeds the examples at the first update.
 
         get_examples (Callable[[], Iterable[Example]]): the training examples.
-        nlp (Optional[Language]): the pipeline; with it, the enabled listening heads of a known kind
-            (tagger, morphologizer, parser, ner) are checked to find their annotation in the examples.
+        nlp (Optional[Language]): the pipeline; with it, the enabled listening heads (and those of a
+            listening `tok2vec`) are checked to find their annotation in the examples.
         options (Optional[str]): an options.json; from [initialize.components.<name>], it wins over
             the model config.
         weights (Optional[str]): the weights file for `options`.
         """
         if nlp is not None:
-            heads = {
-                name: nlp.get_pipe_meta(name).factory for name in self.listening_components if name in nlp.pipe_names
-            }
+            heads = listening_heads(nlp, self.listening_components)
             check_annotations(heads, get_examples(), training_corpus(nlp))
         load_source(self.model, options, weights)
         self.model.initialize()
