@@ -128,14 +128,15 @@ def fill_elmo_config(
 
 
 def untouched_components(base: Config) -> Dict[str, str]:
-    """The components of `base`'s pipeline that have no tok2vec for ELMo to feed (nor are one), each
-    with its model's architecture: fill-elmo names them, as they stay as they are."""
+    """The trained components of `base`'s pipeline that have no tok2vec for ELMo to feed (nor are one),
+    each with its model's architecture: fill-elmo names them, as they stay as they are. Rule-based
+    components (no model) are not named: ELMo was never theirs."""
     components: Dict[str, Any] = base.get("components", {})
     pipeline: List[str] = list(base.get("nlp", {}).get("pipeline", []))
     return {
-        name: str(components[name].get("model", {}).get("@architectures", "no model"))
+        name: str(components[name]["model"].get("@architectures"))
         for name, paths in _heads(components, pipeline).items()
-        if not paths
+        if not paths and isinstance(components[name].get("model"), dict)
     }
 
 

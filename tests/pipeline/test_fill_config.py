@@ -8,6 +8,7 @@ import pytest
 from confection import Config
 from spacy.cli.init_config import init_config
 from spacy.util import registry
+from thinc.api import Model
 
 from spacy_elmo.errors import ElmoError
 from spacy_elmo.pipeline.fill_config import GPU_ALLOCATOR, MIX_DROPOUT, fill_elmo_config, untouched_components
@@ -57,12 +58,29 @@ def test_a_textcat_of_any_architecture_with_a_tok2vec_is_found_by_walking_its_mo
     assert listener["extra_features"]["@architectures"] == "spacy.Tok2VecListener.v1"
 
 
+@registry.architectures("spacy-elmo-tests.Wrapped.v1")
+def wrapped(inner: Model) -> Model:
+    """A head's model one level down in another block, as a new or custom architecture may hold it."""
+    return inner
+
+
+def test_a_tok2vec_anywhere_in_a_heads_model_is_found():
+    base = spacy_config(["tagger"])
+    model = base["components"]["tagger"]["model"]
+    base["components"]["tagger"]["model"] = {"@architectures": "spacy-elmo-tests.Wrapped.v1", "inner": model}
+    filled = fill_elmo_config(base)
+    assert filled["components"]["tagger"]["model"]["inner"]["tok2vec"]["embed"]["upstream"] == "elmo"
+
+
 def test_a_component_without_a_tok2vec_stays_as_it_is_and_is_named():
     base = spacy_config(["tagger", "textcat"])  # efficiency: the textcat is a TextCatBOW alone
     filled = fill_elmo_config(base)
     assert filled["components"]["textcat"]["model"] == base["components"]["textcat"]["model"]
     assert untouched_components(base) == {"textcat": "spacy.TextCatBOW.v3"}
     assert untouched_components(spacy_config(["tagger"])) == {}
+    base["components"]["sentencizer"] = {"factory": "sentencizer"}
+    base["nlp"]["pipeline"].append("sentencizer")
+    assert untouched_components(base) == {"textcat": "spacy.TextCatBOW.v3"}  # rule-based: not named
 
 
 def test_a_hash_embed_cnn_becomes_the_tok2vec_spacy_builds_from_it_with_elmo_inside():
