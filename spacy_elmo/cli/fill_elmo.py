@@ -34,12 +34,19 @@ def fill_elmo_command(
         help="instead: each head's Tok2Vec embeds ELMo beside its hash embeddings, into its encoder (the "
         "shipped configs); beside: each head keeps its tok2vec, ELMo's mix concatenated to it.",
     ),
+    shared: bool = typer.Option(
+        False,
+        "--shared/--per-head",
+        help="One ELMo mix in the `tok2vec` component the heads listen to (spaCy's default shape), or one "
+        "per head (the paper's task-specific mixes, the default).",
+    ),
 ) -> None:
-    """Put an `elmo` component first and an ElmoListener (its own layer mix) in every tagger,
-    morphologizer, parser and NER head; `[system] gpu_allocator` becomes "pytorch" where it is unset."""
+    """Put an `elmo` component first and an ElmoListener (its own layer mix) in every head that has a
+    tok2vec (tagger, parser, ner, textcat, spancat, ...), or in the `tok2vec` component they listen to;
+    `[system] gpu_allocator` becomes "pytorch" where it is unset."""
     from confection import Config, ConfigValidationError
 
-    from ..pipeline.fill_config import fill_elmo_config
+    from ..pipeline.fill_config import fill_elmo_config, untouched_components
     from ..util.io import atomic_output, read_text
 
     text = typer.get_text_stream("stdin").read() if str(base_path) == "-" else read_text(base_path, "config")
@@ -47,7 +54,10 @@ def fill_elmo_command(
         base = Config().from_str(text, interpolate=False)
     except (configparser.Error, ConfigValidationError) as err:
         raise InputError(f"{base_path} is not a spaCy config: {err}") from None
-    filled = fill_elmo_config(base, model=model, frozen=frozen, tok2vec=tok2vec)
+    filled = fill_elmo_config(base, model=model, frozen=frozen, tok2vec=tok2vec, shared=shared)
+    for name, architecture in untouched_components(base).items():
+        # stderr: the filled config may be going to stdout
+        typer.echo(f"{name} ({architecture}) has no tok2vec for ELMo to feed: it stays as it is", err=True)
     if str(output_path) == "-":
         typer.echo(filled.to_str(interpolate=False))
         return

@@ -54,7 +54,7 @@ from .layers import ElmoListener, apply_to_read_rows, load_source
 from .layers.listener import feed_listeners, gradient_callbacks, no_gradient, replace_listener_cfg, standalone_bilm
 from .layers.pooling import build_pooling_v1
 from .layers.scalar_mix import mixes_in
-from .training_data import check_annotations, training_corpus
+from .training_data import check_annotations, listening_heads, training_corpus
 
 # "mean", "top", fixed weights per layer, or any List[Floats3d] -> List[Floats2d] layer (layers/pooling.py).
 Pooling = Union[str, List[float], Model]
@@ -315,16 +315,14 @@ class ElmoComponent(TrainablePipe):
         release the cache (training starts over). A frozen biLM embeds the examples as training meets them.
 
         get_examples (Callable[[], Iterable[Example]]): the training examples.
-        nlp (Optional[Language]): the pipeline; with it, the enabled listening heads of a known kind
-            (tagger, morphologizer, parser, ner) are checked to find their annotation in the examples.
+        nlp (Optional[Language]): the pipeline; with it, the enabled listening heads (and those of a
+            listening `tok2vec`) are checked to find their annotation in the examples.
         options (Optional[str]): an options.json; from [initialize.components.<name>], it wins over
             the model config.
         weights (Optional[str]): the weights file for `options`.
         """
         if nlp is not None:
-            heads = {
-                name: nlp.get_pipe_meta(name).factory for name in self.listening_components if name in nlp.pipe_names
-            }
+            heads = listening_heads(nlp, self.listening_components)
             check_annotations(heads, get_examples(), training_corpus(nlp))
         load_source(self.model, options, weights)
         self.model.initialize()

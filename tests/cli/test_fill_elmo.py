@@ -6,8 +6,12 @@ import numpy as np
 import pytest
 import spacy
 import torch
+from confection import Config
+from spacy.cli.init_config import init_config
 from spacy.tokens import Doc, DocBin, Span
+from typer.testing import CliRunner
 
+from spacy_elmo.cli import app
 from spacy_elmo.pipeline.layers import get_bilm
 from tests.e2e.test_train_elmo import SENTENCES
 from tests.support.cli import run_cli
@@ -70,3 +74,15 @@ def test_spacy_init_config_filled_trains_every_head_on_elmo(tmp_path):
             parameter.mul_(1.5)
     for head in HEADS:
         assert not np.allclose(head_vectors(nlp, head), before[head]), f"{head} does not hear the biLM"
+
+
+def test_a_component_left_as_it_is_is_named_apart_from_the_config_and_shared_fills_the_tok2vec(tmp_path):
+    base = tmp_path / "base.cfg"
+    init_config(lang="en", pipeline=["tagger", "textcat"], optimize="efficiency", gpu=False, silent=True).to_disk(base)
+    result = CliRunner().invoke(app, ["fill-elmo", str(base), "-", "--shared", "--model", str(TINY_MODEL)])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.strip() == "textcat (spacy.TextCatBOW.v3) has no tok2vec for ELMo to feed: it stays as it is"
+    filled = Config().from_str(result.stdout, interpolate=False)
+    assert filled["nlp"]["pipeline"] == ["elmo", "tok2vec", "tagger", "textcat"]
+    assert filled["components"]["tok2vec"]["model"]["embed"]["@architectures"] == "spacy-elmo.ElmoListener.v1"
+    assert filled["components"]["tagger"]["model"]["tok2vec"]["@architectures"] == "spacy.Tok2VecListener.v1"

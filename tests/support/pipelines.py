@@ -1,6 +1,6 @@
 """Small pipelines the tests build again and again: the tiny bundled biLM with a listening tagger."""
 
-from typing import Any, Dict
+from typing import Any, Callable, Dict
 
 import spacy
 from spacy.language import Language
@@ -39,3 +39,23 @@ def tiny_tagger_pipeline(frozen: bool) -> Language:
     nlp.add_pipe("elmo", config={**elmo_config(), "frozen": frozen})
     nlp.add_pipe("tagger", config=TAGGER_ON_ELMO)
     return nlp
+
+
+def textcat_of(architecture: str, factory: str = "textcat") -> Callable[[Any], None]:
+    """Make the textcat `factory` of a config from `spacy init config --optimize accuracy` (a
+    TextCatEnsemble.v2) one of `architecture`, on the same tok2vec."""
+
+    def change(config: Any) -> None:
+        block = config["components"][factory]["model"]
+        if architecture == block["@architectures"]:
+            return
+        settings: Dict[str, Any] = {"exclusive_classes": factory == "textcat", "nO": None}
+        if architecture == "spacy.TextCatReduce.v1":
+            settings.update({f"use_reduce_{how}": True for how in ("first", "last", "max", "mean")})
+        config["components"][factory]["model"] = {
+            "@architectures": architecture,
+            "tok2vec": block["tok2vec"],
+            **settings,
+        }
+
+    return change
