@@ -63,6 +63,7 @@ TOK2VEC_MODES = ("instead", "beside")
 # configs' 64 (spacy-transformers' set 128) keeps a batch to a second or two on a CPU, within a few
 # per cent of the best words/s (benchmarks/bench_batch_size.py).
 NLP_BATCH_SIZE = 64
+MIX_LOGGER = "spacy-elmo.MixLogger.v1"
 SPACY_BATCH_SIZE = 1000
 # A key path from a component's section to a tok2vec block in it.
 Path = Tuple[str, ...]
@@ -133,7 +134,21 @@ def fill_elmo_config(
         config.setdefault("system", {})["gpu_allocator"] = GPU_ALLOCATOR
     if config["nlp"].get("batch_size", SPACY_BATCH_SIZE) == SPACY_BATCH_SIZE:  # a size of the user's own stays
         config["nlp"]["batch_size"] = NLP_BATCH_SIZE
+    _log_mixes(config)
     return _filled(config)
+
+
+def _log_mixes(config: Config) -> None:
+    """spaCy's console logger becomes `spacy-elmo.MixLogger.v1`, the same table plus each mix, whose
+    `finalize` releases the frozen-layer cache when the training loop returns (a `spacy.training.loop.train`
+    call would otherwise keep it); any other logger (W&B, MLflow, ...) stays."""
+    logger = config.setdefault("training", {}).get("logger") or {"@loggers": "spacy.ConsoleLogger.v1"}
+    progress = logger.get("progress_bar")
+    if logger.get("@loggers") == "spacy.ConsoleLogger.v1":  # progress_bar a bool: True meant the train bar
+        progress = "train" if progress else None
+    elif logger.get("@loggers") != "spacy.ConsoleLogger.v3":
+        return
+    config["training"]["logger"] = {"@loggers": MIX_LOGGER, "progress_bar": progress}
 
 
 def untouched_components(base: Config) -> Dict[str, str]:

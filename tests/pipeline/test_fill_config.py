@@ -14,6 +14,7 @@ from spacy_elmo.errors import ElmoError
 from spacy_elmo.pipeline.fill_config import (
     GPU_ALLOCATOR,
     MIX_DROPOUT,
+    MIX_LOGGER,
     NLP_BATCH_SIZE,
     fill_elmo_config,
     untouched_components,
@@ -211,6 +212,26 @@ def test_a_filled_config_batches_as_the_shipped_ones_unless_the_user_chose():
     assert fill_elmo_config(base)["nlp"]["batch_size"] == NLP_BATCH_SIZE == 64
     base["nlp"]["batch_size"] = 256
     assert fill_elmo_config(base)["nlp"]["batch_size"] == 256
+
+
+@pytest.mark.parametrize(
+    "logger, progress",
+    [
+        ({"@loggers": "spacy.ConsoleLogger.v1", "progress_bar": False}, None),
+        ({"@loggers": "spacy.ConsoleLogger.v1", "progress_bar": True}, "train"),
+        ({"@loggers": "spacy.ConsoleLogger.v3", "progress_bar": "eval"}, "eval"),
+    ],
+)
+def test_the_console_logger_becomes_the_mix_logger_that_releases_the_cache(logger, progress):
+    base = spacy_config(["tagger"])
+    base["training"]["logger"] = logger
+    assert fill_elmo_config(base)["training"]["logger"] == {"@loggers": MIX_LOGGER, "progress_bar": progress}
+
+
+def test_a_logger_of_another_kind_stays():
+    base = spacy_config(["tagger"])
+    base["training"]["logger"] = {"@loggers": "spacy.ChainLogger.v1", "logger1": None}
+    assert fill_elmo_config(base)["training"]["logger"]["@loggers"] == "spacy.ChainLogger.v1"
 
 
 @pytest.mark.parametrize(
