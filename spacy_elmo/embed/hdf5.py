@@ -1,6 +1,7 @@
 """A text file's biLM layers into one HDF5 file: the layout of the original's dataset dump.
 
-One dataset per input line, named by the line's index, `[L+1, n_tokens, 2P]` float32. `dump` writes a
+One dataset per input line, named by the line's index, `[L+1, n_tokens, 2P]` float32 by default, or
+what `output` keeps of it (nn/layer_choice.py) stored as `storage` says (storage.py). `dump` writes a
 file this way, and so does each worker of the distributed dump (`ray_dump.py`), so a shard is the file
 `dump` would write for that input alone.
 """
@@ -16,7 +17,10 @@ import h5py
 
 from ..errors import InputError
 from ..nn.bilm import BiLM
+from ..nn.errors import DeviceMemoryError
+from ..nn.layer_choice import OutputChoice
 from ..util.io import atomic_output, text_lines
+from .storage import Storage
 
 # Lines read at a time, in batches: a few batches keep memory flat however long the file is.
 BATCHES_PER_BLOCK = 16
@@ -52,15 +56,30 @@ def write_layers(
     batch_size: int = 64,
     stateful: bool = False,
     on_block: Optional[Callable[[int], None]] = None,
+    output: OutputChoice = OutputChoice(),
+    storage: Storage = Storage(),
+    max_batch_tokens: Optional[int] = None,
 ) -> LayersWritten:
     """Embed every line of `input_path` (whitespace-tokenized) and write the layers to `output_path`
-    atomically: the file appears complete or not at all. `on_block(n_lines)` follows progress."""
+    atomically: the file appears complete or not at all. `on_block(n_lines)` follows progress;
+    `max_batch_tokens`: batches by padded tokens instead of `batch_size` sentences (`BiLM.embed`)."""
     sentences = tokens = 0
     with atomic_output(output_path) as tmp_path, h5py.File(tmp_path, "w") as out:
         lines = _tokenized_lines(Path(input_path))
         while block := list(islice(lines, batch_size * BATCHES_PER_BLOCK)):
-            for layers in bilm.embed(block, stateful=stateful, batch_size=batch_size):
-                out.create_dataset(str(sentences), data=layers)
+            try:
+                embedded = bilm.embed(
+                    block,
+                    stateful=stateful,
+                    batch_size=batch_size,
+                    layers=output.layers,
+                    pool=output.pool,
+                    max_batch_tokens=max_batch_tokens,
+                )
+            except DeviceMemoryError as error:
+                raise error.renamed(f"line {sentences + error.sentence + 1} of {input_path}") from None
+            for layers in embedded:
+                out.create_dataset(str(sentences), **storage.dataset(layers))
                 sentences += 1
             tokens += sum(len(words) for words in block)
             if on_block is not None:

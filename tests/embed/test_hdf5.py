@@ -1,14 +1,19 @@
 """One text file's layers into HDF5 (embed/hdf5.py): a dataset per line named by its index, equal to the
-biLM's own output, written in blocks with progress, whole or not at all; a file without tokens refused."""
+biLM's own output, written in blocks with progress, whole or not at all; a file without tokens refused;
+each output choice and storage read back as `embed` gives it; a line out of device memory named."""
 
 import h5py
 import numpy as np
 import pytest
+import torch
 
 from spacy_elmo import load_bilm
 from spacy_elmo.embed import hdf5
 from spacy_elmo.embed.hdf5 import LayersWritten, check_has_tokens, write_layers
+from spacy_elmo.embed.storage import Storage
 from spacy_elmo.errors import ElmoError
+from spacy_elmo.nn.errors import DeviceMemoryError
+from spacy_elmo.nn.layer_choice import OutputChoice
 from tests.support.paths import TINY_MODEL
 
 LINES = ["The bank rose .", "Hi !", "She sat on the bank of the river ."]
@@ -60,3 +65,45 @@ def test_a_file_without_tokens_is_refused_naming_it(tmp_path):
         check_has_tokens(empty)
     (tmp_path / "ok.txt").write_text("\n\nword\n", encoding="utf8")
     check_has_tokens(tmp_path / "ok.txt")
+
+
+@pytest.mark.parametrize(
+    "output,storage",
+    [
+        (OutputChoice("top"), Storage("float16", "gzip", 9)),
+        (OutputChoice([0.2, 0.3, 0.5], "mean"), Storage(compression="lzf")),
+        (OutputChoice("average", "mean"), Storage("float16")),
+        (OutputChoice("all", "mean"), Storage()),
+    ],
+)
+def test_each_output_choice_round_trips_through_the_file(bilm, tmp_path, output, storage):
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(LINES) + "\n", encoding="utf8")
+    write_layers(bilm, source, tmp_path / "out.hdf5", output=output, storage=storage, max_batch_tokens=8)
+    expected = bilm.embed([line.split() for line in LINES], layers=output.layers, pool=output.pool)
+    with h5py.File(tmp_path / "out.hdf5", "r") as f:
+        assert sorted(f) == ["0", "1", "2"]
+        for i, vectors in enumerate(expected):
+            dataset = f[str(i)]
+            assert dataset.shape == output.shape(bilm.n_layers, len(LINES[i].split()), bilm.output_dim)
+            assert dataset.dtype == np.dtype(storage.dtype) and dataset.compression == storage.compression
+            np.testing.assert_allclose(dataset[()], vectors.astype(storage.dtype), rtol=0, atol=1e-6)
+            if storage.dtype == "float16":  # within its 11 bits of each value
+                np.testing.assert_allclose(dataset[()], vectors, rtol=2**-11, atol=1e-7)
+
+
+def test_a_line_out_of_memory_alone_is_named_by_its_line(bilm, tmp_path, monkeypatch):
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(LINES * 2) + "\n", encoding="utf8")
+    real = bilm.forward_sentences
+
+    def forward_sentences(sentences, **kwargs):
+        if any(len(s) > 8 for s in sentences):
+            raise torch.OutOfMemoryError("CUDA out of memory")
+        return real(sentences, **kwargs)
+
+    monkeypatch.setattr(hdf5, "BATCHES_PER_BLOCK", 1)
+    monkeypatch.setattr(bilm, "forward_sentences", forward_sentences)
+    with pytest.raises(DeviceMemoryError, match=r"line 3 of .*in.txt \(9 tokens\) does not fit in GPU memory"):
+        write_layers(bilm, source, tmp_path / "out.hdf5", batch_size=2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt"]
