@@ -64,7 +64,7 @@ def write_layers(
     atomically: the file appears complete or not at all. `on_block(n_lines)` follows progress;
     `max_batch_tokens`: batches by padded tokens instead of `batch_size` sentences (`BiLM.embed`)."""
     sentences = tokens = 0
-    with atomic_output(output_path) as tmp_path, h5py.File(tmp_path, "w") as out:
+    with atomic_output(output_path) as tmp_path, h5py.File(tmp_path, "w", **storage.file()) as out:
         lines = _tokenized_lines(Path(input_path))
         while block := list(islice(lines, batch_size * BATCHES_PER_BLOCK)):
             try:

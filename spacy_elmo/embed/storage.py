@@ -1,6 +1,8 @@
 """How `dump` stores each dataset: float32 (the original's) or float16, and on request one of h5py's
 own compression filters, gzip (with a level) or lzf, each behind the shuffle filter (float bytes
-grouped by significance compress better). Readers need nothing but h5py: both filters ship with it."""
+grouped by significance compress better). Readers need nothing but h5py: both filters ship with it.
+A compressed file is written in HDF5 1.10's format (readable by HDF5 1.10 and later): its single-chunk
+index, where the older format gives every filtered dataset a B-tree that outweighs a line's vector."""
 
 from __future__ import annotations
 
@@ -31,6 +33,11 @@ class Storage:
             raise InputError(f"compression {self.compression!r} is not one of {', '.join(COMPRESSIONS)} (or none)")
         if self.level is not None and (self.compression != "gzip" or not 0 <= self.level <= 9):
             raise InputError(f"a compression level ({self.level}) is gzip's, 0 to 9: give --compression gzip with it")
+
+    def file(self) -> Dict[str, Any]:
+        """`h5py.File`'s keyword arguments: the format bound of a compressed file; none otherwise, so
+        the default file stays the original's."""
+        return {} if self.compression is None else {"libver": ("v110", "v110")}
 
     def dataset(self, data: np.ndarray) -> Dict[str, Any]:
         """`create_dataset`'s keyword arguments for `data`. An empty array has no chunk to filter, so
