@@ -41,7 +41,7 @@ def dump_command(
         "--max-batch-tokens",
         min=1,
         help="local: batches of at most N padded tokens (rows x longest row), longest sentences first, "
-        "instead of --batch-size sentences (stateful runs keep --batch-size).",
+        "instead of --batch-size sentences (not with --stateful).",
     ),
     layers: str = typer.Option(
         "all",
