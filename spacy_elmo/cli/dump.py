@@ -40,25 +40,21 @@ def dump_command(
         None,
         "--max-batch-tokens",
         min=1,
-        help="local: batches of at most N padded tokens (rows x longest row), longest sentences first, "
+        help="Batches of at most N padded tokens (rows x longest row), longest sentences first, "
         "instead of --batch-size sentences (not with --stateful).",
     ),
     layers: str = typer.Option(
         "all",
         "--layers",
-        help="local: all ([L+1, n, 2P]), top (the last LSTM layer), average, or L+1 weights, token layer "
+        help="All ([L+1, n, 2P]), top (the last LSTM layer), average, or L+1 weights, token layer "
         "first (e.g. 0.2,0.3,0.5): one mix [n, 2P].",
     ),
     pool: str = typer.Option(
-        "none", "--pool", help="local: none, or mean: each line's mean over its tokens ([L+1, 2P] or [2P])."
+        "none", "--pool", help="None, or mean: each line's mean over its tokens ([L+1, 2P] or [2P])."
     ),
-    dtype: str = typer.Option("float32", "--dtype", help="local: float32 or float16 (half the bytes)."),
-    compression: str = typer.Option(
-        "none", "--compression", help="local: none, gzip or lzf (h5py's filters, with shuffle)."
-    ),
-    compression_level: Optional[int] = typer.Option(
-        None, "--compression-level", help="local: gzip's level, 0-9 (default 4)."
-    ),
+    dtype: str = typer.Option("float32", "--dtype", help="Float32 or float16 (half the bytes)."),
+    compression: str = typer.Option("none", "--compression", help="None, gzip or lzf (h5py's filters, with shuffle)."),
+    compression_level: Optional[int] = typer.Option(None, "--compression-level", help="Gzip's level, 0-9 (default 4)."),
     stateful: bool = typer.Option(False, "--stateful", help="Carry LSTM states across batches, as the original does."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
     overwrite: bool = typer.Option(
@@ -100,11 +96,6 @@ def dump_command(
         raise InputError("--stateful batches are consecutive --batch-size groups; drop --max-batch-tokens")
     resolved = resolve(reference_to(model) if options is None else reference_to(options, weights))
     if engine == "ray":
-        if output != OutputChoice() or storage != Storage() or max_batch_tokens is not None:
-            raise InputError(
-                "--layers, --pool, --dtype, --compression and --max-batch-tokens are for --engine local; "
-                "drop them with --engine ray"
-            )
         if gpu_id >= 0:
             raise InputError("--gpu-id is for --engine local; on Ray give --gpus-per-worker")
         if output_path.exists() and not output_path.is_dir():
@@ -121,6 +112,9 @@ def dump_command(
                 stateful=stateful,
                 overwrite=overwrite,
                 on_shard=lambda shard: bar.update(),
+                output=output,
+                storage=storage,
+                max_batch_tokens=max_batch_tokens,
             )
         sentences = sum(shard.sentences or 0 for shard in manifest.shards)
         typer.echo(f"wrote {len(manifest.shards)} shards, {sentences} sentences, to {output_path} (manifest.json)")

@@ -142,8 +142,3 @@ def test_dump_names_a_bad_output_option_and_writes_nothing(tmp_path, args, messa
     result = run_cli("dump", source, tmp_path / "out.hdf5", "--model", TINY_MODEL, "--no-progress", *args)
     assert_clear_error(result, message)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt"]
-
-
-def test_output_options_are_for_the_local_engine(tmp_path):
-    result = run_cli("dump", "*.txt", tmp_path / "out", "--engine", "ray", "--dtype", "float16")
-    assert_clear_error(result, "are for --engine local")
