@@ -22,10 +22,11 @@ class TimeLoopError(InputError):
     """A call asked for a time loop that does not exist."""
 
 
-class DeviceMemoryError(ElmoError, MemoryError):
+class DeviceMemoryError(ElmoError, RuntimeError):
     """`embed` ran out of device memory where halving the batch cannot help: one sentence alone, or a
     stateful batch (halving it would change which states carry over). `sentence`: the index, in the
-    call's input, of the (first) sentence named; `dump` names its line instead (`renamed`)."""
+    call's input, of the (first) sentence named; `dump` names its line instead (`renamed`). A
+    RuntimeError, as torch.OutOfMemoryError is."""
 
     def __init__(self, sentence: int, tokens: int, stateful: bool, name: str = "") -> None:
         self.sentence, self.tokens, self.stateful = sentence, tokens, stateful
