@@ -36,6 +36,25 @@ def dump_command(
         None, "--weights", exists=True, dir_okay=False, help="Weights (.hdf5) of the model (with --options)."
     ),
     batch_size: int = typer.Option(64, "--batch-size", min=1, help="Sentences per forward pass."),
+    max_batch_tokens: Optional[int] = typer.Option(
+        None,
+        "--max-batch-tokens",
+        min=1,
+        help="Batches of at most N padded tokens (rows x longest row), longest sentences first, "
+        "instead of --batch-size sentences (not with --stateful).",
+    ),
+    layers: str = typer.Option(
+        "all",
+        "--layers",
+        help="All ([L+1, n, 2P]), top (the last LSTM layer), average, or L+1 weights, token layer "
+        "first (e.g. 0.2,0.3,0.5): one mix [n, 2P].",
+    ),
+    pool: str = typer.Option(
+        "none", "--pool", help="None, or mean: each line's mean over its tokens ([L+1, 2P] or [2P])."
+    ),
+    dtype: str = typer.Option("float32", "--dtype", help="Float32 or float16 (half the bytes)."),
+    compression: str = typer.Option("none", "--compression", help="None, gzip or lzf (h5py's filters, with shuffle)."),
+    compression_level: Optional[int] = typer.Option(None, "--compression-level", help="Gzip's level, 0-9 (default 4)."),
     stateful: bool = typer.Option(False, "--stateful", help="Carry LSTM states across batches, as the original does."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
     overwrite: bool = typer.Option(
@@ -58,16 +77,23 @@ def dump_command(
         0.0, "--gpus-per-worker", min=0.0, help="ray: GPUs per worker; the biLM runs on CUDA when above 0."
     ),
 ) -> None:
-    """Write one dataset per input line, key = the line index, shape [L+1, n_tokens, 2P] (float32)."""
+    """Write one dataset per input line, key = the line index, shape [L+1, n_tokens, 2P] (float32), or
+    what --layers and --pool keep of it, stored as --dtype and --compression say."""
     from tqdm import tqdm
 
     from ..embed import check_has_tokens, dump_on_ray, write_layers
+    from ..embed.storage import Storage
     from ..models import reference_to, resolve
+    from ..nn.layer_choice import OutputChoice, layers_from_text
     from ..pipeline.device import place_bilm, use_gpu_id
     from ..util.io import count_lines
 
     if (options is None) != (weights is None):
         raise InputError("give both --options and --weights, or neither (and a model name or directory)")
+    output = OutputChoice(layers_from_text(layers), None if pool == "none" else pool)
+    storage = Storage(dtype, None if compression == "none" else compression, compression_level)
+    if stateful and max_batch_tokens is not None:
+        raise InputError("--stateful batches are consecutive --batch-size groups; drop --max-batch-tokens")
     resolved = resolve(reference_to(model) if options is None else reference_to(options, weights))
     if engine == "ray":
         if gpu_id >= 0:
@@ -86,6 +112,9 @@ def dump_command(
                 stateful=stateful,
                 overwrite=overwrite,
                 on_shard=lambda shard: bar.update(),
+                output=output,
+                storage=storage,
+                max_batch_tokens=max_batch_tokens,
             )
         sentences = sum(shard.sentences or 0 for shard in manifest.shards)
         typer.echo(f"wrote {len(manifest.shards)} shards, {sentences} sentences, to {output_path} (manifest.json)")
@@ -103,5 +132,15 @@ def dump_command(
     use_gpu_id(gpu_id)
     bilm = place_bilm(resolved.load())
     with tqdm(total=n_lines, unit="sent", desc="dump", disable=not progress) as bar:
-        written = write_layers(bilm, input_path, output_path, batch_size, stateful, on_block=bar.update)
+        written = write_layers(
+            bilm,
+            input_path,
+            output_path,
+            batch_size,
+            stateful,
+            on_block=bar.update,
+            output=output,
+            storage=storage,
+            max_batch_tokens=max_batch_tokens,
+        )
     typer.echo(f"wrote {written.sentences} sentences to {output_path}")

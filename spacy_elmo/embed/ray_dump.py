@@ -23,6 +23,7 @@ from .. import __version__
 from ..errors import ElmoError, InputError
 from ..models import ModelReference, ResolvedModel, resolve
 from ..nn.kernels import KERNEL_VARIABLE
+from ..nn.layer_choice import OutputChoice
 from ..util.io import file_sha256
 from .errors import RayClusterError, RayMissingError
 from .hdf5 import LayersWritten, check_has_tokens, write_layers
@@ -38,6 +39,7 @@ from .manifest import (
     read_manifest,
     shard_names,
 )
+from .storage import Storage
 
 # Restarts of a dead worker, and retries of the file it held, before that file is reported as failed.
 MAX_RESTARTS = 3
@@ -62,7 +64,16 @@ def import_ray() -> Any:
 class ShardWriter:
     """A worker: the biLM, loaded once, and the files it is given turned into shards."""
 
-    def __init__(self, reference: ModelReference, batch_size: int, stateful: bool, device: Optional[str]) -> None:
+    def __init__(
+        self,
+        reference: ModelReference,
+        batch_size: int,
+        stateful: bool,
+        device: Optional[str],
+        output: OutputChoice = OutputChoice(),
+        storage: Storage = Storage(),
+        max_batch_tokens: Optional[int] = None,
+    ) -> None:
         # Resolved again here: a bundled model or the cache may sit at another path on this node.
         model = resolve(reference)
         self.identity = model_identity(model_files(model))
@@ -71,6 +82,7 @@ class ShardWriter:
             self.bilm.to(device)
         self.batch_size = batch_size
         self.stateful = stateful
+        self.output, self.storage, self.max_batch_tokens = output, storage, max_batch_tokens
 
     def pid(self) -> int:
         """The worker's process id (workers answer this while writing: two calls run at once)."""
@@ -84,7 +96,16 @@ class ShardWriter:
                 f"{self.identity[:12]}... where the manifest records {identity[:12]}...): give every node the "
                 "same model, e.g. on shared storage, and run the same command again"
             )
-        return write_layers(self.bilm, input_path, output_path, self.batch_size, self.stateful)
+        return write_layers(
+            self.bilm,
+            input_path,
+            output_path,
+            self.batch_size,
+            self.stateful,
+            output=self.output,
+            storage=self.storage,
+            max_batch_tokens=self.max_batch_tokens,
+        )
 
 
 def dump_on_ray(
@@ -98,6 +119,9 @@ def dump_on_ray(
     stateful: bool = False,
     overwrite: bool = False,
     on_shard: Optional[Callable[[Shard], None]] = None,
+    output: OutputChoice = OutputChoice(),
+    storage: Storage = Storage(),
+    max_batch_tokens: Optional[int] = None,
 ) -> Manifest:
     """Dump every file `inputs` (a path or glob pattern) names into `out_dir`, one shard per file
     (`manifest.shard_names`), with `workers` Ray actors; `out_dir/manifest.json` records the run.
@@ -110,7 +134,9 @@ def dump_on_ray(
     each shard ends. A shard that fails (bad bytes in its file, a worker that died `MAX_RESTARTS` times)
     is marked `failed` in the manifest and the others go on; then an ElmoError lists the failures. `model`
     is resolved by the caller, so a model that is not there fails before a worker starts; each worker
-    resolves its reference again, on its own node.
+    resolves its reference again, on its own node. `output`, `storage`, `max_batch_tokens`: as `dump`'s
+    (`write_layers`); the manifest records the first two where they are not the defaults, so a rerun
+    with others redoes every shard and a default run's manifest is the one earlier versions wrote.
     """
     out_dir = Path(out_dir)
     paths = expand_inputs(inputs)
@@ -126,6 +152,11 @@ def dump_on_ray(
         raise InputError(f"--gpus-per-worker must be 0 or more, got {gpus_per_worker}")
     identity = model_identity(model_files(model))
     settings: Dict[str, Any] = {"model": model.reference.describe(), "model_sha256": identity, "stateful": stateful}
+    if output != OutputChoice():
+        layers = output.layers
+        settings.update(layers=layers if isinstance(layers, str) else list(layers), pool=output.pool)
+    if storage != Storage():
+        settings.update(dtype=storage.dtype, compression=storage.compression, compression_level=storage.level)
     previous = None if overwrite else read_manifest(out_dir)
     shards = []
     for path, name in zip(paths, names):
@@ -139,7 +170,14 @@ def dump_on_ray(
     todo = [shard for shard in shards if shard.status != DONE]
     if todo:
         cluster = _Cluster(address, workers, gpus_per_worker)
-        _run(todo, manifest, out_dir, _Job(model.reference, identity, batch_size, stateful), cluster, on_shard)
+        _run(
+            todo,
+            manifest,
+            out_dir,
+            _Job(model.reference, identity, batch_size, stateful, output, storage, max_batch_tokens),
+            cluster,
+            on_shard,
+        )
     failed = [shard for shard in shards if shard.status == FAILED]
     if failed:
         reasons = "; ".join(f"{shard.input}: {shard.error}" for shard in failed)
@@ -168,6 +206,9 @@ class _Job:
     identity: str
     batch_size: int
     stateful: bool
+    output: OutputChoice
+    storage: Storage
+    max_batch_tokens: Optional[int]
 
 
 def _run(
@@ -243,7 +284,9 @@ def _start_workers(ray: Any, n: int, job: _Job, gpus_per_worker: float) -> List[
     run = uuid.uuid4().hex[:8]
     worker = ray.remote(ShardWriter)
     return [
-        worker.options(name=f"{run}-{i}", **options).remote(job.reference, job.batch_size, job.stateful, device)
+        worker.options(name=f"{run}-{i}", **options).remote(
+            job.reference, job.batch_size, job.stateful, device, job.output, job.storage, job.max_batch_tokens
+        )
         for i in range(n)
     ]
 

@@ -21,8 +21,10 @@ from torch import nn
 
 from ..errors import InputError
 from ..util.validation import short_repr
+from .bulk import embed_sentences
 from .char_encoder import CharEncoder, token_lengths
 from .chars import BOS_TOKEN, EOS_TOKEN, CharacterMapper
+from .layer_choice import LayerChoice, OutputChoice
 from .lstm import BiLSTMStack, State, run_directions
 from .options import ElmoOptions
 from .precision import fp32_scope
@@ -330,34 +332,28 @@ class BiLM(nn.Module):
         stateful: bool = False,
         batch_size: int = 64,
         run: RunOptions = EXACT,
+        layers: LayerChoice = "all",
+        pool: Optional[str] = None,
+        max_batch_tokens: Optional[int] = None,
     ) -> List[np.ndarray]:
-        """Each sentence's activations, `[L+1, n_tokens, 2P]` float32, in input order.
+        """Each sentence's activations, float32, in input order: `[L+1, n_tokens, 2P]` by default.
 
-        Stateless (default): sentences are grouped by length so batches carry little padding; the
-        result does not depend on `batch_size` or on the other sentences. Stateful: batches are the
-        consecutive groups of `batch_size` sentences, in order, row i carrying its state from row i of
-        the previous batch, as the original does. `run`: how the calls compute (run_options.py).
+        `layers`: "all", "top", "average" or L+1 weights (token layer first) for one mix `[n_tokens, 2P]`;
+        `pool="mean"`: the mean over the sentence's tokens instead (`[L+1, 2P]` or `[2P]`; zeros for an
+        empty sentence). Stateless (default): sentences are grouped by length so batches carry little
+        padding, `batch_size` sentences at most, or with `max_batch_tokens` at most that many padded tokens
+        (rows x longest row); the result does not depend on the batches or the other sentences. A batch
+        out of GPU memory is halved and the call goes on (bulk.py). Stateful: batches are the consecutive
+        groups of `batch_size` sentences, in order, row i carrying its state from row i of the previous
+        batch, as the original does. `run`: how the calls compute (run_options.py).
         """
-        if batch_size < 1:
-            raise InputError(f"batch_size must be at least 1, got {batch_size}")
         if isinstance(sentences, str) or any(isinstance(sentence, str) for sentence in sentences):
             raise InputError(
                 f"embed takes sentences as lists of tokens, got {short_repr(sentences)}: a string would be read as "
                 "one token per character; split each sentence into tokens (`text.split()`), or run "
                 "`nlp(text)` in a pipeline with the elmo component"
             )
-        order = list(range(len(sentences)))
-        if not stateful:
-            order.sort(key=lambda i: len(sentences[i]), reverse=True)
-        results: List[Optional[np.ndarray]] = [None] * len(sentences)
-        with torch.inference_mode(), fp32_scope(run.tf32):
-            for start in range(0, len(order), batch_size):
-                chunk = order[start : start + batch_size]
-                out = self.forward_sentences([sentences[i] for i in chunk], stateful=stateful, run=run)
-                layers = out.layers.cpu().numpy()
-                for row, i in enumerate(chunk):
-                    results[i] = np.ascontiguousarray(layers[:, row, : len(sentences[i])], dtype=np.float32)
-        return results  # type: ignore[return-value]
+        return embed_sentences(self, sentences, stateful, batch_size, run, OutputChoice(layers, pool), max_batch_tokens)
 
     def embed_tokens(self, words: Sequence[str]) -> np.ndarray:
         """Context-independent token embeddings `[n, P]` float32 (the char-CNN layer, before doubling)."""

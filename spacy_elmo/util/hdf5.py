@@ -22,6 +22,7 @@ from ..errors import InputFileError
 # Deflate's largest ratio is about 1,032 to 1: a compressed dataset declaring more than this per byte
 # of its file cannot be data the file stores.
 MAX_COMPRESSION = 1032
+LIBVERS = {"earliest": h5py.h5f.LIBVER_EARLIEST, "v110": h5py.h5f.LIBVER_V110, "latest": h5py.h5f.LIBVER_LATEST}
 
 
 def check_self_contained(f: h5py.File, path: Union[str, Path], what: str, error: Type[InputFileError]) -> None:
@@ -71,11 +72,12 @@ def _check_link(
         )
 
 
-def create_hdf5(path: Union[str, Path]) -> h5py.File:
+def create_hdf5(path: Union[str, Path], libver: Tuple[str, str] = ("earliest", "latest")) -> h5py.File:
     """A new HDF5 file at `path` whose writes reach the disk when made (no sieve buffer): HDF5 holds a
     small dataset's data until the dataset is closed, and a write failing then (a full disk) fails in
-    h5py's finaliser, where it is only printed, so writing went on and the process crashed at exit."""
+    h5py's finaliser, where it is only printed, so writing went on and the process crashed at exit.
+    `libver`: the oldest and newest file format to write, as `h5py.File` names them (h5py's default)."""
     access = h5py.h5p.create(h5py.h5p.FILE_ACCESS)
-    access.set_libver_bounds(h5py.h5f.LIBVER_EARLIEST, h5py.h5f.LIBVER_LATEST)  # h5py's own default
+    access.set_libver_bounds(*(LIBVERS[bound] for bound in libver))
     access.set_sieve_buf_size(0)
     return h5py.File(h5py.h5f.create(os.fsencode(path), h5py.h5f.ACC_TRUNC, fapl=access))

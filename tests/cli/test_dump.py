@@ -126,3 +126,42 @@ def test_dump_onto_a_disk_too_small_for_the_layers_is_refused_before_embedding(t
         result, f"cannot write {disk / 'out.hdf5'}: it needs 1.3 MiB, the disk holding {disk} has 1.0 MiB"
     )
     assert list(disk.iterdir()) == []
+
+
+def test_dump_writes_the_layers_pool_dtype_and_compression_asked_for(tmp_path):
+    from spacy_elmo import load_bilm
+
+    lines = ["The bank rose .", "", "She sat on the bank of the river ."]
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(lines) + "\n", encoding="utf8")
+    target = tmp_path / "out.hdf5"
+    args = ["--layers", "0.2,0.3,0.5", "--pool", "mean", "--dtype", "float16", "--compression", "gzip"]
+    args += ["--compression-level", 6, "--max-batch-tokens", 8, "--no-progress"]
+    result = run_cli("dump", source, target, "--model", TINY_MODEL, *args)
+    assert result.returncode == 0, result.stderr
+    expected = load_bilm(TINY_MODEL).embed([line.split() for line in lines], layers=[0.2, 0.3, 0.5], pool="mean")
+    with h5py.File(target, "r") as f:
+        assert sorted(f) == ["0", "1", "2"]
+        for i, vector in enumerate(expected):
+            assert f[str(i)].shape == vector.shape == (32,) and f[str(i)].dtype == np.float16
+            assert (f[str(i)].compression, f[str(i)].compression_opts, f[str(i)].shuffle) == ("gzip", 6, True)
+            np.testing.assert_allclose(f[str(i)][()], vector, rtol=2**-11, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--layers", "bottom"], "--layers 'bottom' is not one of all, top, average"),
+        (["--layers", "0.5,0.5"], "2 weights but the biLM has 3 layers"),
+        (["--pool", "max"], "pool 'max' is not one of mean"),
+        (["--dtype", "int8"], "dtype 'int8' is not one of float32, float16"),
+        (["--compression-level", 3], "give --compression gzip with it"),
+        (["--stateful", "--max-batch-tokens", 100], "drop --max-batch-tokens"),
+    ],
+)
+def test_dump_names_a_bad_output_option_and_writes_nothing(tmp_path, args, message):
+    source = tmp_path / "in.txt"
+    source.write_text("a b\n", encoding="utf8")
+    result = run_cli("dump", source, tmp_path / "out.hdf5", "--model", TINY_MODEL, "--no-progress", *args)
+    assert_clear_error(result, message)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt"]

@@ -1,16 +1,21 @@
 """One text file's layers into HDF5 (embed/hdf5.py): a dataset per line named by its index, equal to the
-biLM's own output, written in blocks with progress, whole or not at all; a file without tokens refused."""
+biLM's own output, written in blocks with progress, whole or not at all; a file without tokens refused;
+each output choice and storage read back as `embed` gives it; a line out of device memory named."""
 
 from types import SimpleNamespace
 
 import h5py
 import numpy as np
 import pytest
+import torch
 
 from spacy_elmo import load_bilm
 from spacy_elmo.embed import hdf5
 from spacy_elmo.embed.hdf5 import LayersWritten, check_has_tokens, write_layers
+from spacy_elmo.embed.storage import Storage
 from spacy_elmo.errors import DiskFullError, ElmoError
+from spacy_elmo.nn.errors import DeviceMemoryError
+from spacy_elmo.nn.layer_choice import OutputChoice
 from spacy_elmo.util import io
 from tests.support.paths import TINY_MODEL
 
@@ -85,3 +90,45 @@ def test_a_disk_filling_up_midway_is_one_disk_full_error_and_no_file(bilm, full_
     with pytest.raises(DiskFullError, match=rf"cannot write {disk / 'out.hdf5'}: no space left on the device"):
         write_layers(bilm, source, disk / "out.hdf5")
     assert list(disk.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "output,storage",
+    [
+        (OutputChoice("top"), Storage("float16", "gzip", 9)),
+        (OutputChoice([0.2, 0.3, 0.5], "mean"), Storage(compression="lzf")),
+        (OutputChoice("average", "mean"), Storage("float16")),
+        (OutputChoice("all", "mean"), Storage()),
+    ],
+)
+def test_each_output_choice_round_trips_through_the_file(bilm, tmp_path, output, storage):
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(LINES) + "\n", encoding="utf8")
+    write_layers(bilm, source, tmp_path / "out.hdf5", output=output, storage=storage, max_batch_tokens=8)
+    expected = bilm.embed([line.split() for line in LINES], layers=output.layers, pool=output.pool)
+    with h5py.File(tmp_path / "out.hdf5", "r") as f:
+        assert sorted(f) == ["0", "1", "2"]
+        for i, vectors in enumerate(expected):
+            dataset = f[str(i)]
+            assert dataset.shape == output.shape(bilm.n_layers, len(LINES[i].split()), bilm.output_dim)
+            assert dataset.dtype == np.dtype(storage.dtype) and dataset.compression == storage.compression
+            # float16: within half its last bit (11 bits a value), beside float32's 1e-6 between batchings
+            rtol = 2**-11 if storage.dtype == "float16" else 0
+            np.testing.assert_allclose(dataset[()], vectors, rtol=rtol, atol=1e-6)
+
+
+def test_a_line_out_of_memory_alone_is_named_by_its_line(bilm, tmp_path, monkeypatch):
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(LINES * 2) + "\n", encoding="utf8")
+    real = bilm.forward_sentences
+
+    def forward_sentences(sentences, **kwargs):
+        if any(len(s) > 8 for s in sentences):
+            raise torch.OutOfMemoryError("CUDA out of memory")
+        return real(sentences, **kwargs)
+
+    monkeypatch.setattr(hdf5, "BATCHES_PER_BLOCK", 1)
+    monkeypatch.setattr(bilm, "forward_sentences", forward_sentences)
+    with pytest.raises(DeviceMemoryError, match=r"line 3 of .*in.txt \(9 tokens\) does not fit in GPU memory"):
+        write_layers(bilm, source, tmp_path / "out.hdf5", batch_size=2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt"]

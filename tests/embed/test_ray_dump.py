@@ -214,3 +214,32 @@ def test_the_ray_data_callable_gives_the_bilms_layers_or_their_mix(cluster):
                 weights = np.full(3, 1 / 3) if pooling == "mean" else np.asarray(pooling)
                 want = np.tensordot(weights.astype(np.float32), want, axes=1)
             np.testing.assert_allclose(np.asarray(row["elmo"]), want, atol=1e-6, rtol=0)
+
+
+@pytest.mark.slow
+def test_output_options_reach_every_shard_and_a_rerun_with_others_redoes_them(cluster, tmp_path):
+    from spacy_elmo.embed.storage import Storage
+    from spacy_elmo.nn.layer_choice import OutputChoice
+
+    inputs = write_corpus(tmp_path / "corpus", n_files=2, n_lines=20)
+    pattern, out, model = str(tmp_path / "corpus" / "*.txt"), tmp_path / "out", resolve(reference_to(MODEL))
+    output, storage = OutputChoice("average", "mean"), Storage("float16", "gzip", 6)
+    dump_on_ray(pattern, out, model, workers=2, output=output, storage=storage, max_batch_tokens=64)
+    settings = read_manifest(out).settings
+    assert (settings["layers"], settings["pool"], settings["dtype"], settings["compression"]) == (
+        "average", "mean", "float16", "gzip"
+    )  # fmt: skip
+    bilm = load_bilm(MODEL)
+    for path, name in zip(inputs, shard_names(inputs)):
+        write_layers(bilm, path, tmp_path / name, output=output, storage=storage)
+        with h5py.File(tmp_path / name, "r") as want, h5py.File(out / name, "r") as got:
+            assert sorted(got) == sorted(want)
+            for key in want:
+                assert got[key].shape == (bilm.output_dim,) and got[key].dtype == np.float16
+                assert got[key].compression == "gzip"
+                np.testing.assert_allclose(got[key][()], want[key][()], atol=1e-3, rtol=0)
+    redone = []
+    dump_on_ray(pattern, out, model, workers=2, output=OutputChoice("top"), on_shard=redone.append)
+    assert len(redone) == 2
+    with h5py.File(out / "part0.hdf5", "r") as f:
+        assert f["0"].ndim == 2

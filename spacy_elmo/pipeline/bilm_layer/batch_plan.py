@@ -1,11 +1,11 @@
-"""What the biLM reads of a batch of docs: which tokens (all but whitespace, the one rule for it), the
-pieces the segmenter cuts them into, and how pieces are grouped into sub-batches. Whitespace tokens
-(`token.is_space`) did not occur in the biLM's training text, so they never reach it and their rows
-are zeros; the hooks leave them out of span and doc means by the same rule."""
+"""What the biLM reads of a batch of docs: which tokens (all but whitespace, the one rule for it), and the
+pieces the segmenter cuts them into; how pieces are batched: nn/batch_plan.py, shared with `embed`.
+Whitespace tokens (`token.is_space`) did not occur in the biLM's training text, so they never reach it
+and their rows are zeros; the hooks leave them out of span and doc means by the same rule."""
 
 from __future__ import annotations
 
-from typing import List, Sequence
+from typing import List
 
 import numpy as np
 from spacy.tokens import Doc, Token
@@ -26,26 +26,6 @@ def read_mask(doc: Doc) -> np.ndarray:
 def kept_tokens(doc: Doc) -> np.ndarray:
     """Indices of the tokens of `doc` the biLM reads."""
     return np.flatnonzero(read_mask(doc)).astype(np.int64, copy=False)
-
-
-def plan_batches(
-    lengths: Sequence[int], max_batch_tokens: int, stateful: bool, batch_size: int = 64
-) -> List[List[int]]:
-    """Doc indices per sub-batch. Stateless: longest first, each batch's padded size
-    (rows x longest row) within the budget. Stateful: consecutive docs, so rows keep their states."""
-    order = list(range(len(lengths)))
-    if stateful:
-        return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
-    order.sort(key=lambda i: lengths[i], reverse=True)
-    batches: List[List[int]] = []
-    for i in order:
-        if lengths[i] == 0:
-            continue
-        if batches and lengths[batches[-1][0]] * (len(batches[-1]) + 1) <= max_batch_tokens:
-            batches[-1].append(i)
-        else:
-            batches.append([i])
-    return batches
 
 
 def doc_segments(segmenter: Segmenter, doc: Doc, keep: np.ndarray) -> List[Segment]:

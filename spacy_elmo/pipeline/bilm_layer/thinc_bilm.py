@@ -9,7 +9,7 @@ model (after `replace_listeners`).
 
 The layer's segmenter (segment.py; by default per sentence, and windows for anything longer than 256
 tokens) cuts each doc into pieces, so memory stays bounded however long the doc; which tokens the biLM
-reads and how pieces are batched: batch_plan.py. Stateless batches are sorted by length and cut by a
+reads: batch_plan.py; how pieces are batched: nn/batch_plan.py. Stateless batches are sorted by length and cut by a
 padded-token budget; stateful batches keep the docs' order, because the carried states follow batch
 rows. The torch module and its bytes: bilm_holder.py; what layers share in a process:
 process_state.py; the settings that follow the config, never the saved pipeline: run_settings.py.
@@ -30,13 +30,14 @@ from thinc.types import Floats3d
 from typing_extensions import Annotated
 
 from ...models.sources import ModelReference, model_reference, reference_options, resolve
+from ...nn.batch_plan import plan_batches
 from ...nn.bilm import BiLM
 from ...nn.int8 import FAST_MODES, FastModeError
 from ...nn.precision import fp32_scope
 from ...nn.run_options import RunOptions
 from ...util.validation import must_be, validate_arguments
 from ..device import place_bilm
-from .batch_plan import doc_segments, kept_tokens, plan_batches
+from .batch_plan import doc_segments, kept_tokens
 from .bilm_holder import BiLMHolder, convert_inputs, convert_outputs, deserialize_holder, serialize_holder
 from .process_state import PROCESS
 from .run_settings import RUN_SETTINGS, RunSettings

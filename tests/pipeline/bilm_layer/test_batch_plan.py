@@ -1,5 +1,5 @@
 """What the biLM reads of a batch (pipeline/batch_plan.py): every token but whitespace, the segmenter's
-pieces in the index space of those tokens, and sub-batches within the token budget."""
+pieces in the index space of those tokens (sub-batches: tests/nn/test_batch_plan.py)."""
 
 import numpy as np
 import pytest
@@ -7,7 +7,7 @@ import spacy
 from spacy.tokens import Doc
 
 from spacy_elmo.errors import ElmoError
-from spacy_elmo.pipeline.bilm_layer.batch_plan import doc_segments, kept_tokens, plan_batches, read_mask
+from spacy_elmo.pipeline.bilm_layer.batch_plan import doc_segments, kept_tokens, read_mask
 from spacy_elmo.pipeline.bilm_layer.segment import Segment, build_sentence_windows_v1
 
 
@@ -42,12 +42,3 @@ def test_a_segmenter_that_loses_tokens_is_named(doc):
 
     with pytest.raises(ElmoError, match="drops_the_last"):
         doc_segments(drops_the_last, doc, kept_tokens(doc))
-
-
-def test_plan_batches_sorts_by_length_and_respects_the_budget():
-    lengths = [3, 10, 0, 7, 2]
-    batches = plan_batches(lengths, max_batch_tokens=20, stateful=False)
-    assert batches == [[1, 3], [0, 4]]  # empty docs skip the biLM
-    assert all(lengths[b[0]] * len(b) <= 20 for b in batches)
-    assert plan_batches(lengths, max_batch_tokens=5, stateful=False) == [[1], [3], [0], [4]]
-    assert plan_batches(lengths, 1, stateful=True, batch_size=2) == [[0, 1], [2, 3], [4]]
