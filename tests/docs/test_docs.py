@@ -146,8 +146,8 @@ def test_readme_stays_a_short_reference():
 
 
 def test_markdown_stays_within_its_word_budget():
-    """All tracked Markdown but the changelog and the model cards: at most 9,500 words (8,000 until the
-    migration page and the list of what was tried), so that facts are stated once and history goes to
+    """All tracked Markdown but the changelog and the model cards: at most 10,000 words (8,000 until the
+    migration page, the list of what was tried and the new heads and bulk options), so that facts are stated once and history goes to
     the commits."""
     listing = subprocess.run(["git", "ls-files", "*.md"], cwd=REPO, capture_output=True, text=True)
     if listing.returncode != 0 or not listing.stdout.split():
@@ -159,4 +159,4 @@ def test_markdown_stays_within_its_word_budget():
         if name != "CHANGELOG.md" and not re.fullmatch(r"(spacy_elmo/)?models/[^/]+/README\.md", name)
     ]
     words = {name: len((REPO / name).read_text(encoding="utf8").split()) for name in budgeted}
-    assert sum(words.values()) <= 9500, sorted(words.items(), key=lambda item: -item[1])
+    assert sum(words.values()) <= 10000, sorted(words.items(), key=lambda item: -item[1])
