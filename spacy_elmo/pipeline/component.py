@@ -24,7 +24,6 @@ in place (`spacy train`'s model-best), and a kill mid-write must leave the previ
 
 from __future__ import annotations
 
-import contextlib
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Union
@@ -44,7 +43,6 @@ from typing_extensions import Annotated
 
 from ..errors import ElmoError
 from ..nn.pooling_weights import check_pooling, pooling_weights
-from ..util.io import atomic_output
 from ..util.validation import must_be, validate_arguments
 from .bilm_layer.thinc_bilm import declared_layers, ensure_loaded
 from .doc_data import layer_dtype, set_doc_data
@@ -54,6 +52,7 @@ from .layers import ElmoListener, apply_to_read_rows, load_source
 from .layers.listener import feed_listeners, gradient_callbacks, no_gradient, replace_listener_cfg, standalone_bilm
 from .layers.pooling import build_pooling_v1
 from .layers.scalar_mix import mixes_in
+from .saved_model import load_model_bytes, replace_file
 from .training_data import check_annotations, listening_heads, training_corpus
 
 # "mean", "top", fixed weights per layer, or any List[Floats3d] -> List[Floats2d] layer (layers/pooling.py).
@@ -341,9 +340,9 @@ class ElmoComponent(TrainablePipe):
         self._validate_serialization_attrs()
         ensure_loaded(self.model)
         fields: Dict[str, Callable[[Path], Any]] = {
-            "cfg": lambda p: _replace_file(p, (srsly.json_dumps(self.cfg, indent=2) + "\n").encode("utf8")),
+            "cfg": lambda p: replace_file(p, (srsly.json_dumps(self.cfg, indent=2) + "\n").encode("utf8")),
             "vocab": lambda p: self.vocab.to_disk(p, exclude=exclude),
-            "model": lambda p: _replace_file(p, self.model.to_bytes()),
+            "model": lambda p: replace_file(p, self.model.to_bytes()),
         }
         to_disk(path, fields, exclude)
 
@@ -353,7 +352,7 @@ class ElmoComponent(TrainablePipe):
         self.cache.release()  # new weights: cached layers would be stale
         fields: Dict[str, Callable[[bytes], Any]] = {
             "vocab": lambda b: self.vocab.from_bytes(b, exclude=exclude),
-            "model": self._load_model,
+            "model": lambda b: load_model_bytes(self.model, self.pooling, b),
             LEGACY_POOLING: self.pooling.from_bytes,  # only in the bytes of 0.1
         }
         from_bytes(bytes_data, fields, exclude)
@@ -365,7 +364,7 @@ class ElmoComponent(TrainablePipe):
         self._validate_serialization_attrs()
         fields: Dict[str, Callable[[Path], Any]] = {
             "vocab": lambda p: self.vocab.from_disk(p, exclude=exclude),
-            "model": lambda p: self._load_model(p.read_bytes()),
+            "model": lambda p: load_model_bytes(self.model, self.pooling, p.read_bytes()),
             LEGACY_POOLING: lambda p: self.pooling.from_bytes(p.read_bytes()) if p.is_file() else None,
         }
         try:
@@ -374,39 +373,5 @@ class ElmoComponent(TrainablePipe):
             raise type(err)(f"pipeline component {path}: {err}") from None
         return self
 
-    def _load_model(self, data: bytes) -> None:
-        """The model's bytes: the biLM, and the pooling's parameters where the saved pooling is of the kind
-        the config builds (the same layers), its settings (attrs, which thinc would overwrite) staying the
-        config's. A saved pooling of another kind is not read: the config's is used as it builds. A pipeline
-        saved by 0.1 (or earlier) holds the biLM alone, the pooling then from its own file, if any."""
-        msg = srsly.msgpack_loads(data)
-        if [node["name"] for node in msg["nodes"]] == [node.name for node in self.model.walk()]:
-            configured = [dict(node.attrs) for node in self.pooling.walk()]
-            self.model.from_bytes(data)
-            for node, attrs in zip(self.pooling.walk(), configured):
-                node.attrs.clear()
-                node.attrs.update(attrs)
-            return
-        with _pooling_detached(self.model):
-            n_nodes = len(list(self.model.walk()))
-            self.model.from_dict({key: msg[key][:n_nodes] for key in ("nodes", "attrs", "params", "shims")})
-
     def add_label(self, label: str) -> int:
         raise NotImplementedError(f"the {self.name!r} component has no labels")
-
-
-@contextlib.contextmanager
-def _pooling_detached(model: Model) -> Iterator[None]:
-    """The biLM layer's model without its pooling node for the block, as 0.1 saved it."""
-    carried = model.layers[1:]
-    model.layers[1:] = []
-    try:
-        yield
-    finally:
-        model.layers[1:] = carried
-
-
-def _replace_file(path: Path, data: bytes) -> None:
-    """`path` holds `data` or, if writing is cut short, what it held before."""
-    with atomic_output(path) as tmp:
-        tmp.write_bytes(data)
