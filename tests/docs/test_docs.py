@@ -147,8 +147,8 @@ def test_readme_stays_a_short_reference():
 
 def test_markdown_stays_within_its_word_budget():
     """All tracked Markdown but the changelog and the model cards: at most 10,000 words (8,000 until the
-    migration page, the list of what was tried and the new heads and bulk options), so that facts are stated once and history goes to
-    the commits."""
+    migration page, the list of what was tried, the new heads and bulk options), so that facts are stated
+    once and history goes to the commits."""
     listing = subprocess.run(["git", "ls-files", "*.md"], cwd=REPO, capture_output=True, text=True)
     if listing.returncode != 0 or not listing.stdout.split():
         pytest.skip("not a git checkout: no list of tracked files")
