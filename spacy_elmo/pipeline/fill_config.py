@@ -59,10 +59,10 @@ MIX_L2 = 0.001
 GPU_ALLOCATOR = "pytorch"
 TOK2VEC_MODES = ("instead", "beside")
 # Docs per batch of `nlp.pipe`, which `spacy benchmark speed`, `apply` and `evaluate` take from [nlp]:
-# spaCy's 1000 is 30 batches of the biLM's work before `benchmark speed` prints a figure; the shipped
-# configs' 64 (spacy-transformers' set 128) keeps a batch to a second or two on a CPU, within a few
-# per cent of the best words/s (benchmarks/bench_batch_size.py).
-NLP_BATCH_SIZE = 64
+# spaCy's 1000 is 30 batches of the biLM's work before `benchmark speed` prints a figure; 128 (as
+# spacy-transformers' configs) is where words/s levels off (docs/results.md), a batch a fraction of a
+# second on a CPU (benchmarks/bench_batch_size.py).
+NLP_BATCH_SIZE = 128
 MIX_LOGGER = "spacy-elmo.MixLogger.v1"
 SPACY_BATCH_SIZE = 1000
 # A key path from a component's section to a tok2vec block in it.

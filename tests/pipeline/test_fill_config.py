@@ -209,7 +209,7 @@ def test_shipped_training_configs_use_the_same_allocator(name):
 def test_a_filled_config_batches_as_the_shipped_ones_unless_the_user_chose():
     base = spacy_config(["tagger"])
     assert base["nlp"]["batch_size"] == 1000  # spaCy's: `spacy benchmark speed` would run 30 of them
-    assert fill_elmo_config(base)["nlp"]["batch_size"] == NLP_BATCH_SIZE == 64
+    assert fill_elmo_config(base)["nlp"]["batch_size"] == NLP_BATCH_SIZE == 128
     base["nlp"]["batch_size"] = 256
     assert fill_elmo_config(base)["nlp"]["batch_size"] == 256
 
