@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.bench_pipe import write_model
+from benchmarks.bench_pipe import size_options, write_model
 from benchmarks.common import machine
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,7 +52,7 @@ def main() -> None:
     print(machine(), flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
-        write_model(args.size, directory)
+        write_model(size_options(args.size, []), directory)
         config = load_config(
             ROOT / "configs" / "tagger_elmo.cfg",
             overrides={

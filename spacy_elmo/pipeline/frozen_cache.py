@@ -5,7 +5,7 @@ evaluation; a frozen, stateless biLM gives the same layers each time, so they ar
 byte-bounded LRU (`ActivationCache`). This object owns everything about that cache: the key of a doc,
 when the cached layers stop being valid (another biLM, new weights), its lifetime (`start` at the first
 training step, `release` when training ends) and how it fills: as training batches first meet their docs,
-each biLM call topped up with training docs not yet met, so that it is a full batch (the biLM runs far
+each biLM call topped up with training docs not yet met to a few full batches (the biLM runs far
 slower per token on the few sentences of an early training batch) and a short run embeds only about
 what it uses. Embedding text of unknown size shows a progress bar on stderr once it runs long (spaCy's
 CLI shows no INFO log), only while a pipeline trains (`progress_bar`).
@@ -29,6 +29,13 @@ from .bilm_layer.thinc_bilm import get_bilm, run_settings
 
 # Embedding text of unknown size shows a progress bar once it has run this long.
 PROGRESS_DELAY_S = 2.0
+
+
+# A training batch's biLM call is topped up to this many full biLM batches: docs of random lengths pad
+# more than the length-sorted batches of a larger call (one batch's worth made a full run's first epoch
+# slower than embedding the corpus up front; four matched it: docs/results.md), and a run of S steps
+# embeds at most about S x 4 x max_batch_tokens tokens.
+TOP_UP_BATCHES = 4
 
 
 def _nbytes(value: Any) -> int:
@@ -155,14 +162,15 @@ class FrozenLayerCache:
         return computed
 
     def _top_up(self, docs: List[Doc], keys: List[Hashable]) -> None:
-        """Add unmet training docs to `docs` (in place) until they hold `max_batch_tokens` tokens, while
-        the cache has room for them (an LRU too small for the corpus would evict them before their turn)."""
+        """Add unmet training docs to `docs` (in place) until they hold TOP_UP_BATCHES x `max_batch_tokens`
+        tokens, while the cache has room for them (an LRU too small for the corpus would evict them before
+        their turn)."""
         bilm = get_bilm(self.model)
         if self._unmet is None or bilm is None:
             return
         bytes_per_token = 4 * bilm.n_layers * bilm.output_dim  # float32 [L+1, n, 2P] per doc
         n_tokens = sum(len(doc) for doc in docs)
-        target = run_settings(self.model).max_batch_tokens
+        target = TOP_UP_BATCHES * run_settings(self.model).max_batch_tokens
         taken = set(keys)
         for doc in self._unmet:
             if n_tokens >= target:

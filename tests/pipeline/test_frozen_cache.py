@@ -12,7 +12,7 @@ from spacy.training import Example
 from spacy_elmo import BiLM
 from spacy_elmo.nn.run_options import EXACT
 from spacy_elmo.pipeline import frozen_cache
-from spacy_elmo.pipeline.frozen_cache import ActivationCache
+from spacy_elmo.pipeline.frozen_cache import TOP_UP_BATCHES, ActivationCache
 from spacy_elmo.pipeline.layers import get_bilm, set_bilm
 from tests.support.pipelines import TAGGER_ON_ELMO, elmo_config, tiny_tagger_pipeline
 
@@ -105,8 +105,9 @@ def test_the_first_update_tops_its_batch_up_with_training_docs_to_a_full_batch(m
 
 
 def test_a_short_run_embeds_what_its_batches_meet_topped_up_to_max_batch_tokens(monkeypatch):
-    # A batch of max_batch_tokens is one doc here: the first doc (6 tokens) fills it alone.
-    nlp, examples = pipeline(frozen=True, max_batch_tokens=len(TEXTS[0].split()))
+    # A call is topped up to TOP_UP_BATCHES tokens here (max_batch_tokens 1): the first doc (6) fills it.
+    nlp, examples = pipeline(frozen=True, max_batch_tokens=1)
+    assert TOP_UP_BATCHES <= len(TEXTS[0].split()) and TOP_UP_BATCHES > len(TEXTS[2].split())
     calls = count_bilm_calls(nlp, monkeypatch)
     optimizer = nlp.create_optimizer()
     nlp.update(examples[:1], sgd=optimizer)
