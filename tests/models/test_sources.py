@@ -64,25 +64,30 @@ def test_an_unknown_name_lists_where_names_come_from(cache):
         spacy.blank("en").add_pipe("elmo", config=elmo_config(name="no-such-elmo"))
 
 
-def test_a_downloaded_catalogue_name_loads_everywhere(cache, mirror, tmp_path):
-    download_model(NAME, base_url=mirror, progress=False)
+def assert_loads_everywhere(name, tmp_path):
+    """`name` gives the tiny model's layers through `load_bilm`, a pipeline's config and `dump`."""
     expected = load_bilm(TINY_MODEL).embed(SENTENCES)
-
-    for got, want in zip(load_bilm(NAME).embed(SENTENCES), expected):
+    for got, want in zip(load_bilm(name).embed(SENTENCES), expected):
         np.testing.assert_array_equal(got, want)
 
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config={**elmo_config(name=NAME), **EXACT_LAYERS})
+    nlp.add_pipe("elmo", config={**elmo_config(name=name), **EXACT_LAYERS})
     nlp.initialize()
-    doc = nlp(" ".join(SENTENCES[0]))
-    np.testing.assert_allclose(doc._.elmo["layers"], expected[0], atol=1e-6)
+    np.testing.assert_allclose(nlp(" ".join(SENTENCES[0]))._.elmo["layers"], expected[0], atol=1e-6)
+    assert Config(nlp.config)["components"]["elmo"]["model"]["name"] == name
 
     text = tmp_path / "text.txt"
     text.write_text("\n".join(" ".join(s) for s in SENTENCES) + "\n", encoding="utf8")
-    run_cli("dump", str(text), str(tmp_path / "layers.hdf5"), "--model", NAME, "--no-progress")
+    result = run_cli("dump", str(text), str(tmp_path / "layers.hdf5"), "--model", name, "--no-progress")
+    assert result.returncode == 0, result.stderr
     with h5py.File(tmp_path / "layers.hdf5", "r") as dumped:
         # Another process: its CPU kernels are chosen by timing, so the last bits may differ.
         np.testing.assert_allclose(dumped["1"][()], expected[1], atol=1e-6, rtol=0)
+
+
+def test_a_downloaded_catalogue_name_loads_everywhere(cache, mirror, tmp_path):
+    download_model(NAME, base_url=mirror, progress=False)
+    assert_loads_everywhere(NAME, tmp_path)
 
 
 def test_a_config_naming_a_downloaded_model_round_trips(cache, mirror, tmp_path):
@@ -109,22 +114,7 @@ def hub_cache(tmp_path, monkeypatch):
 
 
 def test_a_hub_reference_loads_everywhere_a_name_does(hub_cache, tmp_path):
-    expected = load_bilm(TINY_MODEL).embed(SENTENCES)
-    for got, want in zip(load_bilm(HUB_NAME).embed(SENTENCES), expected):
-        np.testing.assert_array_equal(got, want)
-
-    nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config={**elmo_config(name=HUB_NAME), **EXACT_LAYERS})
-    nlp.initialize()
-    np.testing.assert_allclose(nlp(" ".join(SENTENCES[0]))._.elmo["layers"], expected[0], atol=1e-6)
-    assert Config(nlp.config)["components"]["elmo"]["model"]["name"] == HUB_NAME
-
-    text = tmp_path / "text.txt"
-    text.write_text("\n".join(" ".join(s) for s in SENTENCES) + "\n", encoding="utf8")
-    result = run_cli("dump", str(text), str(tmp_path / "layers.hdf5"), "--model", HUB_NAME, "--no-progress")
-    assert result.returncode == 0, result.stderr
-    with h5py.File(tmp_path / "layers.hdf5", "r") as dumped:
-        np.testing.assert_allclose(dumped["1"][()], expected[1], atol=1e-6, rtol=0)
+    assert_loads_everywhere(HUB_NAME, tmp_path)
 
 
 def test_a_hub_reference_not_cached_builds_and_fails_at_initialize(hub_cache):
