@@ -196,27 +196,34 @@ def _is_float(value: Any, ndim: int) -> bool:
 
 def check_structure(doc: Doc, data: Any) -> None:
     """`data` is what the component writes: a dict of `vectors` (float, `[n, width]`), optionally
-    `offsets` (integer, `[n, 2]`) and `layers` (float, `[L+1, n, width]`); cheap (no pass over the rows),
-    as it runs for every read."""
-    where = f"doc._.elmo of {describe(doc)}"
+    `offsets` (integer, `[n, 2]`) and `layers` (float, `[L+1, n, width]`); cheap (no pass over the rows,
+    and the doc described only in an error), as it runs for every read, a token's vector included."""
+    problem = _structure_problem(data)
+    if problem is not None:
+        raise DocDataError(f"doc._.elmo of {describe(doc)}{problem}; {FIX}")
+
+
+def _structure_problem(data: Any) -> Optional[str]:
+    """What is wrong with `data`'s structure, as the rest of check_structure's message; None if nothing."""
     if not isinstance(data, dict) or "vectors" not in data:
         keys = sorted(map(str, data)) if isinstance(data, dict) else type(data).__name__
-        raise DocDataError(f"{where} is not the elmo component's data (a dict with 'vectors'; got {keys}); {FIX}")
+        return f" is not the elmo component's data (a dict with 'vectors'; got {keys})"
     vectors, offsets, layers = data["vectors"], data.get("offsets"), data.get("layers")
     if not _is_float(vectors, 2):
-        raise DocDataError(f"{where}: 'vectors' is {_shape(vectors)}, not a float array [tokens, width]; {FIX}")
+        return f": 'vectors' is {_shape(vectors)}, not a float array [tokens, width]"
     if offsets is not None and not (
         isinstance(offsets, np.ndarray) and offsets.dtype.kind in "iu" and offsets.shape == (len(vectors), 2)
     ):
-        raise DocDataError(
-            f"{where}: 'offsets' is {_shape(offsets)}, not an integer array of {len(vectors)} rows (one a "
-            f"vector) of 2 characters; {FIX}"
+        return (
+            f": 'offsets' is {_shape(offsets)}, not an integer array of {len(vectors)} rows (one a "
+            "vector) of 2 characters"
         )
     if layers is not None and not (_is_float(layers, 3) and layers.shape[1:] == vectors.shape):
-        raise DocDataError(
-            f"{where}: 'layers' is {_shape(layers)}, not a float array [layers, {len(vectors)}, "
-            f"{vectors.shape[1]}] as its vectors; {FIX}"
+        return (
+            f": 'layers' is {_shape(layers)}, not a float array [layers, {len(vectors)}, "
+            f"{vectors.shape[1]}] as its vectors"
         )
+    return None
 
 
 def _shape(value: Any) -> str:
