@@ -16,10 +16,9 @@ not grow) and shows no progress bar.
 
 The pooling layer is a node of the biLM layer's model (after its torch wrapper, which alone runs), so
 spaCy's serialization of `model` carries its parameters: a ScalarMix started from a TF-Hub module keeps
-the module's mix where the module is not. `replace_listeners` copies the biLM without it. A pipeline saved
-by 0.1 holds the biLM alone in `model` and the pooling in a file of its own (or, before that, nowhere: the
-config's pooling stays); both load. Files are written beside and renamed: spaCy rewrites a saved pipeline
-in place (`spacy train`'s model-best), and a kill mid-write must leave the previous files whole.
+the module's mix where the module is not. `replace_listeners` copies the biLM without it. Files are
+written beside and renamed: spaCy rewrites a saved pipeline in place (`spacy train`'s model-best), and a
+kill mid-write must leave the previous files whole.
 """
 
 from __future__ import annotations
@@ -57,9 +56,6 @@ from .training_data import check_annotations, listening_heads, training_corpus
 
 # "mean", "top", fixed weights per layer, or any List[Floats3d] -> List[Floats2d] layer (layers/pooling.py).
 Pooling = Union[str, List[float], Model]
-
-# Where a pipeline saved by 0.1 kept the pooling layer's bytes, beside `model`.
-LEGACY_POOLING = "pooling"
 
 # No source given: the default bundled model (spaCy merges these keys into a user's model config, so
 # naming a model here would clash with user-given options paths).
@@ -353,7 +349,6 @@ class ElmoComponent(TrainablePipe):
         fields: Dict[str, Callable[[bytes], Any]] = {
             "vocab": lambda b: self.vocab.from_bytes(b, exclude=exclude),
             "model": lambda b: load_model_bytes(self.model, self.pooling, b),
-            LEGACY_POOLING: self.pooling.from_bytes,  # only in the bytes of 0.1
         }
         from_bytes(bytes_data, fields, exclude)
         return self
@@ -365,7 +360,6 @@ class ElmoComponent(TrainablePipe):
         fields: Dict[str, Callable[[Path], Any]] = {
             "vocab": lambda p: self.vocab.from_disk(p, exclude=exclude),
             "model": lambda p: load_model_bytes(self.model, self.pooling, p.read_bytes()),
-            LEGACY_POOLING: lambda p: self.pooling.from_bytes(p.read_bytes()) if p.is_file() else None,
         }
         try:
             from_disk(path, fields, exclude)

@@ -6,7 +6,7 @@ process that never imported spacy_elmo) for a custom class.
 
 - `"vectors"` `[n_tokens, 2P]` float32: the pooled vector of each token (zeros for whitespace tokens).
 - `"layers"` `[L+1, n_tokens, 2P]`: every biLM layer, when the component keeps them (listeners read
-  these): float16 by default, float32 with `store_layers = true` (and in docs saved before float16).
+  these): float16 by default, float32 with `store_layers = true`.
 - `"offsets"` `[n_tokens, 2]` int64: each token's start and end character when the rows were computed.
 
 Stored in `doc.user_data` under the key of an extension value that starts at character 0, not under a
@@ -107,28 +107,13 @@ def stored_data(doc: Doc) -> Optional[Dict[str, np.ndarray]]:
         return None
     for _, data in parts:
         check_structure(doc, data)
-    if len(parts) == 1 and parts[0][0] == 0 and "offsets" in parts[0][1]:
+    if len(parts) == 1 and parts[0][0] == 0:
         return parts[0][1]
     datas = [data for _, data in parts]
     _check_same_widths(doc, datas)
-    if any("offsets" not in data for data in datas):
-        return _legacy(doc, datas)
     offsets = np.concatenate([data["offsets"] + start for start, data in parts])
     layers = np.concatenate([d["layers"] for d in datas], axis=1) if all("layers" in d for d in datas) else None
     return _store(doc, np.concatenate([d["vectors"] for d in datas]), layers, offsets)
-
-
-def _legacy(doc: Doc, datas: List[Dict[str, np.ndarray]]) -> Dict[str, np.ndarray]:
-    """Data saved without offsets (spacy-elmo before they were stored): its rows are taken to be the
-    doc's tokens when their number matches, which is all that can be checked."""
-    vectors = np.concatenate([d["vectors"] for d in datas])
-    if len(vectors) != len(doc):
-        raise MisalignedDataError(
-            f"doc._.elmo has {len(vectors)} token rows (saved without token offsets, by an older spacy-elmo) "
-            f"but the doc has {len(doc)} tokens; run the elmo component on the doc again"
-        )
-    layers = np.concatenate([d["layers"] for d in datas], axis=1) if all("layers" in d for d in datas) else None
-    return _store(doc, vectors, layers, token_offsets(doc))
 
 
 def rows_match(data: Dict[str, np.ndarray], doc: Doc, start: int, end: int) -> bool:
@@ -195,8 +180,8 @@ def _is_float(value: Any, ndim: int) -> bool:
 
 
 def check_structure(doc: Doc, data: Any) -> None:
-    """`data` is what the component writes: a dict of `vectors` (float, `[n, width]`), optionally
-    `offsets` (integer, `[n, 2]`) and `layers` (float, `[L+1, n, width]`); cheap (no pass over the rows,
+    """`data` is what the component writes: a dict of `vectors` (float, `[n, width]`), `offsets` (integer,
+    `[n, 2]`) and optionally `layers` (float, `[L+1, n, width]`); cheap (no pass over the rows,
     and the doc described only in an error), as it runs for every read, a token's vector included."""
     problem = _structure_problem(data)
     if problem is not None:
@@ -205,15 +190,13 @@ def check_structure(doc: Doc, data: Any) -> None:
 
 def _structure_problem(data: Any) -> Optional[str]:
     """What is wrong with `data`'s structure, as the rest of check_structure's message; None if nothing."""
-    if not isinstance(data, dict) or "vectors" not in data:
+    if not isinstance(data, dict) or "vectors" not in data or "offsets" not in data:
         keys = sorted(map(str, data)) if isinstance(data, dict) else type(data).__name__
-        return f" is not the elmo component's data (a dict with 'vectors'; got {keys})"
-    vectors, offsets, layers = data["vectors"], data.get("offsets"), data.get("layers")
+        return f" is not the elmo component's data (a dict with 'vectors' and 'offsets'; got {keys})"
+    vectors, offsets, layers = data["vectors"], data["offsets"], data.get("layers")
     if not _is_float(vectors, 2):
         return f": 'vectors' is {_shape(vectors)}, not a float array [tokens, width]"
-    if offsets is not None and not (
-        isinstance(offsets, np.ndarray) and offsets.dtype.kind in "iu" and offsets.shape == (len(vectors), 2)
-    ):
+    if not (isinstance(offsets, np.ndarray) and offsets.dtype.kind in "iu" and offsets.shape == (len(vectors), 2)):
         return (
             f": 'offsets' is {_shape(offsets)}, not an integer array of {len(vectors)} rows (one a "
             "vector) of 2 characters"

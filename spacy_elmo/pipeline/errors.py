@@ -14,10 +14,6 @@ class DocDataError(InputError):
     shapes, width)."""
 
 
-class UntrustedPickleError(InputError):
-    """Saved biLM bytes that hold more than tensors: unpickling them could run code, so they are refused."""
-
-
 class MissingAnnotationError(InputError):
     """A component to be trained on `elmo` has none of its annotation in the training corpus."""
 
@@ -28,4 +24,5 @@ class AlignmentError(InputError):
 
 
 class SavedWeightsError(InputError):
-    """A saved biLM whose safetensors weights cannot be read (a damaged or cut-short pipeline)."""
+    """A saved biLM whose safetensors weights are missing or cannot be read (a damaged or cut-short
+    pipeline, or one not saved by this spacy-elmo)."""

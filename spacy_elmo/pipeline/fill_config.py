@@ -262,7 +262,7 @@ def _listener(extra_features: Dict[str, Any], width: int, mix_dropout: float) ->
         "@architectures": ELMO_LISTENER,
         "upstream": ELMO_NAME,
         "width": width,
-        "mix": {"@layers": "spacy-elmo.ScalarMix.v1", "dropout": mix_dropout, "l2": MIX_L2},
+        "mix": {"@layers": "spacy-elmo.ScalarMix.v2", "dropout": mix_dropout, "l2": MIX_L2},
         "extra_features": extra_features,
     }
 

@@ -1,16 +1,14 @@
 """Reading and writing the `elmo` component's saved parts: the model's bytes (the biLM and its pooling
 node) and each file replaced whole.
 
-The model's bytes hold the biLM and, since the pooling became a node of the biLM layer's model, the
-pooling's parameters. The settings stay the config's (thinc would write the saved attrs over them), and
-a saved pooling of another kind than the config builds is not read: the config's is used as it builds.
+The model's bytes hold the biLM and the pooling's parameters. The settings stay the config's (thinc would
+write the saved attrs over them), and a saved pooling of another kind than the config builds is not read:
+the config's is used as it builds.
 """
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
-from typing import Iterator
 
 import srsly
 from thinc.api import Model
@@ -20,30 +18,22 @@ from ..util.io import atomic_output
 
 def load_model_bytes(model: Model, pooling: Model, data: bytes) -> None:
     """`model` (the biLM layer's, `pooling` its node) from `data`: the pooling's parameters where the
-    saved pooling has the same layers, its attrs kept as configured; a model saved by 0.1 (or earlier)
-    holds the biLM alone, the pooling then read from its own file, if any."""
+    saved pooling has the same layers, its attrs kept as configured; else the biLM's alone."""
     msg = srsly.msgpack_loads(data)
+    configured = [dict(node.attrs) for node in pooling.walk()]
     if [node["name"] for node in msg["nodes"]] == [node.name for node in model.walk()]:
-        configured = [dict(node.attrs) for node in pooling.walk()]
         model.from_bytes(data)
-        for node, attrs in zip(pooling.walk(), configured):
-            node.attrs.clear()
-            node.attrs.update(attrs)
-        return
-    with _pooling_detached(model):
-        n_nodes = len(list(model.walk()))
-        model.from_dict({key: msg[key][:n_nodes] for key in ("nodes", "attrs", "params", "shims")})
-
-
-@contextlib.contextmanager
-def _pooling_detached(model: Model) -> Iterator[None]:
-    """The biLM layer's model without its pooling node for the block, as 0.1 saved it."""
-    carried = model.layers[1:]
-    model.layers[1:] = []
-    try:
-        yield
-    finally:
-        model.layers[1:] = carried
+    else:
+        carried = model.layers[1:]
+        model.layers[1:] = []
+        try:
+            n_nodes = len(list(model.walk()))
+            model.from_dict({key: msg[key][:n_nodes] for key in ("nodes", "attrs", "params", "shims")})
+        finally:
+            model.layers[1:] = carried
+    for node, attrs in zip(pooling.walk(), configured):
+        node.attrs.clear()
+        node.attrs.update(attrs)
 
 
 def replace_file(path: Path, data: bytes) -> None:

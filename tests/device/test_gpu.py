@@ -109,7 +109,7 @@ def test_component_on_a_device_matches_the_cpu_and_fine_tunes(device):
         listener = {
             "@architectures": "spacy-elmo.ElmoListener.v1",
             "upstream": "elmo",
-            "mix": {"@layers": "spacy-elmo.ScalarMix.v1", "layer_norm": True, "dropout": 0.1},
+            "mix": {"@layers": "spacy-elmo.ScalarMix.v2", "layer_norm": True, "dropout": 0.1},
         }
         nlp.add_pipe("tagger", config={"model": {"@architectures": "spacy.Tagger.v2", "tok2vec": listener}})
         examples = [

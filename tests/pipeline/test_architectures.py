@@ -1,6 +1,5 @@
 """The registry contract: every `spacy-elmo.*` name is bound to its own versioned function, documented
-argument by argument and registered in architectures.py, and the legacy version builds what the newer one
-builds."""
+argument by argument and registered in architectures.py, and setup.cfg's entry points name exactly those."""
 
 import configparser
 import inspect
@@ -13,11 +12,9 @@ from spacy_elmo.pipeline import architectures
 from tests.support.paths import REPO
 
 REGISTERED = [
-    ("architectures", "spacy-elmo.BiLM.v1"),
     ("architectures", "spacy-elmo.BiLM.v2"),
     ("architectures", "spacy-elmo.ElmoListener.v1"),
     ("architectures", "spacy-elmo.ElmoTok2Vec.v1"),
-    ("layers", "spacy-elmo.ScalarMix.v1"),
     ("layers", "spacy-elmo.ScalarMix.v2"),
     ("layers", "spacy-elmo.Pooling.v1"),
     ("layers", "spacy-elmo.AlignedPooling.v1"),
@@ -58,6 +55,7 @@ def test_entry_points_name_the_registered_functions():
         func = getattr(registry, table).get(name)
         assert declared[name] == f"spacy_elmo.pipeline.architectures:{func.__name__}"
     assert all(target.startswith("spacy_elmo.pipeline.architectures:") for target in declared.values())
+    assert sorted(declared) == sorted(name for _, name in REGISTERED)  # no entry point without its name
 
 
 def test_no_module_but_architectures_registers_anything():
@@ -68,20 +66,3 @@ def test_no_module_but_architectures_registers_anything():
         if re.search(r"registry\.\w+(\(|\.register\()", p.read_text())
     }
     assert registering == {"pipeline/architectures.py"}
-
-
-def test_bilm_v1_builds_what_v2_builds_with_its_segmentation():
-    old = architectures.build_bilm_v1(name="fixture-tiny", max_batch_tokens=100, max_length=64, overlap=8)
-    new = architectures.build_bilm_v2(
-        name="fixture-tiny",
-        max_batch_tokens=100,
-        segmentation=architectures.build_sentence_windows_v1(max_length=64, overlap=8),
-    )
-    assert old.attrs == new.attrs
-    assert old._func.keywords["segmenter"] == new._func.keywords["segmenter"]
-
-
-def test_scalar_mix_v1_builds_what_v2_builds_without_a_module():
-    old = architectures.build_scalar_mix_v1(weights=[0.1, 0.2, 0.3], gamma=2.0, dropout=0.1)
-    new = architectures.build_scalar_mix_v2(weights=[0.1, 0.2, 0.3], gamma=2.0, dropout=0.1)
-    assert old.attrs == new.attrs and old.attrs["start_from"] is None

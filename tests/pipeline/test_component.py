@@ -252,7 +252,7 @@ def test_pooling_is_any_layer_mix_or_fixed():
             **elmo_config(),
             **EXACT_LAYERS,
             "pooling": {
-                "@layers": "spacy-elmo.ScalarMix.v1",
+                "@layers": "spacy-elmo.ScalarMix.v2",
                 "weights": [0.0, 1.0, 2.0],
                 "gamma": 2.0,
                 "trainable": False,

@@ -104,13 +104,9 @@ def test_a_token_that_cuts_through_a_computed_one_is_refused(doc):
         _ = doc[6].vector
 
 
-def test_data_saved_without_offsets_is_used_while_the_tokens_match(doc):
-    vectors, _ = _copies(doc)
-    del doc._.elmo["offsets"]  # as spacy-elmo stored it before the offsets
-    np.testing.assert_array_equal(doc[3].vector, vectors[3])
+def test_data_without_offsets_is_refused_with_the_fix(doc):
     del doc._.elmo["offsets"]
-    merge_entities(doc)
-    with pytest.raises(MisalignedDataError, match="older spacy-elmo"):
+    with pytest.raises(DocDataError, match="a dict with 'vectors' and 'offsets'; got \\['layers', 'vectors'\\]"):
         _ = doc[3].vector
 
 

@@ -47,7 +47,7 @@ def test_instead_gives_every_head_its_listener_beside_the_hash_embeddings(pipeli
         embed = embed_of(filled, head)
         assert embed["@architectures"] == "spacy-elmo.ElmoListener.v1" and embed["upstream"] == "elmo"
         assert embed["extra_features"] == tok2vec["embed"] and embed["width"] == tok2vec["encode"]["width"]
-        assert embed["mix"]["@layers"] == "spacy-elmo.ScalarMix.v1"
+        assert embed["mix"]["@layers"] == "spacy-elmo.ScalarMix.v2"
         assert embed["mix"]["dropout"] == MIX_DROPOUT.get(head, 0.0)
         assert filled["components"][head]["model"]["tok2vec"]["encode"] == tok2vec["encode"]
     assert "tok2vec" not in filled["components"]  # nothing listens to it any more

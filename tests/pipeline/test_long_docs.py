@@ -110,13 +110,3 @@ def test_a_segmenter_that_loses_a_token_is_named(fixture_paths):
     nlp = _pipeline(fixture_paths, segmentation={"@misc": "test.skips_last_token.v1"})
     with pytest.raises(ElmoError, match="segmenter .* kept tokens up to 3 of 4"):
         nlp(Doc(nlp.vocab, words="a b c d".split()))
-
-
-def test_legacy_flat_settings_give_the_same_vectors(fixture_paths):
-    words = _words(150, seed=2)
-    legacy = _pipeline(fixture_paths, **{"@architectures": "spacy-elmo.BiLM.v1"}, max_length=64, overlap=8)
-    current = _nlp(fixture_paths, max_length=64, overlap=8)
-    np.testing.assert_array_equal(
-        legacy(Doc(legacy.vocab, words=words))._.elmo["layers"],
-        current(Doc(current.vocab, words=words))._.elmo["layers"],
-    )

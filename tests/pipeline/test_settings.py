@@ -47,7 +47,7 @@ factory = "tagger"
 width = 64
 
 [components.tagger.model.tok2vec.mix]
-@layers = "spacy-elmo.ScalarMix.v1"
+@layers = "spacy-elmo.ScalarMix.v2"
 dropout = 0.1
 gamma = 1.0
 """
@@ -74,7 +74,7 @@ def _load(text):
             "spacy-elmo.sentence_windows.v1: 'max_length' must be an integer of at least 1, got '256'",
         ),
         ("overlap = 32", "spacy-elmo.sentence_windows.v1: 'overlap' must be an integer >= 0, got '32'"),
-        ("dropout = 0.1", "spacy-elmo.ScalarMix.v1: 'dropout' must be a number in [0, 1), got '0.1'"),
+        ("dropout = 0.1", "spacy-elmo.ScalarMix.v2: 'dropout' must be a number in [0, 1), got '0.1'"),
         ("width = 64", "spacy-elmo.ElmoListener.v1: 'width' must be a valid integer, got '64'"),
     ],
 )
@@ -90,8 +90,8 @@ def test_a_quoted_number_in_a_cfg_is_refused_by_name_when_the_pipeline_is_built(
 @pytest.mark.parametrize(
     "line, message",
     [
-        ("gamma = 1.0", "spacy-elmo.ScalarMix.v1: 'gamma' must be a finite number within float32's range"),
-        ("dropout = 0.1", "spacy-elmo.ScalarMix.v1: 'dropout' must be a number in [0, 1), got 1e+39"),
+        ("gamma = 1.0", "spacy-elmo.ScalarMix.v2: 'gamma' must be a finite number within float32's range"),
+        ("dropout = 0.1", "spacy-elmo.ScalarMix.v2: 'dropout' must be a number in [0, 1), got 1e+39"),
     ],
 )
 def test_a_number_beyond_float32_in_a_cfg_is_refused_by_name(line, message):

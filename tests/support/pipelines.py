@@ -11,7 +11,7 @@ TAGGER_ON_ELMO = {
         "tok2vec": {
             "@architectures": "spacy-elmo.ElmoListener.v1",
             "upstream": "elmo",
-            "mix": {"@layers": "spacy-elmo.ScalarMix.v1"},
+            "mix": {"@layers": "spacy-elmo.ScalarMix.v2"},
         },
     }
 }

@@ -1,14 +1,11 @@
 """The torch side of the biLM layer: the module thinc's PyTorchWrapper holds (a slot for the BiLM, so
 the model's structure is fixed before any weights are loaded), how it is saved and restored (options,
 parameters and what else its format needs, formats.describe, in the shim's bytes; parameters as
-safetensors, which holds tensors and nothing else, so loading a pipeline runs no code; those saved before
-as a torch pickle are read with `weights_only=True`), and the conversions between thinc's arrays and
-torch's tensors."""
+safetensors, which holds tensors and nothing else, so loading a pipeline runs no code), and the
+conversions between thinc's arrays and torch's tensors."""
 
 from __future__ import annotations
 
-import io
-import pickle
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import safetensors.torch
@@ -22,7 +19,7 @@ from ...formats import describe, rebuild
 from ...nn.bilm import BiLM
 from ...nn.options import ElmoOptions
 from ...nn.run_options import RunOptions
-from ..errors import SavedWeightsError, UntrustedPickleError
+from ..errors import SavedWeightsError
 
 
 class BiLMHolder(nn.Module):
@@ -56,20 +53,6 @@ def _load_safetensors(data: bytes, device: torch.device) -> Dict[str, torch.Tens
     return {name: tensor.to(device) for name, tensor in state.items()}
 
 
-def _load_pickled_state(data: bytes, device: torch.device) -> Any:
-    """The state dict of a pipeline saved before safetensors, unpickled with `weights_only=True` whatever
-    torch's default (older torch, or TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1): a pipeline from elsewhere must
-    not be able to run code on load."""
-    try:
-        return torch.load(io.BytesIO(data), map_location=device, weights_only=True)
-    except pickle.UnpicklingError as err:
-        raise UntrustedPickleError(
-            "the saved elmo biLM holds pickled objects that are not tensors, so loading it could run code, "
-            f"and it is refused ({str(err).splitlines()[0]}). spacy-elmo saves only tensors: this pipeline was "
-            "not saved by spacy-elmo or was altered; load only pipelines from a source you trust"
-        ) from None
-
-
 def deserialize_holder(_: BiLMHolder, data: bytes, device: torch.device, warm_start: bool = False) -> BiLMHolder:
     """A new holder from `data` (thinc passes the current one, which is replaced whole), started warm or
     cold as the config it is loaded with says (`warm_start`): the saved warm state is kept where the
@@ -78,10 +61,12 @@ def deserialize_holder(_: BiLMHolder, data: bytes, device: torch.device, warm_st
     holder = BiLMHolder()
     if msg["options"] is not None:
         holder.bilm = rebuild(ElmoOptions.from_dict(msg["options"]), msg)
-        if "safetensors" in msg:
-            holder.load_state_dict(_load_safetensors(msg["safetensors"], device))
-        else:
-            holder.load_state_dict(_load_pickled_state(msg["state"], device))
+        if "safetensors" not in msg:
+            raise SavedWeightsError(
+                "the saved elmo biLM holds no safetensors weights, so it was not saved by this spacy-elmo; "
+                "build the pipeline again from its config and weights"
+            )
+        holder.load_state_dict(_load_safetensors(msg["safetensors"], device))
         holder.bilm.eval()
         if warm_start and not holder.bilm.warm_start:
             holder.bilm.set_warm_start()

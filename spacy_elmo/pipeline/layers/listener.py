@@ -237,7 +237,7 @@ def build_elmo_listener_v1(
 ) -> Model[List[Doc], List[Floats2d]]:
     """`spacy-elmo.ElmoListener.v1`: a head's tok2vec, fed by an `elmo` component's biLM layers.
 
-    mix (Model[List[Floats3d], List[Floats2d]]): the head's own pooling of the layers (`ScalarMix.v1`).
+    mix (Model[List[Floats3d], List[Floats2d]]): the head's own pooling of the layers (`ScalarMix.v2`).
     upstream (str): the `elmo` component to listen to; "*" for any.
     extra_features (Optional[Model[List[Doc], List[Floats2d]]]): token features concatenated with ELMo's.
     width (Optional[int]): project the result to this width; null keeps it.

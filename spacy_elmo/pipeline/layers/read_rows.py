@@ -31,9 +31,6 @@ def mix_read_rows(
 ) -> Model[List[Doc], List[Floats2d]]:
     """`source`'s layers, the read rows of each doc through `mix`, whitespace rows zero.
 
-    One node over `[source, mix]`, as thinc's `chain(source, mix)` is, so a pipeline saved when the two
-    were chained loads into it.
-
     source (Model[List[Doc], List[Floats3d]]): a listener or a biLM layer, `[L+1, n, D]` per doc.
     mix (Model[List[Floats3d], List[Floats2d]]): the mix, given `[L+1, r, D]` per doc (r read tokens),
         or all n rows where it is `row_wise`.

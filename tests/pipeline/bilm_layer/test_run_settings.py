@@ -1,6 +1,6 @@
 """The biLM layer's run settings follow the config a pipeline is loaded with, never the values saved with
 it: a saved pipeline served with another `fast_mode` or `max_batch_tokens` (overridden in `spacy.load`)
-runs with them, also a pipeline saved by 0.1.0; the saved bytes still record the settings."""
+runs with them; the saved bytes still record the settings."""
 
 import numpy as np
 import pytest
@@ -9,7 +9,6 @@ import srsly
 
 from spacy_elmo.pipeline.bilm_layer.run_settings import RUN_SETTINGS, RunSettings
 from spacy_elmo.pipeline.bilm_layer.thinc_bilm import run_settings
-from tests.support.paths import FIXTURES
 from tests.support.pipelines import elmo_config
 
 TEXT = "The bank of the river was steep. She paid the money into the bank."
@@ -51,13 +50,3 @@ def test_the_saved_bytes_record_the_settings_they_were_saved_with(saved):
     index = next(i for i, node in enumerate(nlp.get_pipe("elmo").model.walk()) if node is layer)
     recorded = nlp.get_pipe("elmo").model.to_dict()["attrs"][index][RUN_SETTINGS]
     assert srsly.msgpack_loads(recorded)["max_batch_tokens"] == 9
-
-
-def test_a_pipeline_saved_by_0_1_runs_with_the_settings_it_is_loaded_with():
-    """0.1.0 saved each setting as an attr of its own; the loaded config's settings are the ones read."""
-    nlp = spacy.load(
-        FIXTURES / "saved-pipeline" / "pipeline", config={"components": {"elmo": {"model": {"fast_mode": "int8"}}}}
-    )
-    assert run_settings(bilm_layer(nlp)).fast_mode == "int8"
-    exact = spacy.load(FIXTURES / "saved-pipeline" / "pipeline")
-    assert not np.array_equal(vectors(nlp), vectors(exact))

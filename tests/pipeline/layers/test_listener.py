@@ -47,7 +47,7 @@ def _pipeline(fixture_paths, frozen=True, heads=("tagger",), upstream="elmo", wi
                     "tok2vec": {
                         "@architectures": "spacy-elmo.ElmoListener.v1",
                         "upstream": upstream,
-                        "mix": {"@layers": "spacy-elmo.ScalarMix.v1"},
+                        "mix": {"@layers": "spacy-elmo.ScalarMix.v2"},
                     },
                 }
             },

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import spacy
-from thinc.api import Model, chain
+from thinc.api import Model
 
 from spacy_elmo.pipeline.architectures import build_bilm_v2, build_scalar_mix_v2
 from spacy_elmo.pipeline.layers.pooling import build_pooling_v1
@@ -62,18 +62,6 @@ def test_the_mix_learns_from_the_read_rows_only():
     direct_backprop([d[_read(doc)] for doc, d in zip(docs, d_outputs)])
     for name in ("w", "gamma"):
         np.testing.assert_allclose(mix.get_grad(name), direct.get_grad(name), rtol=1e-4, atol=1e-6)
-
-
-def test_a_model_saved_with_the_mix_chained_loads():
-    """Pipelines saved before the mix was told the read rows held `chain(source, mix)`."""
-    docs = _docs()
-    old = chain(_bilm(), build_scalar_mix_v2(weights=[1.0, 2.0, 3.0], gamma=0.5))
-    old.initialize(X=docs)
-    new = mix_read_rows(_bilm(), build_scalar_mix_v2())
-    new.from_bytes(old.to_bytes())
-    mix = new.layers[1]
-    np.testing.assert_array_equal(mix.get_param("w"), [1.0, 2.0, 3.0])
-    assert mix.get_param("gamma")[0] == 0.5
 
 
 def test_the_component_pools_the_read_rows_with_any_layer():
