@@ -56,6 +56,12 @@ def dump_command(
     compression: str = typer.Option("none", "--compression", help="None, gzip or lzf (h5py's filters, with shuffle)."),
     compression_level: Optional[int] = typer.Option(None, "--compression-level", help="Gzip's level, 0-9 (default 4)."),
     stateful: bool = typer.Option(False, "--stateful", help="Carry LSTM states across batches, as the original does."),
+    time_loop: str = typer.Option(
+        "auto",
+        "--time-loop",
+        help="How the LSTM steps through time: auto (the device's default), step, or, experimental and exact "
+        "alike, wavefront or captured (CUDA graphs; docs/gpu.md).",
+    ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
     overwrite: bool = typer.Option(
         False, "--overwrite", help="Replace OUTPUT_PATH if it exists (ray: redo every shard, complete or not)."
@@ -85,6 +91,7 @@ def dump_command(
     from ..embed.storage import Storage
     from ..models import reference_to, resolve
     from ..nn.layer_choice import OutputChoice, layers_from_text
+    from ..nn.run_options import RunOptions
     from ..pipeline.device import place_bilm, use_gpu_id
     from ..util.io import count_lines
 
@@ -92,6 +99,7 @@ def dump_command(
         raise InputError("give both --options and --weights, or neither (and a model name or directory)")
     output = OutputChoice(layers_from_text(layers), None if pool == "none" else pool)
     storage = Storage(dtype, None if compression == "none" else compression, compression_level)
+    run = RunOptions(time_loop=time_loop)
     if stateful and max_batch_tokens is not None:
         raise InputError("--stateful batches are consecutive --batch-size groups; drop --max-batch-tokens")
     resolved = resolve(reference_to(model) if options is None else reference_to(options, weights))
@@ -115,6 +123,7 @@ def dump_command(
                 output=output,
                 storage=storage,
                 max_batch_tokens=max_batch_tokens,
+                run=run,
             )
         sentences = sum(shard.sentences or 0 for shard in manifest.shards)
         typer.echo(f"wrote {len(manifest.shards)} shards, {sentences} sentences, to {output_path} (manifest.json)")
@@ -142,5 +151,6 @@ def dump_command(
             output=output,
             storage=storage,
             max_batch_tokens=max_batch_tokens,
+            run=run,
         )
     typer.echo(f"wrote {written.sentences} sentences to {output_path}")

@@ -19,6 +19,7 @@ from ..errors import InputError
 from ..nn.bilm import BiLM
 from ..nn.errors import DeviceMemoryError
 from ..nn.layer_choice import OutputChoice
+from ..nn.run_options import EXACT, RunOptions
 from ..util.hdf5 import create_hdf5
 from ..util.io import atomic_output, check_room, text_lines
 from .storage import Storage
@@ -75,11 +76,13 @@ def write_layers(
     output: OutputChoice = OutputChoice(),
     storage: Storage = Storage(),
     max_batch_tokens: Optional[int] = None,
+    run: RunOptions = EXACT,
 ) -> LayersWritten:
     """Embed every line of `input_path` (whitespace-tokenized) and write the layers to `output_path`
     atomically: the file appears complete or not at all, and a disk without room for the layers is a
     DiskFullError before the first line is embedded. `on_block(n_lines)` follows progress;
-    `max_batch_tokens`: batches by padded tokens instead of `batch_size` sentences (`BiLM.embed`)."""
+    `max_batch_tokens`: batches by padded tokens instead of `batch_size` sentences; `run`: how the calls
+    compute (both as in `BiLM.embed`)."""
     check_room(output_path, _least_bytes(bilm, Path(input_path), output, storage))
     sentences = tokens = 0
     with atomic_output(output_path) as tmp_path, create_hdf5(tmp_path, **storage.file()) as out:
@@ -93,6 +96,7 @@ def write_layers(
                     layers=output.layers,
                     pool=output.pool,
                     max_batch_tokens=max_batch_tokens,
+                    run=run,
                 )
             except DeviceMemoryError as error:
                 raise error.renamed(f"line {sentences + error.sentence + 1} of {input_path}") from None

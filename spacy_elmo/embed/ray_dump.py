@@ -24,6 +24,7 @@ from ..errors import ElmoError, InputError
 from ..models import ModelReference, ResolvedModel, resolve
 from ..nn.kernels import KERNEL_VARIABLE
 from ..nn.layer_choice import OutputChoice
+from ..nn.run_options import EXACT, RunOptions
 from ..util.io import file_sha256
 from .errors import RayClusterError, RayMissingError
 from .hdf5 import LayersWritten, check_has_tokens, write_layers
@@ -73,6 +74,7 @@ class ShardWriter:
         output: OutputChoice = OutputChoice(),
         storage: Storage = Storage(),
         max_batch_tokens: Optional[int] = None,
+        run: RunOptions = EXACT,
     ) -> None:
         # Resolved again here: a bundled model or the cache may sit at another path on this node.
         model = resolve(reference)
@@ -83,6 +85,7 @@ class ShardWriter:
         self.batch_size = batch_size
         self.stateful = stateful
         self.output, self.storage, self.max_batch_tokens = output, storage, max_batch_tokens
+        self.run = run
 
     def pid(self) -> int:
         """The worker's process id (workers answer this while writing: two calls run at once)."""
@@ -105,6 +108,7 @@ class ShardWriter:
             output=self.output,
             storage=self.storage,
             max_batch_tokens=self.max_batch_tokens,
+            run=self.run,
         )
 
 
@@ -122,6 +126,7 @@ def dump_on_ray(
     output: OutputChoice = OutputChoice(),
     storage: Storage = Storage(),
     max_batch_tokens: Optional[int] = None,
+    run: RunOptions = EXACT,
 ) -> Manifest:
     """Dump every file `inputs` (a path or glob pattern) names into `out_dir`, one shard per file
     (`manifest.shard_names`), with `workers` Ray actors; `out_dir/manifest.json` records the run.
@@ -134,8 +139,8 @@ def dump_on_ray(
     each shard ends. A shard that fails (bad bytes in its file, a worker that died `MAX_RESTARTS` times)
     is marked `failed` in the manifest and the others go on; then an ElmoError lists the failures. `model`
     is resolved by the caller, so a model that is not there fails before a worker starts; each worker
-    resolves its reference again, on its own node. `output`, `storage`, `max_batch_tokens`: as `dump`'s
-    (`write_layers`); the manifest records the first two where they are not the defaults, so a rerun
+    resolves its reference again, on its own node. `output`, `storage`, `max_batch_tokens`, `run`: as
+    `dump`'s (`write_layers`); the manifest records the first two where they are not the defaults, so a rerun
     with others redoes every shard and a default run's manifest is the one earlier versions wrote.
     """
     out_dir = Path(out_dir)
@@ -174,7 +179,7 @@ def dump_on_ray(
             todo,
             manifest,
             out_dir,
-            _Job(model.reference, identity, batch_size, stateful, output, storage, max_batch_tokens),
+            _Job(model.reference, identity, batch_size, stateful, output, storage, max_batch_tokens, run),
             cluster,
             on_shard,
         )
@@ -200,7 +205,7 @@ class _Cluster:
 @dataclass(frozen=True)
 class _Job:
     """What each worker does with a shard: the model (and its files' digest), and how `write_layers`
-    batches it."""
+    batches and computes it."""
 
     reference: ModelReference
     identity: str
@@ -209,6 +214,7 @@ class _Job:
     output: OutputChoice
     storage: Storage
     max_batch_tokens: Optional[int]
+    run: RunOptions
 
 
 def _run(
@@ -285,7 +291,7 @@ def _start_workers(ray: Any, n: int, job: _Job, gpus_per_worker: float) -> List[
     worker = ray.remote(ShardWriter)
     return [
         worker.options(name=f"{run}-{i}", **options).remote(
-            job.reference, job.batch_size, job.stateful, device, job.output, job.storage, job.max_batch_tokens
+            job.reference, job.batch_size, job.stateful, device, job.output, job.storage, job.max_batch_tokens, job.run
         )
         for i in range(n)
     ]

@@ -20,7 +20,8 @@ TIME_LOOPS = (AUTO, STEP, WAVEFRONT, CAPTURED)
 class RunOptions:
     """tf32: TF32 products on a GPU (about 1e-3 from the exact vectors). time_loop: "step" (one layer
     after the other), "wavefront" (all layers and directions in each step's products), "captured" (the
-    wavefront as a CUDA graph per batch shape on a GPU), or "auto" (the device's default)."""
+    wavefront as a CUDA graph per batch shape on a GPU; on the CPU the same buckets run without one), or
+    "auto" (the device's default); the wavefront and captured loops are experimental until measured."""
 
     tf32: bool = False
     time_loop: str = AUTO

@@ -1,5 +1,6 @@
 """Which time loop runs a call of the LSTM stack: the step loop (lstm.py), the wavefront (wavefront.py)
-or the wavefront captured as CUDA graphs (captured.py), as the call's `RunOptions.time_loop` asks.
+or the wavefront captured as CUDA graphs (captured.py), as the call's `RunOptions.time_loop` asks (the
+biLM layer's `time_loop`, `dump --time-loop`).
 
 "auto" is the device's default, the loop measured fastest there (docs/results.md): on the CPU the
 step loop; on a GPU the step loop until the candidates are measured side by side there

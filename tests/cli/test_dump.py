@@ -11,6 +11,7 @@ import torch
 
 from tests.support.cli import assert_clear_error, run_cli
 from tests.support.paths import TINY_MODEL
+from tests.support.tolerance import assert_matches_reference
 
 
 def test_dump_writes_one_dataset_per_line(fixture_bilm, fixture_paths, tmp_path):
@@ -157,6 +158,7 @@ def test_dump_writes_the_layers_pool_dtype_and_compression_asked_for(tmp_path):
         (["--dtype", "int8"], "dtype 'int8' is not one of float32, float16"),
         (["--compression-level", 3], "give --compression gzip with it"),
         (["--stateful", "--max-batch-tokens", 100], "drop --max-batch-tokens"),
+        (["--time-loop", "fast"], "unknown time_loop 'fast'; choose one of auto, step, wavefront, captured"),
     ],
 )
 def test_dump_names_a_bad_output_option_and_writes_nothing(tmp_path, args, message):
@@ -165,3 +167,31 @@ def test_dump_names_a_bad_output_option_and_writes_nothing(tmp_path, args, messa
     result = run_cli("dump", source, tmp_path / "out.hdf5", "--model", TINY_MODEL, "--no-progress", *args)
     assert_clear_error(result, message)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt"]
+
+
+def test_dump_runs_the_time_loop_asked_for_and_writes_what_the_step_loop_does(tmp_path, monkeypatch):
+    """In this process (typer's runner), so that the loop can be watched; run eagerly: compiling takes seconds."""
+    from typer.testing import CliRunner
+
+    from spacy_elmo.cli import app
+    from spacy_elmo.nn import wavefront
+    from spacy_elmo.nn.wave_cell import WAVE_CELL
+
+    monkeypatch.setattr(WAVE_CELL, "compiling", False)
+    calls = []
+    run = wavefront.run
+    monkeypatch.setattr(wavefront, "run", lambda *args, **kwargs: calls.append(1) or run(*args, **kwargs))
+    source = tmp_path / "in.txt"
+    source.write_text("The bank rose .\n\nShe sat on the bank of the river .\n", encoding="utf8")
+    written = {}
+    for time_loop in ("step", "wavefront"):
+        target = tmp_path / f"{time_loop}.hdf5"
+        args = ["dump", source, target, "--model", TINY_MODEL, "--time-loop", time_loop, "--no-progress"]
+        result = CliRunner().invoke(app, list(map(str, args)))
+        assert result.exit_code == 0, result.output
+        assert bool(calls) == (time_loop == "wavefront")
+        with h5py.File(target, "r") as f:
+            written[time_loop] = {key: f[key][()] for key in f}
+    assert sorted(written["wavefront"]) == sorted(written["step"]) == ["0", "1", "2"]
+    for key, layers in written["step"].items():
+        assert_matches_reference(written["wavefront"][key], layers)

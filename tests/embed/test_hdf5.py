@@ -14,10 +14,14 @@ from spacy_elmo.embed import hdf5
 from spacy_elmo.embed.hdf5 import LayersWritten, check_has_tokens, write_layers
 from spacy_elmo.embed.storage import Storage
 from spacy_elmo.errors import DiskFullError, ElmoError
+from spacy_elmo.nn import wavefront
 from spacy_elmo.nn.errors import DeviceMemoryError
 from spacy_elmo.nn.layer_choice import OutputChoice
+from spacy_elmo.nn.run_options import RunOptions
+from spacy_elmo.nn.wave_cell import WAVE_CELL
 from spacy_elmo.util import io
 from tests.support.paths import TINY_MODEL
+from tests.support.tolerance import assert_matches_reference
 
 LINES = ["The bank rose .", "Hi !", "She sat on the bank of the river ."]
 
@@ -38,6 +42,21 @@ def test_each_line_is_a_dataset_of_its_layers(bilm, tmp_path):
         for i, layers in enumerate(expected):
             assert f[str(i)].dtype == np.float32
             np.testing.assert_allclose(f[str(i)][()], layers, rtol=0, atol=1e-6)  # batches of 2 vs of 3
+
+
+def test_the_run_options_reach_every_batch(bilm, tmp_path, monkeypatch):
+    monkeypatch.setattr(WAVE_CELL, "compiling", False)  # its logic, eagerly: compiling takes seconds
+    calls = []
+    run = wavefront.run
+    monkeypatch.setattr(wavefront, "run", lambda *args, **kwargs: calls.append(1) or run(*args, **kwargs))
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(LINES) + "\n", encoding="utf8")
+    write_layers(bilm, source, tmp_path / "out.hdf5", batch_size=2, run=RunOptions(time_loop="wavefront"))
+    assert len(calls) == 2
+    expected = bilm.embed([line.split() for line in LINES], batch_size=2)
+    with h5py.File(tmp_path / "out.hdf5", "r") as f:
+        for i, layers in enumerate(expected):
+            assert_matches_reference(f[str(i)][()], layers)
 
 
 def test_progress_is_reported_per_block(bilm, tmp_path, monkeypatch):

@@ -6,6 +6,7 @@ import os
 import signal
 import threading
 import time
+from types import SimpleNamespace
 
 import h5py
 import numpy as np
@@ -82,6 +83,32 @@ def test_bad_inputs_are_clear_errors_before_any_worker_starts(tmp_path):
     with pytest.raises(ElmoError, match="no-such-model"):
         dump_on_ray(corpus / "part0.txt", tmp_path / "out", resolve(reference_to("no-such-model")))
     assert not (tmp_path / "out").exists()
+
+
+def test_every_worker_computes_as_the_job_asks(tmp_path, monkeypatch):
+    """The job's run options (`dump --time-loop`) reach each worker and the shards it writes; the workers
+    built here, in this process, by a stand-in for Ray's actor calls."""
+    from spacy_elmo.embed.ray_dump import _Job, _start_workers
+    from spacy_elmo.embed.storage import Storage
+    from spacy_elmo.nn import wavefront
+    from spacy_elmo.nn.layer_choice import OutputChoice
+    from spacy_elmo.nn.run_options import RunOptions
+    from spacy_elmo.nn.wave_cell import WAVE_CELL
+
+    monkeypatch.setattr(WAVE_CELL, "compiling", False)  # its logic, eagerly: compiling takes seconds
+    calls = []
+    run = wavefront.run
+    monkeypatch.setattr(wavefront, "run", lambda *args, **kwargs: calls.append(1) or run(*args, **kwargs))
+    in_process = SimpleNamespace(
+        remote=lambda actor: SimpleNamespace(options=lambda **_: SimpleNamespace(remote=actor))
+    )
+    model = resolve(reference_to(MODEL))
+    identity = model_identity(model_files(model))
+    job = _Job(model.reference, identity, 8, False, OutputChoice(), Storage(), None, RunOptions(time_loop="wavefront"))
+    [worker] = _start_workers(in_process, 1, job, 0.0)
+    [path] = write_corpus(tmp_path / "corpus", n_files=1, n_lines=10)
+    worker.write(str(path), str(tmp_path / "shard.hdf5"), identity)
+    assert len(calls) == 2  # 10 lines in batches of 8
 
 
 def test_without_ray_the_error_names_the_extra(tmp_path, monkeypatch):

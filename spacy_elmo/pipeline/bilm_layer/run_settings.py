@@ -1,6 +1,6 @@
-"""How the biLM layer runs (`stateful`, `max_batch_tokens`, `fast_mode`, `tf32`, `warm_start`, and, in a
-head's own copy, whether it trains): settings of the pipeline's config, read from it every time the
-pipeline is built.
+"""How the biLM layer runs (`stateful`, `max_batch_tokens`, `fast_mode`, `tf32`, `warm_start`,
+`time_loop`, and, in a head's own copy, whether it trains): settings of the pipeline's config, read from
+it every time the pipeline is built.
 
 thinc saves a layer's attrs beside its weights and, when a pipeline is loaded, writes the saved values
 over the ones the config has just built (`Model.from_dict`). A setting changed in a saved pipeline's
@@ -19,6 +19,8 @@ import srsly
 from thinc.api import Model
 from thinc.model import deserialize_attr, serialize_attr
 
+from ...nn.run_options import AUTO
+
 RUN_SETTINGS = "run_settings"  # the layer's attr that holds them
 
 
@@ -32,6 +34,7 @@ class RunSettings:
     # asks a frozen biLM for gradients.
     frozen: bool = False
     warm_start: bool = False
+    time_loop: str = AUTO
 
 
 @serialize_attr.register(RunSettings)

@@ -34,7 +34,7 @@ from ...nn.batch_plan import plan_batches
 from ...nn.bilm import BiLM
 from ...nn.int8 import FAST_MODES, FastModeError
 from ...nn.precision import fp32_scope
-from ...nn.run_options import RunOptions
+from ...nn.run_options import AUTO, RunOptions
 from ...util.validation import must_be, validate_arguments
 from ..device import place_bilm
 from .batch_plan import doc_segments, kept_tokens
@@ -71,6 +71,7 @@ def build_bilm_v2(
     fast_mode: Optional[str] = None,
     path: Optional[PathLike] = None,
     tf32: bool = False,
+    time_loop: str = AUTO,
 ) -> Model[InT, OutT]:
     """`spacy-elmo.BiLM.v2`: the biLM's layers per doc, `[L+1, n_tokens, 2P]`. The source is `path`, else
     `name`, else `options` + `weights` (default: the bundled model); it is read at initialization or first
@@ -92,6 +93,9 @@ def build_bilm_v2(
     path (Optional[Union[str, Path]]): a model directory or archive of any format (formats.FORMATS).
     tf32 (bool): TF32 products on a GPU (faster, about 1e-3 from the exact vectors); by default the biLM
         computes in full fp32 whatever torch's global flags (nn/precision.py).
+    time_loop (str): how the LSTM steps through time (nn/time_loops.py): "auto" (the device's default,
+        today "step"), "step", or, experimental, "wavefront" or "captured" (the wavefront as CUDA graphs;
+        on the CPU without a graph), exact as "step" is.
     RETURNS (Model[List[Doc], List[Floats3d]]): the biLM layer; a bad source or setting is refused here, when
         the config is built.
     """
@@ -100,6 +104,7 @@ def build_bilm_v2(
         raise FastModeError(f"unknown fast_mode {fast_mode!r}; choose one of {', '.join(FAST_MODES)} or null")
     if fast_mode is not None and stateful:
         raise FastModeError("fast_mode runs stateless only; set stateful = false or fast_mode = null")
+    RunOptions(tf32, time_loop)  # refuses an unknown time_loop when the config is built
     segmenter = build_sentence_windows_v1() if segmentation is None else check_segmenter(segmentation)
     wrapper = PyTorchWrapper_v3(
         BiLMHolder(),
@@ -119,7 +124,9 @@ def build_bilm_v2(
             "weights": None if weights is None else str(weights),
             "name": name,
             "path": None if path is None else str(path),
-            RUN_SETTINGS: RunSettings(stateful, max_batch_tokens, fast_mode, tf32, warm_start=warm_start),
+            RUN_SETTINGS: RunSettings(
+                stateful, max_batch_tokens, fast_mode, tf32, warm_start=warm_start, time_loop=time_loop
+            ),
         },
     )
 
@@ -186,7 +193,7 @@ def _init(model: Model, X: Optional[InT] = None, Y: Any = None) -> None:
 def _forward(model: Model, docs: InT, is_train: bool, *, segmenter: Segmenter) -> Tuple[OutT, Callable]:
     bilm = ensure_loaded(model)
     settings = run_settings(model)
-    run = RunOptions(tf32=settings.tf32)  # per call: the torch module is shared
+    run = RunOptions(tf32=settings.tf32, time_loop=settings.time_loop)  # per call: the torch module is shared
     wrapper = model.layers[0]
     stateful = settings.stateful
     ops = model.ops

@@ -43,6 +43,13 @@ def test_settings_overridden_when_a_saved_pipeline_loads_are_the_ones_it_runs_wi
     assert run_settings(bilm_layer(spacy.load(path))).fast_mode is None
 
 
+def test_a_saved_pipeline_runs_the_time_loop_of_the_config_it_is_loaded_with(saved):
+    path, _ = saved
+    nlp = spacy.load(path, config={"components": {"elmo": {"model": {"time_loop": "wavefront"}}}})
+    assert run_settings(bilm_layer(nlp)).time_loop == "wavefront"
+    assert run_settings(bilm_layer(spacy.load(path))).time_loop == "auto"
+
+
 def test_the_saved_bytes_record_the_settings_they_were_saved_with(saved):
     path, _ = saved
     nlp = spacy.load(path, config={"components": {"elmo": {"model": {"max_batch_tokens": 9}}}})

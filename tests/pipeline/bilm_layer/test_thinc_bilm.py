@@ -1,6 +1,6 @@
 """The biLM as a thinc layer (pipeline/layers/thinc_bilm.py): settings checked when the config is built,
-nothing read until first use, each doc's layers the biLM's own with whitespace rows zero, and gradients
-reaching the biLM only when its owner lets it train."""
+nothing read until first use, each doc's layers the biLM's own with whitespace rows zero, the time loop
+the config names run, and gradients reaching the biLM only when its owner lets it train."""
 
 import numpy as np
 import pytest
@@ -9,7 +9,9 @@ from spacy.tokens import Doc
 
 from spacy_elmo import load_bilm
 from spacy_elmo.errors import ElmoError
-from spacy_elmo.nn.errors import FastModeError
+from spacy_elmo.nn import captured, wavefront
+from spacy_elmo.nn.errors import FastModeError, TimeLoopError
+from spacy_elmo.nn.wave_cell import WAVE_CELL
 from spacy_elmo.pipeline.architectures import build_bilm_v2
 from spacy_elmo.pipeline.bilm_layer.thinc_bilm import (
     declared_layers,
@@ -18,6 +20,7 @@ from spacy_elmo.pipeline.bilm_layer.thinc_bilm import (
     set_frozen,
 )
 from tests.support.paths import TINY_MODEL
+from tests.support.tolerance import assert_matches_reference
 
 VOCAB = spacy.blank("en").vocab
 
@@ -42,6 +45,11 @@ def docs():
         ),
         ({"max_batch_tokens": True}, ElmoError, "'max_batch_tokens' must be an integer of at least 1, got True"),
         ({"segmentation": "sentences"}, ElmoError, "'segmentation' must be a Segmenter .* got 'sentences'"),
+        (
+            {"time_loop": "fast"},
+            TimeLoopError,
+            "unknown time_loop 'fast'; choose one of auto, step, wavefront, captured",
+        ),
     ],
 )
 def test_bad_settings_are_named_when_the_layer_is_built(settings, error, message):
@@ -65,6 +73,21 @@ def test_each_docs_layers_are_the_bilms_with_whitespace_rows_zero():
     np.testing.assert_allclose(outputs[0][:, [0, 1, 3, 4]], expected[0], rtol=0, atol=1e-6)
     assert not outputs[0][:, 2].any()
     np.testing.assert_allclose(outputs[1], expected[1], rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("time_loop, module", [("wavefront", wavefront), ("captured", captured)])
+def test_the_time_loop_of_the_config_runs_and_gives_the_step_loops_layers(monkeypatch, time_loop, module):
+    """On the CPU too: "captured" runs its buckets without a graph (nn/captured.py)."""
+    monkeypatch.setattr(WAVE_CELL, "compiling", False)  # its logic, eagerly: compiling takes seconds
+    calls = []
+    run = module.run
+    monkeypatch.setattr(module, "run", lambda *args, **kwargs: calls.append(time_loop) or run(*args, **kwargs))
+    expected = build_bilm_v2(name="fixture-tiny").predict(docs())
+    assert calls == [], "auto is the step loop on the CPU"
+    got = build_bilm_v2(name="fixture-tiny", time_loop=time_loop).predict(docs())
+    assert calls
+    for layers, want in zip(got, expected):
+        assert_matches_reference(layers, want)
 
 
 @pytest.mark.parametrize("frozen", [True, False])
