@@ -18,7 +18,7 @@ from spacy_elmo.hub.errors import DownloadError, ModelNotDownloadedError, Networ
 from spacy_elmo.pipeline.architectures import (
     build_bilm_v2,
     build_elmo_listener_v1,
-    build_scalar_mix_v1,
+    build_scalar_mix_v2,
     build_sentence_windows_v1,
 )
 from spacy_elmo.pipeline.frozen_cache import ActivationCache
@@ -61,12 +61,12 @@ def test_the_package_raises_no_plain_builtin_errors():
     [
         lambda: build_sentence_windows_v1(max_length=0),
         lambda: build_sentence_windows_v1(max_length=10, overlap=5),
-        lambda: build_scalar_mix_v1(dropout=1.5),
-        lambda: build_scalar_mix_v1(l2=-1.0),
+        lambda: build_scalar_mix_v2(dropout=1.5),
+        lambda: build_scalar_mix_v2(l2=-1.0),
         lambda: build_bilm_v2(max_batch_tokens=0),
         lambda: build_bilm_v2(weights="w.hdf5"),
         lambda: build_bilm_v2(segmentation="sentences"),
-        lambda: build_elmo_listener_v1(build_scalar_mix_v1(), width=0),
+        lambda: build_elmo_listener_v1(build_scalar_mix_v2(), width=0),
         lambda: ActivationCache(-1),
         lambda: CharacterMapper(2),
     ],
