@@ -256,8 +256,8 @@ def parse_overrides(args: Sequence[str]) -> Dict[str, Any]:
 
 
 def parse_changes(changes: Sequence[str]) -> Dict[str, Any]:
-    """`section.key=value` changes (the benchmarks' `--set`, `scripts.window begin --set` in projects/bundled_model), read as
-    `parse_overrides` reads `--section.key=value`."""
+    """`section.key=value` changes (the benchmarks' `--set`, projects/bundled_model's `scripts.window begin
+    --set`), read as `parse_overrides` reads `--section.key=value`."""
     return parse_overrides([f"--{change}" for change in changes])
 
 

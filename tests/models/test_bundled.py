@@ -51,7 +51,8 @@ def test_a_bundled_name_means_the_packages_copy_even_in_a_checkout():
 
 def test_default_model_ships_its_softmax_and_evaluate_takes_its_directory(tmp_path):
     """The README's perplexity is reproducible from a checkout:
-    `evaluate projects/bundled_model/models/gutenberg-web-2x512 FILE`. A softmax that did not belong to the weights would score near the vocabulary size (50,000)."""
+    `evaluate projects/bundled_model/models/gutenberg-web-2x512 FILE`. A softmax that did not belong to
+    the weights would score near the vocabulary size (50,000)."""
     sentences = [
         "It was the best of times , and the house was quiet .",
         "She said that she would come back in the morning .",
