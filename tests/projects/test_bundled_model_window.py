@@ -3,17 +3,19 @@ replace-only-if-better rule, the choice of shards, and two whole windows rehears
 size through the device's own command."""
 
 import filecmp
+import importlib.util
 import json
 from pathlib import Path
 from typing import Dict, List, Tuple
 
 import pytest
+import srsly
 import torch
 
 from projects.bundled_model.scripts.window.__main__ import main
 from projects.bundled_model.scripts.window.accept import ANOTHER_SIZE, beats
 from projects.bundled_model.scripts.window.errors import WindowError
-from projects.bundled_model.scripts.window.paths import STATE_FILE
+from projects.bundled_model.scripts.window.paths import CANDIDATE_DIR, DEFAULT_WEIGHTS, STATE_FILE
 from projects.bundled_model.scripts.window.state import shards_to_send
 from spacy_elmo.nn.options import ElmoOptions
 from spacy_elmo.pretrain import LanguageModel, Vocabulary, export_model, load_config
@@ -214,3 +216,20 @@ def test_promote_refuses_a_window_that_did_not_beat_the_default_or_is_not_held_b
     with pytest.raises(WindowError, match="nothing to promote"):
         main([*where, "promote", "--why", "x", "--default-weights", str(default)])
     assert default.read_bytes() == b"the old default"
+
+
+def test_the_default_paths_are_the_projects_candidate_and_the_packages_default():
+    """Run from the project folder, the commands find the candidate's record and full model, whose
+    options (and weights, while it is the default) are links to the package's copy."""
+    assert (CANDIDATE_DIR / STATE_FILE).is_file() and (CANDIDATE_DIR / "softmax.hdf5").is_file()
+    packaged = DEFAULT_WEIGHTS.parent
+    assert (CANDIDATE_DIR / "options.json").resolve() == (packaged / "options.json").resolve()
+    assert DEFAULT_WEIGHTS.is_file()
+
+
+def test_every_project_command_runs_a_module_of_the_projects_scripts():
+    project = srsly.read_yaml(CANDIDATE_DIR.parents[1] / "project.yml")
+    modules = [line.split()[2] for command in project["commands"] for line in command["script"]]
+    assert {"scripts.corpus", "scripts.window"} == set(modules)
+    for module in modules:
+        assert importlib.util.find_spec(f"projects.bundled_model.{module}") is not None, module
