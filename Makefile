@@ -33,8 +33,8 @@ test-all: install
 
 # ruff (lint and format) and mypy, as configured in pyproject.toml.
 lint: install
-	$(BIN)/ruff check spacy_elmo tests benchmarks projects tools
-	$(BIN)/ruff format --check spacy_elmo tests benchmarks projects tools
+	$(BIN)/ruff check spacy_elmo tests benchmarks projects
+	$(BIN)/ruff format --check spacy_elmo tests benchmarks projects
 	$(BIN)/mypy
 
 # The downstream corpora (tags, entities, both) under projects/downstream/corpus: the public files

@@ -34,12 +34,13 @@ from benchmarks.common import (
     flops_per_token,
     load_sentences,
     machine,
+    preset_settings,
     pretraining_flops_per_token,
     softmax_rows,
 )
 from benchmarks.variants import INFERENCE, PRETRAINING, VARIANTS, Setup, of_kind
 from spacy_elmo import BiLM, preset
-from spacy_elmo.pretrain import build_vocabulary, count_tokens, load_config
+from spacy_elmo.pretrain import build_vocabulary, count_tokens
 from spacy_elmo.pretrain.checkpoint import LOG_FILE, MetricsLog
 from spacy_elmo.pretrain.distributed import Context
 from spacy_elmo.pretrain.shards import shard_paths
@@ -209,7 +210,7 @@ def pretraining_speed(corpus: Dict[str, Any], device: torch.device, size: Size) 
                 "logging.plot": False,
                 **extra,
             }
-            config = load_config(REPO / "configs" / size.pretrain_config, overrides)
+            config = preset_settings(size.pretrain_preset, overrides)
             with BusyMeter(device) as busy:
                 Trainer(config, out, Context(device=device), show_progress=False).run()
             logged = [r for r in MetricsLog(out / LOG_FILE).records() if r.get("event") == "train"]

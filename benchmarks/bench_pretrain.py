@@ -1,6 +1,6 @@
 """Pretraining speed: tokens per second (per direction, all processes) on real text.
 
-    python -m benchmarks.bench_pretrain DIR [--config configs/pretrain_small.cfg] [--steps 100]
+    python -m benchmarks.bench_pretrain DIR [--config FILE (default: the small preset)] [--steps 100]
         [--set training.batch_size=64 --set model.lstm.dim=512 ...] [--inputs-only --rounds 3]
 
 Builds a vocabulary from the first `--files` files of DIR, trains `--steps` steps into a temporary
@@ -22,7 +22,7 @@ from typing import List, Tuple
 
 import torch
 
-from benchmarks.common import machine
+from benchmarks.common import machine, preset_settings
 from spacy_elmo.nn.chars import CharacterMapper
 from spacy_elmo.pretrain import build_vocabulary, count_tokens, load_config, train
 from spacy_elmo.pretrain.batching import Batch, StreamBatcher, TokenRows
@@ -74,7 +74,7 @@ def main() -> None:
     parser.add_argument(
         "data", help="Directory of one-sentence-per-line .txt files, e.g. $SPACY_ELMO_DATA/pretrain/gutenberg/train."
     )
-    parser.add_argument("--config", default=str(Path(__file__).parent.parent / "configs" / "pretrain_small.cfg"))
+    parser.add_argument("--config", default=None, help="A pretraining config (default: the small preset).")
     parser.add_argument("--files", type=int, default=2, help="How many files of DATA to train on.")
     parser.add_argument("--vocab-size", type=int, default=50_000)
     parser.add_argument("--steps", type=int, default=100)
@@ -111,7 +111,7 @@ def main() -> None:
                 overrides[key] = json.loads(value)
             except json.JSONDecodeError:
                 overrides[key] = value
-        config = load_config(args.config, overrides)
+        config = load_config(args.config, overrides) if args.config else preset_settings("small", overrides)
         if args.inputs_only:
             time_step_inputs(files, Vocabulary.from_file(vocab_path), config, args.steps, args.warmup, args.rounds)
             return

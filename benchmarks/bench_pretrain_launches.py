@@ -21,12 +21,10 @@ from typing import Any, Dict, List, Optional
 import torch._inductor.config as inductor_config
 from torch.profiler import profile
 
-from benchmarks.common import machine, write_pretraining_corpus
+from benchmarks.common import machine, preset_settings, write_pretraining_corpus
 from benchmarks.launch_count import count_events
-from spacy_elmo.pretrain import load_config, train
+from spacy_elmo.pretrain import train
 from spacy_elmo.pretrain.trainer import STEP_RANGE
-
-CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
 
 @dataclass(frozen=True)
@@ -47,7 +45,7 @@ def count_step_launches(
     warmup: int = 2,
     overrides: Optional[Dict[str, Any]] = None,
 ) -> StepLaunches:
-    """Train `warmup + steps` steps of `configs/pretrain_{preset}.cfg` in `step_mode` on the CPU and
+    """Train `warmup + steps` steps of the `init-config` preset `preset` in `step_mode` on the CPU and
     count what the last `steps` steps launch (sampled softmax, 256 negatives: the count does not
     depend on their number)."""
     inductor_config.cpp.enable_kernel_profile = True
@@ -63,7 +61,7 @@ def count_step_launches(
             **({"training.batch_size": batch_size} if batch_size else {}),
             **(overrides or {}),
         }
-        config = load_config(CONFIGS / f"pretrain_{preset}.cfg", settings)
+        config = preset_settings(preset, settings)
         with profile() as profiler:
             train(config, Path(tmp) / "run", show_progress=False)
     counts = count_events(profiler.events(), STEP_RANGE, steps)
@@ -72,7 +70,7 @@ def count_step_launches(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--preset", default="small", help="configs/pretrain_PRESET.cfg")
+    parser.add_argument("--preset", default="small", help="The init-config preset.")
     parser.add_argument("--batch-size", type=int, default=None, help="Default: the preset's.")
     parser.add_argument("--steps", type=int, default=2)
     parser.add_argument("--warmup", type=int, default=2)

@@ -25,13 +25,12 @@ from typing import Any, Dict, List
 
 import torch
 
-from benchmarks.common import machine, pretraining_flops_per_token
-from spacy_elmo.pretrain import build_vocabulary, count_tokens, load_config, train
+from benchmarks.common import machine, preset_settings, pretraining_flops_per_token
+from spacy_elmo.pretrain import build_vocabulary, count_tokens, train
 from spacy_elmo.pretrain.config import parse_changes
 from spacy_elmo.pretrain.export import load_language_model
 from spacy_elmo.pretrain.perplexity import perplexity
 
-CONFIG = Path(__file__).resolve().parents[1] / "configs" / "pretrain_small.cfg"
 SHAPES: Dict[str, Dict[str, Any]] = {
     "base (the default / 8)": {
         "model.lstm.dim": 64,
@@ -109,12 +108,12 @@ def main() -> None:
             "training.n_negative_samples": args.negatives,
             "training.seed": args.seed,
         }
-        configs = {name: load_config(CONFIG, {**COMMON, **paths, **shape}) for name, shape in shapes.items()}
+        configs = {name: preset_settings("small", {**COMMON, **paths, **shape}) for name, shape in shapes.items()}
         flops = {name: pretraining_flops_per_token(c.options, args.negatives) for name, c in configs.items()}
         base = next(iter(shapes))
         for i, (name, config) in enumerate(configs.items()):
             steps = round(args.base_steps * flops[base] / flops[name])
-            config = load_config(CONFIG, {**COMMON, **paths, **shapes[name], "training.max_steps": steps})
+            config = preset_settings("small", {**COMMON, **paths, **shapes[name], "training.max_steps": steps})
             row = run_shape(name, config, args.heldout, Path(tmp) / f"run{i}")
             rows.append({**row, "gflop": round(flops[name] * row["tokens"] / 1e9, 1), "options": shapes[name]})
     print(json.dumps({"machine": machine(), "runs": rows}, indent=1))

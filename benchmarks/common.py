@@ -15,6 +15,8 @@ import numpy as np
 import torch
 
 from spacy_elmo.nn.options import ElmoOptions
+from spacy_elmo.pretrain import load_config
+from spacy_elmo.pretrain.presets import preset_config
 from spacy_elmo.util.machine import cpu_name, machine
 
 if TYPE_CHECKING:
@@ -160,6 +162,11 @@ def peak_rss_since_reset_mb() -> float:
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) / 1024
     raise RuntimeError("no VmHWM in /proc/self/status")
+
+
+def preset_settings(name: str, overrides: Optional[Dict[str, Any]] = None) -> "PretrainConfig":
+    """The pretraining preset `name` (what `init-config` writes) with `overrides`, read without a file."""
+    return load_config(preset_config(name), overrides, from_string=True)
 
 
 def pretraining_flops_per_token(options: ElmoOptions, n_classes: int) -> float:

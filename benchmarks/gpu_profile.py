@@ -4,7 +4,7 @@ graph launches the host made per unit (the launch count of benchmarks/launch_cou
 The next speed work starts from this table, not from guesses (the compiled LSTM windows lost on an H200
 for reasons no one had profiled: docs/design.md).
 
-    python -m benchmarks.gpu_profile .window/train --vocab models/gutenberg-web-2x512/vocab.txt
+    python -m benchmarks.gpu_profile DATA --vocab projects/bundled_model/models/gutenberg-web-2x512/vocab.txt
     python -m benchmarks.gpu_profile DIR --device cpu --tiny      # the same code at the tiny size (CI)
 
 By default it profiles the plain inference path at batch 128 and the fastest pretraining candidate

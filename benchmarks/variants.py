@@ -20,6 +20,7 @@ from benchmarks.common import (
     DEFAULT_TEXT,
     flops_per_token,
     load_sentences,
+    preset_settings,
     pretraining_flops_per_token,
     softmax_rows,
     write_pretraining_corpus,
@@ -28,12 +29,9 @@ from spacy_elmo import BiLM, preset
 from spacy_elmo.nn.int8 import make_fast
 from spacy_elmo.nn.run_options import CAPTURED, STEP, WAVEFRONT, RunOptions
 from spacy_elmo.nn.wave_cell import WAVE_CELL
-from spacy_elmo.pretrain import load_config
 from spacy_elmo.pretrain.checkpoint import LOG_FILE, MetricsLog
 from spacy_elmo.pretrain.distributed import Context
 from spacy_elmo.pretrain.trainer import Trainer
-
-CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
 INFERENCE, PRETRAINING = "inference", "pretraining"
 
@@ -41,7 +39,7 @@ INFERENCE, PRETRAINING = "inference", "pretraining"
 @dataclass(frozen=True)
 class Setup:
     """Where and how much: the device, the model preset's name (inference), the pretraining preset
-    (`configs/pretrain_{pretrain_preset}.cfg`), and sentences (or sequences) per unit."""
+    (the `init-config` preset), and sentences (or sequences) per unit."""
 
     device: torch.device
     size: str
@@ -162,13 +160,13 @@ def pretraining(step_mode: str, **settings: Any) -> Callable[[Setup], Workload]:
                 "logging.checkpoint_every": 1_000_000,
                 "logging.plot": False,
             }
-            config = load_config(CONFIGS / f"pretrain_{setup.pretrain_preset}.cfg", overrides)
+            config = preset_settings(setup.pretrain_preset, overrides)
             out = folder / f"run-{len(runs)}"
             Trainer(config, out, Context(device=setup.device), show_progress=False).run()
             first, last = [r for r in MetricsLog(out / LOG_FILE).records() if r.get("event") == "train"][-2:]
             runs.append(TimedSteps(first, last))
 
-        config = load_config(CONFIGS / f"pretrain_{setup.pretrain_preset}.cfg", corpus)
+        config = preset_settings(setup.pretrain_preset, corpus)
         tokens = setup.batch_size * config.training.unroll_steps
         flops = pretraining_flops_per_token(config.options, softmax_rows(config))
         return Workload(work, tokens, flops, timed=lambda: runs[-1])

@@ -17,7 +17,7 @@ def evaluate_command(
         ...,
         file_okay=False,
         help="Output directory of `pretrain`, or a directory with a model's softmax.hdf5 and vocab.txt, such "
-        "as a source checkout's models/gutenberg-web-2x512.",
+        "as a source checkout's projects/bundled_model/models/gutenberg-web-2x512.",
     ),
     heldout: List[str] = typer.Argument(
         ...,

@@ -15,7 +15,7 @@ def init_config_command(
     output: Path = typer.Argument(..., dir_okay=False, help="Config file to write."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists."),
 ) -> None:
-    """Write the pretraining config of PRESET (the same as configs/pretrain_PRESET.cfg)."""
+    """Write the pretraining config of PRESET, to edit or override, for `pretrain`."""
     from ..pretrain.presets import preset_config, preset_names
     from ..util.io import atomic_output
 

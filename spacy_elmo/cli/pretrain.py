@@ -16,7 +16,7 @@ from .signals import exit_status
 def pretrain_command(
     ctx: typer.Context,
     config_path: Path = typer.Argument(
-        ..., dir_okay=False, help="Pretraining config (.cfg), e.g. configs/pretrain_small.cfg."
+        ..., dir_okay=False, help="Pretraining config (.cfg), e.g. what `init-config small pretrain.cfg` writes."
     ),
     output: Path = typer.Option(
         ...,

@@ -4,7 +4,7 @@ The biLM sees the tokens a spaCy pipeline will give it later, so the pretraining
 the same language's spaCy tokenizer. Whitespace tokens are dropped (they never reach the biLM in the
 component either); every non-empty line stays one line, so sentence boundaries are the input's.
 
-The output directory gets the layout that `pretrain` (configs/pretrain_*.cfg) and `evaluate` read:
+The output directory gets the layout that `pretrain` (the `init-config` presets) and `evaluate` read:
 `train/<input file name>` for each input and, with `--holdout-every`, `dev.txt` and `test.txt`. Nothing
 is written in place: every output appears at once when all are complete, an input is never an output,
 and an existing file is replaced only with `--overwrite`.

@@ -227,7 +227,7 @@ def _preset(dim: int, proj: int, n_highway: int) -> Dict[str, Any]:
     }
 
 
-# Model sizes, defined here only (configs/pretrain_<name>.cfg are generated from them): the published
+# Model sizes, defined here only (`init-config` writes the pretraining configs from them): the published
 # English models (elmo_2x1024_128_2048cnn_1xhighway and its siblings), and "tiny", the size of the
 # reference test fixtures, for tests and demos.
 PRESETS: Dict[str, Dict[str, Any]] = {

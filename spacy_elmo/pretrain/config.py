@@ -225,8 +225,8 @@ def load_config(
             path = Path(source)
             if not path.is_file():
                 raise ConfigError(
-                    f"config file {path} does not exist; the presets are in configs/ "
-                    "(pretrain_small.cfg, pretrain_medium.cfg, pretrain_original.cfg)"
+                    f"config file {path} does not exist; write a preset's with "
+                    "`python -m spacy_elmo init-config small FILE` (tiny, small, medium, original)"
                 )
             config = Config().from_disk(path, overrides=overrides)
     except ConfigValidationError as err:
@@ -256,8 +256,8 @@ def parse_overrides(args: Sequence[str]) -> Dict[str, Any]:
 
 
 def parse_changes(changes: Sequence[str]) -> Dict[str, Any]:
-    """`section.key=value` changes (the benchmarks' `--set`, `tools.window begin --set`), read as
-    `parse_overrides` reads `--section.key=value`."""
+    """`section.key=value` changes (the benchmarks' `--set`, projects/bundled_model's `scripts.window begin
+    --set`), read as `parse_overrides` reads `--section.key=value`."""
     return parse_overrides([f"--{change}" for change in changes])
 
 

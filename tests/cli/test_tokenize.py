@@ -9,7 +9,6 @@ from spacy_elmo.cli import app
 from spacy_elmo.errors import ElmoError
 from spacy_elmo.pretrain import load_config
 from spacy_elmo.pretrain.presets import preset_config
-from tests.support.paths import REPO
 
 
 def tokenize(*args):
@@ -91,9 +90,17 @@ def test_the_recipe_connects_with_the_shipped_defaults(raw, tmp_path, monkeypatc
 
     run("tokenize", "raw/*.txt", "--output-dir", "corpus", "--holdout-every", "3")
     run("vocab", "corpus/train/*.txt", "--output", "corpus/vocab.txt")
-    config = REPO / "configs" / "pretrain_tiny.cfg"
+    run("init-config", "tiny", "pretrain.cfg")
     run(
-        "pretrain", config, "--output", "model", "--training.max_steps", "3", "--no-progress", "--logging.plot", "false"
+        "pretrain",
+        "pretrain.cfg",
+        "--output",
+        "model",
+        "--training.max_steps",
+        "3",
+        "--no-progress",
+        "--logging.plot",
+        "false",
     )
     for heldout in ("corpus/test.txt", "corpus/train", "corpus/*.txt"):
         assert '"average"' in run("evaluate", "model", heldout, "--json", "--no-progress").output

@@ -96,7 +96,7 @@ def test_a_stale_path_is_found(tmp_path):
     found = [name for text in docstrings(module) for name in PATH.findall(text)]
     assert found == ["benchmarks/gone/script.py", "models/NAME/card.md"]
     assert not exists_near("benchmarks/gone/script.py", REPO / "spacy_elmo" / "nn" / "lstm.py")
-    assert exists_near("configs/pretrain_PRESET.cfg", REPO / "spacy_elmo" / "nn" / "lstm.py")
+    assert exists_near("configs/NAME_elmo.cfg", REPO / "spacy_elmo" / "nn" / "lstm.py")
     assert not is_repository_path("out_dir/manifest.json", REPO / "spacy_elmo" / "embed" / "ray_dump.py")
 
 

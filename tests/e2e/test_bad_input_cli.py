@@ -7,11 +7,10 @@ import h5py
 import pytest
 
 from tests.support.cli import assert_clear_error, run_cli
-from tests.support.paths import REPO
+from tests.support.paths import PRETRAIN_TINY_CONFIG, REPO
 
 FIXTURE = REPO / "tests" / "fixtures" / "elmo-allennlp"
 OPTIONS, WEIGHTS = FIXTURE / "options.json", FIXTURE / "lm_weights.hdf5"
-TINY_RUN_CONFIG = REPO / "configs" / "pretrain_tiny.cfg"
 BILM_TF_TRAIN = REPO / "tests" / "fixtures" / "elmo-bilm-tf" / "train"
 
 
@@ -21,7 +20,7 @@ def run_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("tiny") / "run"
     result = run_cli(
         "pretrain",
-        TINY_RUN_CONFIG,
+        PRETRAIN_TINY_CONFIG,
         "--output",
         out,
         "--no-progress",

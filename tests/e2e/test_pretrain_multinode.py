@@ -14,7 +14,7 @@ from typing import List
 import pytest
 
 from spacy_elmo.pretrain.checkpoint import CHECKPOINT_FILE, MetricsLog, load_checkpoint
-from tests.support.paths import REPO
+from tests.support.paths import PRETRAIN_TINY_CONFIG, REPO
 
 FIXTURE = REPO / "tests" / "fixtures" / "elmo-bilm-tf" / "train"
 # The first run is long enough that it is always killed mid-way; the resumed one ends soon after.
@@ -45,7 +45,7 @@ def launcher(out: Path, port: int, run_id: str, *extra: str) -> List[str]:
         "-m",
         "spacy_elmo",
         "pretrain",
-        str(REPO / "configs" / "pretrain_tiny.cfg"),
+        str(PRETRAIN_TINY_CONFIG),
         "--output",
         str(out),
         "--no-progress",

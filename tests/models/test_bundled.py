@@ -50,8 +50,9 @@ def test_a_bundled_name_means_the_packages_copy_even_in_a_checkout():
 
 
 def test_default_model_ships_its_softmax_and_evaluate_takes_its_directory(tmp_path):
-    """The README's perplexity is reproducible from a checkout: `evaluate models/gutenberg-web-2x512 FILE`.
-    A softmax that did not belong to the weights would score near the vocabulary size (50,000)."""
+    """The README's perplexity is reproducible from a checkout:
+    `evaluate projects/bundled_model/models/gutenberg-web-2x512 FILE`. A softmax that did not belong to
+    the weights would score near the vocabulary size (50,000)."""
     sentences = [
         "It was the best of times , and the house was quiet .",
         "She said that she would come back in the morning .",
@@ -59,7 +60,7 @@ def test_default_model_ships_its_softmax_and_evaluate_takes_its_directory(tmp_pa
     ]
     heldout = tmp_path / "heldout.txt"
     heldout.write_text("\n".join(sentences) + "\n", encoding="utf8")
-    result = run_cli("evaluate", REPO / "models" / DEFAULT_MODEL, heldout, "--json")
+    result = run_cli("evaluate", REPO / "projects" / "bundled_model" / "models" / DEFAULT_MODEL, heldout, "--json")
     assert result.returncode == 0, result.stderr
     reported = json.loads(result.stdout)
     assert reported["n_tokens"] == sum(len(s.split()) + 1 for s in sentences)

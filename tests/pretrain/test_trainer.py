@@ -1,6 +1,6 @@
 """Pretraining on the tiny bilm-tf corpus (pretrain/trainer.py): learning, resume, bad input.
 
-The model is configs/pretrain_tiny.cfg (char dim 4, filters [[1,4],[2,8],[3,16]], 1 highway, projection
+The model is the `tiny` preset (char dim 4, filters [[1,4],[2,8],[3,16]], 1 highway, projection
 16, LSTM cell 32, full softmax): the small preset's recipe at sizes that train in seconds.
 """
 

@@ -1,4 +1,4 @@
-"""The tiny pretraining run the tests share: configs/pretrain_tiny.cfg on bilm-tf's tiny corpus, held
+"""The tiny pretraining run the tests share: the `tiny` preset on bilm-tf's tiny corpus, held
 out on the same text."""
 
 import shutil

@@ -39,6 +39,7 @@ from spacy_elmo.pretrain.export import (
     write_softmax,
 )
 from spacy_elmo.pretrain.perplexity import Perplexity, perplexity
+from spacy_elmo.pretrain.presets import preset_config
 from spacy_elmo.pretrain.trainer import train
 from spacy_elmo.util.io import atomic_output
 from spacy_elmo.util.machine import cpu_name
@@ -78,7 +79,14 @@ def model_overrides(options: ElmoOptions) -> Dict[str, Any]:
 def pretrain_command(config: Path, run_dir: Path, overrides: Dict[str, Any], extra: Sequence[str]) -> List[str]:
     """This module as a process of its own that runs `pretrain.train` (not the CLI, which needs spaCy)."""
     overrides = {**overrides, **parse_overrides(extra)}
-    return [sys.executable, "-m", "tools.window.device", str(config), str(run_dir), json.dumps(overrides)]
+    return [sys.executable, "-m", __name__, str(config), str(run_dir), json.dumps(overrides)]
+
+
+def preset_file(name: str) -> Path:
+    """The package's pretraining preset `name` (what `init-config` writes) as a file of its own, for `run`."""
+    path = Path(tempfile.mkdtemp(prefix="window-config-")) / f"pretrain_{name}.cfg"
+    path.write_text(preset_config(name), encoding="utf8")
+    return path
 
 
 def run_until(command: List[str], env: Dict[str, str], run_dir: Path, hard_deadline: float) -> None:

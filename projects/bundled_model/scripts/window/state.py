@@ -19,7 +19,7 @@ from spacy_elmo.util.io import atomic_output
 from .errors import WindowError
 from .paths import PLOT_FILE, STATE_FILE
 
-CARD_START = "<!-- windows: written by `python -m tools.window accept` -->"
+CARD_START = "<!-- windows: written by `python -m scripts.window accept` -->"
 CARD_END = "<!-- /windows -->"
 
 

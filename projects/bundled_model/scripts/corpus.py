@@ -1,7 +1,7 @@
 """Rebuilds a pretraining corpus from every usable book of a checkout of the public GitHub repository
 `rcdm-uga/Gutenberg_Text` (one folder per author, one `.txt` per book).
 
-    python tools/corpus/build_gutenberg.py SOURCE OUTPUT --heldout MANIFEST [--shard-tokens 500000]
+    python -m scripts.corpus SOURCE OUTPUT --heldout MANIFEST [--shard-tokens 500000]
 
 Per book: the Project Gutenberg header and footer are cut, paragraphs unwrapped, markup
 (`_italics_`, `[Illustration: ...]`, footnote marks) and headings dropped, verse paragraphs left out,

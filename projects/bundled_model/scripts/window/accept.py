@@ -34,7 +34,7 @@ from .paths import RECORD_FILE, REPO, STATE_FILE
 from .state import load_state, write_state
 
 WSD_PROJECT = REPO / "projects" / "wsd"
-# Why a new size's model that beats the default's figures stays a candidate (tools/window/begin.py).
+# Why a new size's model that beats the default's figures stays a candidate (begin.py).
 ANOTHER_SIZE = "another size than the bundled default's: bundle it under its own name, with its card"
 
 

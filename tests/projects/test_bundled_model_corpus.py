@@ -1,11 +1,11 @@
-"""tools/corpus/build_gutenberg.py on a made-up source checkout: what is cut from a book, which
+"""projects/bundled_model/scripts/corpus.py on a made-up source checkout: what is cut from a book, which
 books are left out and why, the held-out books kept out, and the manifest."""
 
 import json
 
 import pytest
 
-from tools.corpus.build_gutenberg import book_sentences, build, git_blob, sentences
+from projects.bundled_model.scripts.corpus import book_sentences, build, git_blob, sentences
 
 PROSE = (
     "It was a dark night, and the wind blew hard over the hills.\nMr. Smith looked out of the\n"

@@ -1,11 +1,12 @@
-"""The default model's training plan in GPU windows (docs/pretraining.md, "Training in GPU windows").
+"""The default model's training plan in GPU windows (models/gutenberg-web-2x512/README.md), run
+from projects/bundled_model as its project.yml does.
 
-python -m tools.window pack --train "corpus/train/*.txt" --heldout corpus/eval/gutenberg.test.txt
-python -m tools.window send --carry-mib 64   # this window's shards into .window/train
-python -m tools.window run --out $OUT --budget-s 480 --max-file-mib 16   # the device call's one command
-python -m tools.window accept RETURNED --wsd-data DIR    # candidate, and default if better
-python -m tools.window promote --why "..."               # a held-back candidate, after the downstream table
-python -m tools.window begin models/NEW --set lstm.dim=1024   # a new size's line; then --candidate models/NEW
+python -m scripts.window pack --train "corpus/train/*.txt" --heldout corpus/eval/gutenberg.test.txt
+python -m scripts.window send --carry-mib 64   # this window's shards into .window/train
+python -m scripts.window run --out $OUT --budget-s 480 --max-file-mib 16   # the device call's one command
+python -m scripts.window accept RETURNED --wsd-data DIR    # candidate, and default if better
+python -m scripts.window promote --why "..."               # a held-back candidate, after the downstream table
+python -m scripts.window begin models/NEW --set lstm.dim=1024   # a new size's line; then --candidate models/NEW
 """
 
 from __future__ import annotations
@@ -19,15 +20,15 @@ from spacy_elmo.pretrain.config import parse_changes
 from spacy_elmo.pretrain.corpus import expand_paths
 
 from .begin import begin_line
-from .device import run_window, summary
-from .paths import CANDIDATE_DIR, DEFAULT_WEIGHTS, REPO, SEND_DIR, STATE_FILE
+from .device import preset_file, run_window, summary
+from .paths import CANDIDATE_DIR, DEFAULT_WEIGHTS, SEND_DIR, STATE_FILE
 from .send import pack, room_for_shards, select
 from .state import load_state
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m tools.window", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m scripts.window", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--candidate", type=Path, default=CANDIDATE_DIR, help="The candidate's folder.")
     parser.add_argument("--send-dir", type=Path, default=SEND_DIR, help="The ignored folder a device call carries.")
@@ -46,7 +47,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     r.add_argument("--reserve-s", type=float, default=60, help="Of those, for evaluating and writing after training.")
     r.add_argument("--max-file-mib", type=float, default=None, help="Fail when a file brought back is larger.")
     r.add_argument("--device", default="cuda", help="cuda, or cpu to rehearse.")
-    r.add_argument("--config", type=Path, default=REPO / "configs" / "pretrain_small.cfg")
+    r.add_argument("--config", type=Path, default=None, help="A pretraining config (default: the small preset).")
     r.add_argument("--run-dir", type=Path, default=None, help="The pretraining run (default: a new temporary one).")
     a = commands.add_parser("accept", help="Locally: take the window's model as candidate; default if better.")
     a.add_argument("returned", type=Path, help="The folder the window's files came back to.")
@@ -83,7 +84,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             args.send_dir,
             args.out,
             args.run_dir,
-            args.config,
+            args.config or preset_file("small"),
             args.budget_s,
             args.reserve_s,
             args.device,

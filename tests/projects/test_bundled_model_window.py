@@ -1,25 +1,28 @@
-"""The training plan in GPU windows (tools/window): the replace-only-if-better rule, the choice of
-shards, and two whole windows rehearsed on the CPU at the tiny size through the device's own command."""
+"""The bundled model's training plan in GPU windows (projects/bundled_model/scripts/window): the
+replace-only-if-better rule, the choice of shards, and two whole windows rehearsed on the CPU at the tiny
+size through the device's own command."""
 
 import filecmp
+import importlib.util
 import json
 from pathlib import Path
 from typing import Dict, List, Tuple
 
 import pytest
+import srsly
 import torch
 
+from projects.bundled_model.scripts.window.__main__ import main
+from projects.bundled_model.scripts.window.accept import ANOTHER_SIZE, beats
+from projects.bundled_model.scripts.window.errors import WindowError
+from projects.bundled_model.scripts.window.paths import CANDIDATE_DIR, DEFAULT_WEIGHTS, STATE_FILE
+from projects.bundled_model.scripts.window.state import shards_to_send
 from spacy_elmo.nn.options import ElmoOptions
 from spacy_elmo.pretrain import LanguageModel, Vocabulary, export_model, load_config
 from spacy_elmo.pretrain.export import load_language_model
-from tests.support.paths import REPO
+from tests.support.paths import PRETRAIN_TINY_CONFIG
 from tests.support.tiny_corpus import write_tiny_corpus
 from tests.support.wsd_data import write_wsd_data
-from tools.window.__main__ import main
-from tools.window.accept import ANOTHER_SIZE, beats
-from tools.window.errors import WindowError
-from tools.window.paths import STATE_FILE
-from tools.window.state import shards_to_send
 
 DEFAULT = {"perplexity": 100.0, "wsd_f1": 60.0, "bank": 3}
 
@@ -56,7 +59,7 @@ def start_candidate(tmp_path: Path) -> Tuple[Dict[str, object], Path, List[str]]
     corpus = write_tiny_corpus(tmp_path / "corpus", 200)
     heldout = tmp_path / "heldout.txt"  # in-domain text, so that ten steps lower its perplexity
     heldout.write_text("".join(Path(corpus["paths.train"][0]).read_text().splitlines(keepends=True)[:40]))
-    config = load_config(REPO / "configs" / "pretrain_tiny.cfg", {**corpus})
+    config = load_config(PRETRAIN_TINY_CONFIG, {**corpus})
     vocab = Vocabulary.from_file(corpus["paths.vocab"])
     candidate, send = tmp_path / "candidate", tmp_path / "send"
     torch.manual_seed(0)
@@ -69,7 +72,7 @@ def start_candidate(tmp_path: Path) -> Tuple[Dict[str, object], Path, List[str]]
     return corpus, candidate, where
 
 
-TINY = ["--device", "cpu", "--config", str(REPO / "configs" / "pretrain_tiny.cfg"), "--training.batch_size", "4"]
+TINY = ["--device", "cpu", "--config", str(PRETRAIN_TINY_CONFIG), "--training.batch_size", "4"]
 
 
 @pytest.mark.slow
@@ -213,3 +216,20 @@ def test_promote_refuses_a_window_that_did_not_beat_the_default_or_is_not_held_b
     with pytest.raises(WindowError, match="nothing to promote"):
         main([*where, "promote", "--why", "x", "--default-weights", str(default)])
     assert default.read_bytes() == b"the old default"
+
+
+def test_the_default_paths_are_the_projects_candidate_and_the_packages_default():
+    """Run from the project folder, the commands find the candidate's record and full model, whose
+    options (and weights, while it is the default) are links to the package's copy."""
+    assert (CANDIDATE_DIR / STATE_FILE).is_file() and (CANDIDATE_DIR / "softmax.hdf5").is_file()
+    packaged = DEFAULT_WEIGHTS.parent
+    assert (CANDIDATE_DIR / "options.json").resolve() == (packaged / "options.json").resolve()
+    assert DEFAULT_WEIGHTS.is_file()
+
+
+def test_every_project_command_runs_a_module_of_the_projects_scripts():
+    project = srsly.read_yaml(CANDIDATE_DIR.parents[1] / "project.yml")
+    modules = [line.split()[2] for command in project["commands"] for line in command["script"]]
+    assert {"scripts.corpus", "scripts.window"} == set(modules)
+    for module in modules:
+        assert importlib.util.find_spec(f"projects.bundled_model.{module}") is not None, module
