@@ -82,6 +82,7 @@ def test_genre_compares_spacys_bag_of_words_with_its_tok2vec_head_with_and_witho
 
 def test_every_run_has_a_config_and_its_scores_are_what_spacy_reports():
     runs = grid(list(SCORES), smoke=False)
+    assert {f"{r.task}_{r.system}.cfg" for r in runs} == {path.name for path in CONFIGS.glob("*.cfg")}
     assert {(r.task, r.system) for r in runs if r.size == "all"} == {(t, s) for t in SCORES for s in SYSTEMS[t]}
     for run in runs:
         config = Config().from_disk(config_file(CONFIGS, run), interpolate=False)
