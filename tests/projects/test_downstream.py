@@ -1,5 +1,6 @@
 """Unit tests of the downstream project's scripts: its configs (fill-elmo's, and the committed ones are
-what the script writes), which runs the grid makes, the report's error reduction and its bootstrap
+what the script writes; the further heads' pass `spacy debug config`), which runs the grid makes and the
+scores it keeps, the report's error reduction and its bootstrap
 interval over seeds, and the timing script's pieces (round order, summary, thread settings, stamped
 logs)."""
 
@@ -8,42 +9,131 @@ import sys
 import time
 
 import pytest
+import spacy
 from confection import Config
+from spacy.tokens import Doc, DocBin, Span
 
 from projects.downstream.scripts import make_configs
-from projects.downstream.scripts.report import error_reduction, intervals
-from projects.downstream.scripts.run_grid import SCHEDULE, THREAD_VARIABLES, Run, grid, thread_env, train_command
+from projects.downstream.scripts.report import error_reduction, intervals, table
+from projects.downstream.scripts.run_grid import (
+    SCHEDULE,
+    SCORES,
+    SYSTEMS,
+    THREAD_VARIABLES,
+    Run,
+    config_file,
+    grid,
+    thread_env,
+    train_command,
+)
 from projects.downstream.scripts.time_runs import round_order, stamp_lines, summarise, threads_label
 from spacy_elmo.pipeline.fill_config import fill_elmo_config
+from tests.support.cli import run_cli
 from tests.support.paths import REPO
 
 CONFIGS = REPO / "projects" / "downstream" / "configs"
+HEAD_TASKS = ("genre", "spans", "dep")
 
 
 def test_committed_configs_are_what_make_configs_writes(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "argv", ["make_configs", str(tmp_path)])
     make_configs.main()
     written = sorted(path.name for path in tmp_path.glob("*.cfg"))
-    assert written == sorted(path.name for path in CONFIGS.glob("*.cfg")) and len(written) == 8
+    assert written == sorted(path.name for path in CONFIGS.glob("*.cfg")) and len(written) == 15
     for name in written:
         assert (tmp_path / name).read_text() == (CONFIGS / name).read_text(), name
 
 
-@pytest.mark.parametrize("task", ["pos", "ner"])
+@pytest.mark.parametrize("task", list(make_configs.HEADS))
 def test_elmo_configs_are_fill_elmos_with_the_grids_bilm(task):
     head = make_configs.HEADS[task]
-    base = Config().from_disk(CONFIGS / f"{task}_baseline.cfg", interpolate=False)
+    source = "ensemble" if task == "genre" else "baseline"
+    base = Config().from_disk(CONFIGS / f"{task}_{source}.cfg", interpolate=False)
     encoder = Config().from_disk(CONFIGS / f"{task}_elmo_encoder.cfg", interpolate=False)
     filled = fill_elmo_config(base)
     tok2vec = encoder["components"][head]["model"]["tok2vec"]
     assert tok2vec == filled["components"][head]["model"]["tok2vec"]  # the user's path, unchanged
+    assert tok2vec["embed"]["@architectures"] == "spacy-elmo.ElmoListener.v1"
     assert encoder["components"]["elmo"]["model"]["options"] == "${paths.elmo_options}"
+    if task not in make_configs.REFERENCE_TASKS:
+        return
     alone = Config().from_disk(CONFIGS / f"{task}_elmo_alone.cfg", interpolate=False)
     probe = Config().from_disk(CONFIGS / f"{task}_elmo_probe.cfg", interpolate=False)
     assert alone["components"][head]["model"]["tok2vec"] == dict(
         tok2vec, embed=dict(tok2vec["embed"], extra_features=None)
     )
     assert probe["components"][head]["model"]["tok2vec"] == tok2vec["embed"]
+
+
+def test_genre_compares_spacys_bag_of_words_with_its_tok2vec_head_with_and_without_elmo():
+    def model(system):
+        config = Config().from_disk(CONFIGS / f"genre_{system}.cfg", interpolate=False)
+        return config, config["components"]["textcat"]["model"]
+
+    _, bow = model("baseline")
+    ensemble_config, ensemble = model("ensemble")
+    _, elmo = model("elmo_encoder")
+    assert bow["@architectures"] == "spacy.TextCatBOW.v3" and "tok2vec" not in bow  # spaCy's efficiency default
+    assert ensemble["@architectures"] == elmo["@architectures"] == "spacy.TextCatEnsemble.v2"
+    assert ensemble["linear_model"] == elmo["linear_model"] == dict(bow, nO=None)
+    tagger = Config().from_disk(CONFIGS / "pos_baseline.cfg", interpolate=False)
+    assert ensemble_config["components"]["tok2vec"] == tagger["components"]["tok2vec"]  # width 96, depth 4
+
+
+def test_every_run_has_a_config_and_its_scores_are_what_spacy_reports():
+    runs = grid(list(SCORES), smoke=False)
+    assert {f"{r.task}_{r.system}.cfg" for r in runs} == {path.name for path in CONFIGS.glob("*.cfg")}
+    assert {(r.task, r.system) for r in runs if r.size == "all"} == {(t, s) for t in SCORES for s in SYSTEMS[t]}
+    for run in runs:
+        config = Config().from_disk(config_file(CONFIGS, run), interpolate=False)
+        assert set(SCORES[run.task]) <= set(config["training"]["score_weights"]), run.name
+
+
+def test_the_parser_trains_and_tests_on_the_tagger_corpus_samples(tmp_path):
+    command = train_command(Run("dep", "500", "baseline", 2, 1000, 200), tmp_path, CONFIGS, tmp_path / "m", {})
+    assert command[command.index("--paths.train") + 1] == str(tmp_path / "pos" / "train-500-s2.spacy")
+    assert command[command.index("--paths.dev") + 1] == str(tmp_path / "pos" / "dev.spacy")
+    assert command[4].endswith("dep_baseline.cfg")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [f"{t}_{s}.cfg" for t in HEAD_TASKS for s in SYSTEMS[t]])
+def test_the_further_heads_configs_pass_spacy_debug_config(name, tmp_path):
+    nlp = spacy.blank("en")
+    doc = Doc(
+        nlp.vocab, words=["Troops", "left", "New", "York"], heads=[1, 1, 1, 2], deps=["nsubj", "ROOT", "obj", "flat"]
+    )
+    doc.cats = {"weblog": 1.0, "reviews": 0.0}
+    doc.spans["sc"] = [Span(doc, 2, 4, label="LOC")]
+    DocBin(docs=[doc]).to_disk(tmp_path / "corpus.spacy")
+    paths = ("--paths.train", tmp_path / "corpus.spacy", "--paths.dev", tmp_path / "corpus.spacy")
+    result = run_cli("debug", "config", CONFIGS / name, *paths, module="spacy")
+    assert result.returncode == 0 and "Config is valid" in result.stdout, result.stdout[-2000:] + result.stderr[-2000:]
+
+
+def test_genres_elmo_row_is_reduced_against_the_same_head_without_elmo():
+    def records(system, score):
+        return [
+            {
+                "task": "genre",
+                "size": "500",
+                "system": system,
+                "seed": 0,
+                "train_seconds": 10.0,
+                "test": {"cats_macro_f": score},
+                "dev": {"cats_macro_f": score},
+            }
+        ]
+
+    groups = {
+        ("genre", "500", "baseline"): records("baseline", 0.5),
+        ("genre", "500", "ensemble"): records("ensemble", 0.6),
+        ("genre", "500", "elmo_encoder"): records("elmo_encoder", 0.8),
+    }
+    rows = {line.split(" | ")[1]: line.split(" | ")[4] for line in table(groups) if line.startswith("| 500")}
+    assert rows["spaCy's accuracy textcat (TextCatEnsemble), default CPU tok2vec"] == "+20.0%"
+    assert rows["ELMo + task encoder"] == "+50.0%"  # (40 - 20) / 40, against the ensemble
+    assert any(line.startswith("### genre macro F1") for line in table(groups))
 
 
 def test_grid_takes_the_seeds_at_500_and_2000_sentences():

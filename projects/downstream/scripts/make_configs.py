@@ -13,6 +13,16 @@ default CPU config so that every system shares the head, the optimizer, the batc
   ELMo's layers give by themselves, for reference.
 - `elmo_probe`: the listener (mix + hash embeddings) straight into the head, no encoder: what ELMo's
   layers give a linear classifier.
+
+Further heads, `baseline` and `elmo_encoder` only (alone and probe answer the tagger's and NER's
+question): `spans` (spancat) and `dep` (parser) as above. `genre` (textcat): spaCy's efficiency default
+is `spacy.TextCatBOW.v3`, a bag of words with no tok2vec, which fill-elmo leaves as it is; so the genre
+task adds `ensemble`, spaCy's accuracy default head (`spacy.TextCatEnsemble.v2`: the same bag of words
+beside a tok2vec) on the efficiency tok2vec the other tasks share, and its `elmo_encoder` is fill-elmo's
+of `ensemble`: against `baseline` the row says what the tok2vec head with ELMo gives over spaCy's
+default, against `ensemble` what ELMo adds to the same head. The accuracy default's own tok2vec (width
+256, depth 8, static vectors) is not taken: the grid has no vectors, and one encoder for every task
+keeps the rows comparable.
 """
 
 from __future__ import annotations
@@ -27,12 +37,14 @@ from confection import Config
 
 from spacy_elmo.pipeline.fill_config import fill_elmo_config
 
-HEADS = {"pos": "tagger", "ner": "ner"}
+HEADS = {"pos": "tagger", "ner": "ner", "genre": "textcat", "spans": "spancat", "dep": "parser"}
+# The tasks whose configs include ELMo alone and the linear probe.
+REFERENCE_TASKS = ("pos", "ner")
 # A larger cache than the component's default: the grid's largest training set fits whole.
 CACHE_MB = 2048
 
 
-def spacy_default(head: str) -> Config:
+def spacy_default(head: str, optimize: str = "efficiency") -> Config:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "config.cfg"
         subprocess.run(
@@ -48,13 +60,26 @@ def spacy_default(head: str) -> Config:
                 "--pipeline",
                 head,
                 "--optimize",
-                "efficiency",
+                optimize,
                 "--force",
             ],
             check=True,
             capture_output=True,
         )
         return Config().from_disk(path, interpolate=False)
+
+
+def textcat_ensemble(base: Config) -> Config:
+    """`base` (the efficiency textcat config) with spaCy's accuracy default textcat head, its tok2vec
+    component the efficiency one of the other tasks (`spacy.Tok2Vec.v2`, width 96, depth 4)."""
+    accuracy = spacy_default("textcat", optimize="accuracy")
+    config = base.copy()
+    config["nlp"]["pipeline"] = accuracy["nlp"]["pipeline"]
+    config["components"] = {
+        "tok2vec": spacy_default("tagger")["components"]["tok2vec"],
+        "textcat": accuracy["components"]["textcat"],
+    }
+    return config
 
 
 def elmo_encoder(base: Config, task: str) -> Config:
@@ -92,13 +117,12 @@ def main() -> None:
     for task, head in HEADS.items():
         base = spacy_default(head)
         base["training"]["logger"] = {"@loggers": "spacy.ConsoleLogger.v1", "progress_bar": False}
-        encoder = elmo_encoder(base, task)
-        configs = {
-            "baseline": base,
-            "elmo_encoder": encoder,
-            "elmo_alone": elmo_alone(encoder, task),
-            "elmo_probe": elmo_probe(encoder, task),
-        }
+        configs = {"baseline": base}
+        if task == "genre":
+            configs["ensemble"] = textcat_ensemble(base)
+        configs["elmo_encoder"] = encoder = elmo_encoder(configs.get("ensemble", base), task)
+        if task in REFERENCE_TASKS:
+            configs.update(elmo_alone=elmo_alone(encoder, task), elmo_probe=elmo_probe(encoder, task))
         for system, config in configs.items():
             config.to_disk(args.output / f"{task}_{system}.cfg", interpolate=False)
             print(f"wrote {args.output / f'{task}_{system}.cfg'}")

@@ -3,7 +3,8 @@
     python -m scripts.report runs/ results.md learning_curve.png [--intervals 10000]
 
 Per task, training size and system: the test score (mean and, over several seeds, the spread as min-max),
-the relative error reduction against the baseline at the same size and seeds, the dev score of the
+the relative error reduction against the baseline at the same size and seeds (genre's ELMo system: against
+the same head without ELMo, `ensemble`), the dev score of the
 selected model, and the wall time of `spacy train` (mean per run) with its ratio to the baseline's.
 Unfinished or failed runs are left out and listed.
 """
@@ -20,11 +21,27 @@ from typing import Dict, List, Tuple
 
 from spacy_elmo.util.machine import cpu_name
 
-METRIC = {"pos": ("tag_acc", "PTB tag accuracy"), "ner": ("ents_f", "entity F1")}
+METRIC = {
+    "pos": ("tag_acc", "PTB tag accuracy"),
+    "ner": ("ents_f", "entity F1"),
+    "genre": ("cats_macro_f", "genre macro F1"),
+    "spans": ("spans_sc_f", "entity F1 as spans"),
+    "dep": ("dep_las", "labeled attachment score"),
+}
+DATA = {
+    "pos": "UD English EWT",
+    "ner": "Universal NER EWT",
+    "genre": "UD English EWT's five genres, one per sentence",
+    "spans": "Universal NER EWT, spancat",
+    "dep": "UD English EWT",
+}
 SIZES = ["500", "2000", "all"]
-SYSTEMS = ["baseline", "elmo_encoder", "elmo_alone", "elmo_probe"]
+SYSTEMS = ["baseline", "ensemble", "elmo_encoder", "elmo_alone", "elmo_probe"]
+# The system an ELMo system's error reduction is against, where not the baseline: the same head without ELMo.
+AGAINST = {("genre", "elmo_encoder"): "ensemble"}
 NAMES = {
     "baseline": "spaCy default CPU pipeline",
+    "ensemble": "spaCy's accuracy textcat (TextCatEnsemble), default CPU tok2vec",
     "elmo_encoder": "ELMo + task encoder",
     "elmo_alone": "ELMo alone + task encoder (no hash embeddings)",
     "elmo_probe": "ELMo linear probe",
@@ -45,20 +62,23 @@ def load(runs: Path) -> Tuple[Dict[Tuple[str, str, str], List[Dict]], List[str]]
 
 def table(groups: Dict[Tuple[str, str, str], List[Dict]]) -> List[str]:
     lines = []
-    for task, (metric, label) in METRIC.items():
+    for task in tasks(groups):
+        metric, label = METRIC[task]
+        lines += [f"### {label} ({DATA[task]}, test)", ""]
+        for (t, system), against in AGAINST.items():
+            if t == task:
+                lines += [f"{NAMES[system]}: error reduction and time against {NAMES[against]}.", ""]
         lines += [
-            f"### {label} ({'UD English EWT' if task == 'pos' else 'Universal NER EWT'}, test)",
-            "",
             "| training sentences | system | seeds | test | rel. error reduction | dev | train time per run "
             "| time vs baseline |",
             "|---|---|---|---|---|---|---|---|",
         ]
         for size in SIZES:
-            base = groups.get((task, size, "baseline"))
             for system in SYSTEMS:
                 records = groups.get((task, size, system))
                 if not records:
                     continue
+                base = groups.get((task, size, AGAINST.get((task, system), "baseline")))
                 scores = [100 * r["test"][metric] for r in records]
                 score = f"{mean(scores):.2f}" + (f" ({min(scores):.2f}-{max(scores):.2f})" if len(scores) > 1 else "")
                 seconds = mean(r["train_seconds"] for r in records)
@@ -77,6 +97,12 @@ def table(groups: Dict[Tuple[str, str, str], List[Dict]]) -> List[str]:
                 )
         lines.append("")
     return lines
+
+
+def tasks(groups: Dict[Tuple[str, str, str], List[Dict]]) -> List[str]:
+    """The tasks with finished runs, in METRIC's order."""
+    present = {task for task, _, _ in groups}
+    return [task for task in METRIC if task in present]
 
 
 def paired_baseline(base: List[Dict], records: List[Dict]) -> List[Dict]:
@@ -98,7 +124,8 @@ def intervals(groups: Dict[Tuple[str, str, str], List[Dict]], draws: int) -> Lis
     rng = random.Random(0)
     lines = ["Relative error reduction on test, 90% interval over seeds (bootstrap):", ""]
     for (task, size, system), records in sorted(groups.items()):
-        base_records = paired_baseline(groups.get((task, size, "baseline"), []), records)
+        against = AGAINST.get((task, system), "baseline")
+        base_records = paired_baseline(groups.get((task, size, against), []), records)
         if system == "baseline" or len(records) < 3 or len(base_records) < 3:
             continue
         metric = METRIC[task][0]
@@ -109,7 +136,9 @@ def intervals(groups: Dict[Tuple[str, str, str], List[Dict]], draws: int) -> Lis
         )
         low, high = resampled[int(0.05 * draws)], resampled[int(0.95 * draws) - 1]
         lines.append(
-            f"- {METRIC[task][1]}, {size} sentences, {NAMES[system]} ({len(base)} / {len(scores)} seeds): "
+            f"- {METRIC[task][1]}, {size} sentences, {NAMES[system]}"
+            + (f" vs {NAMES[against]}" if against != "baseline" else "")
+            + f" ({len(base)} / {len(scores)} seeds): "
             f"{error_reduction(base, scores):+.1f}%, interval {low:+.1f}% to {high:+.1f}%"
         )
     return lines + [""]
@@ -122,8 +151,10 @@ def plot(groups: Dict[Tuple[str, str, str], List[Dict]], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     sizes = {"500": 500, "2000": 2000, "all": 12544}
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4.6))
-    for ax, (task, (metric, label)) in zip(axes, METRIC.items()):
+    shown = tasks(groups)
+    fig, axes = plt.subplots(1, len(shown), figsize=(5 * len(shown), 4.6), squeeze=False)
+    for ax, task in zip(axes[0], shown):
+        metric, label = METRIC[task]
         for system in SYSTEMS:
             points = [
                 (sizes[s], mean(100 * r["test"][metric] for r in groups[(task, s, system)]))
@@ -137,7 +168,7 @@ def plot(groups: Dict[Tuple[str, str, str], List[Dict]], path: Path) -> None:
         ax.set_ylabel(f"test {label}")
         ax.grid(alpha=0.3)
     # One legend for both panels, below them, where it hides no point.
-    handles, labels = axes[0].get_legend_handles_labels()
+    handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=2, frameon=False)
     fig.tight_layout(rect=(0, 0.12, 1, 1))
     fig.savefig(path, dpi=120)

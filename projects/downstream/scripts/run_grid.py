@@ -1,6 +1,7 @@
 """Train and test every run of the downstream grid, several at a time; resumable.
 
-    python -m scripts.run_grid corpus/ configs/ runs/ [--jobs 2] [--tasks pos ner] [--sizes 500 2000 all]
+    python -m scripts.run_grid corpus/ configs/ runs/ [--jobs 2] [--tasks pos ner genre spans dep]
+        [--sizes 500 2000 all]
         [--seeds 0 1 2] [--systems baseline elmo_encoder] [--smoke]
         [--elmo-options PATH --elmo-weights PATH] [--fast-mode bf16]
 
@@ -9,7 +10,8 @@ with dev for model selection (spaCy keeps `model-best` by the dev score), then `
 `model-best` on test, once. Each run's directory keeps the config, the training log, the test scores and
 `result.json` (scores, wall time); a run with a `result.json` is skipped, so the grid resumes where it
 stopped, and a failed run is recorded and reported, not fatal. Each `spacy train` uses one thread:
-`--jobs N` runs N of them side by side.
+`--jobs N` runs N of them side by side. The parser (`dep`) trains on `corpus/pos/`, whose docs carry UD's
+dependencies, so its samples are the tagger's.
 """
 
 from __future__ import annotations
@@ -26,7 +28,22 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
-SCORES = {"pos": ["tag_acc"], "ner": ["ents_f", "ents_p", "ents_r"]}
+from .make_configs import REFERENCE_TASKS
+
+SCORES = {
+    "pos": ["tag_acc"],
+    "ner": ["ents_f", "ents_p", "ents_r"],
+    # spaCy's cats_score for exclusive classes is the macro F; micro F is the accuracy.
+    "genre": ["cats_macro_f", "cats_micro_f", "cats_score"],
+    "spans": ["spans_sc_f", "spans_sc_p", "spans_sc_r"],
+    "dep": ["dep_las", "dep_uas"],
+}
+# Each task's systems at every size and seed; ELMo alone and the probe (at 500 only) where REFERENCE_TASKS.
+# Genre's `ensemble` is the tok2vec head without ELMo (make_configs.py).
+SYSTEMS = {task: ("baseline", "elmo_encoder") for task in SCORES}
+SYSTEMS["genre"] = ("baseline", "ensemble", "elmo_encoder")
+# A task trained on another task's corpus.
+CORPUS = {"dep": "pos"}
 
 
 @dataclass(frozen=True)
@@ -54,20 +71,25 @@ def grid(tasks: List[str], smoke: bool, seeds: Sequence[int] = SEEDS) -> List[Ru
     2,000 a single seed's entity F1 was seen 5 points from another's), one on the full set; ELMo alone and
     the probe at 500 only, one seed (for reference)."""
     if smoke:
-        return [Run(task, "500", system, 0, 4, 2) for task in tasks for system in ("baseline", "elmo_encoder")]
+        return [Run(task, "500", system, 0, 4, 2) for task in tasks for system in SYSTEMS[task]]
     runs = []
     for task in tasks:
         for size in ("500", "2000"):
             for seed in seeds:
-                runs += [Run(task, size, system, seed, *SCHEDULE[size]) for system in ("baseline", "elmo_encoder")]
-        runs += [Run(task, "500", system, 0, *SCHEDULE["500"]) for system in ("elmo_alone", "elmo_probe")]
-        runs += [Run(task, "all", system, 0, *SCHEDULE["all"]) for system in ("baseline", "elmo_encoder")]
+                runs += [Run(task, size, system, seed, *SCHEDULE[size]) for system in SYSTEMS[task]]
+        if task in REFERENCE_TASKS:
+            runs += [Run(task, "500", system, 0, *SCHEDULE["500"]) for system in ("elmo_alone", "elmo_probe")]
+        runs += [Run(task, "all", system, 0, *SCHEDULE["all"]) for system in SYSTEMS[task]]
     return runs
 
 
 def train_file(corpus: Path, run: Run) -> Path:
     name = "train-all.spacy" if run.size == "all" else f"train-{run.size}-s{run.seed}.spacy"
-    return corpus / run.task / name
+    return corpus_dir(corpus, run.task) / name
+
+
+def corpus_dir(corpus: Path, task: str) -> Path:
+    return corpus / CORPUS.get(task, task)
 
 
 def config_file(configs: Path, run: Run) -> Path:
@@ -113,7 +135,7 @@ def train_command(run: Run, corpus: Path, configs: Path, output: Path, elmo: Dic
         "--paths.train",
         str(train_file(corpus, run)),
         "--paths.dev",
-        str(corpus / run.task / "dev.spacy"),
+        str(corpus_dir(corpus, run.task) / "dev.spacy"),
         "--system.seed",
         str(run.seed),
         "--training.max_steps",
@@ -156,7 +178,7 @@ def execute(run: Run, corpus: Path, configs: Path, out: Path, elmo: Dict[str, Op
                 "spacy",
                 "evaluate",
                 str(run_dir / "model" / "model-best"),
-                str(corpus / run.task / "test.spacy"),
+                str(corpus_dir(corpus, run.task) / "test.spacy"),
                 "--output",
                 str(scores_path),
             ],
@@ -182,7 +204,9 @@ def main() -> None:
     parser.add_argument("configs", type=Path)
     parser.add_argument("output", type=Path)
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--tasks", nargs="*", default=["pos", "ner"])
+    parser.add_argument(
+        "--tasks", nargs="*", default=["pos", "ner"], choices=list(SCORES), help="genre, spans, dep: the further heads."
+    )
     parser.add_argument(
         "--sizes", nargs="*", default=list(SCHEDULE), choices=list(SCHEDULE), help="Only these sizes' runs."
     )
@@ -196,7 +220,9 @@ def main() -> None:
     parser.add_argument(
         "--systems", nargs="*", default=None, help="Only these systems' runs (e.g. elmo_encoder for a new biLM)."
     )
-    parser.add_argument("--smoke", action="store_true", help="Two systems, 4 steps: checks the pipeline, not ELMo.")
+    parser.add_argument(
+        "--smoke", action="store_true", help="Each task's systems, 4 steps: checks the pipeline, not ELMo."
+    )
     parser.add_argument("--elmo-options", default=None, help="options.json of the biLM (default: the bundled one).")
     parser.add_argument("--elmo-weights", default=None)
     parser.add_argument(
