@@ -7,11 +7,11 @@
 Random weights at the published sizes (the speed does not depend on the values). Each (size, batch)
 runs in a fresh subprocess so that its peak memory is its own. For each size the script also prints the
 FLOPs per token, the machine's best fp32 matmul rate (the faster of MKL and oneDNN, the two kernels
-nn/kernels.py chooses between, on large square matrices, measured in the same run) and the fraction
+elmo/nn/kernels.py chooses between, on large square matrices, measured in the same run) and the fraction
 of it the model reaches, and a roofline: the time the model's own matrix
 products and convolutions need on exactly the shapes of the run at batch 32 (sentences sorted by length,
 the recurrent products shrinking as rows finish), measured with torch in the same process.
-`--time-loops` times each of the LSTM's time loops (nn/time_loops.py) in alternating rounds.
+`--time-loops` times each of the LSTM's time loops (elmo/nn/time_loops/dispatch.py) in alternating rounds.
 Prints figures; asserts nothing.
 """
 
@@ -29,8 +29,8 @@ import torch
 
 from benchmarks.common import DEFAULT_TEXT, flops_per_token, load_sentences, machine, matmul_gflops, peak_rss_mb
 from spacy_elmo import BiLM, preset  # noqa: E402
-from spacy_elmo.nn.kernels import onednn_available  # noqa: E402
-from spacy_elmo.nn.run_options import AUTO, TIME_LOOPS, RunOptions  # noqa: E402
+from spacy_elmo.elmo.nn.kernels import onednn_available  # noqa: E402
+from spacy_elmo.elmo.nn.run_options import AUTO, TIME_LOOPS, RunOptions  # noqa: E402
 
 
 def _timed(fn, repeat: int = 1) -> float:
@@ -61,7 +61,7 @@ def roofline_seconds(options, sentences: List[List[str]], batch_size: int) -> fl
     convs = [torch.nn.Conv1d(cnn.embedding_dim, n, w) for w, n in cnn.filters]
     w_hw = torch.randn(n_filters, n_filters)
     w_proj = torch.randn(n_filters, proj)
-    # Both directions side by side, as the model computes them (nn/lstm.py).
+    # Both directions side by side, as the model computes them (elmo/nn/lstm.py).
     w_in = torch.randn(2, proj, 4 * cell)
     w_rec = torch.randn(2, proj, 4 * cell)
     w_p = torch.randn(2, cell, proj)

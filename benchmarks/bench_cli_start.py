@@ -1,5 +1,5 @@
 """Wall time of the command line's light commands in a fresh interpreter, beside `python -c pass`, and
-whether torch was loaded (it must not be: formats/detect.py, hub/).
+whether torch was loaded (it must not be: elmo/formats/detect.py, elmo/sources/hub/).
 
     python -m benchmarks.bench_cli_start              # 10 rounds
     python -m benchmarks.bench_cli_start --rounds 3
@@ -21,7 +21,7 @@ import sys
 import time
 from typing import Dict, List, Optional, Tuple
 
-from spacy_elmo.util.machine import cpu_name
+from spacy_elmo.elmo.util.machine import cpu_name
 
 REPORT = "import json, sys\nprint(json.dumps('torch' in sys.modules))"
 RUN = (

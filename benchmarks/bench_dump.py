@@ -18,10 +18,10 @@ from typing import List, Optional, Tuple
 import torch
 
 from benchmarks.common import DEFAULT_TEXT, load_sentences, machine
-from spacy_elmo.embed import write_layers
-from spacy_elmo.embed.storage import Storage
-from spacy_elmo.models import DEFAULT_MODEL, reference_to, resolve
-from spacy_elmo.nn.layer_choice import OutputChoice
+from spacy_elmo.elmo.embed import write_layers
+from spacy_elmo.elmo.embed.storage import Storage
+from spacy_elmo.elmo.nn.layer_choice import OutputChoice
+from spacy_elmo.elmo.sources import DEFAULT_MODEL, reference_to, resolve
 
 # (layers, pool, dtype, compression): dump's defaults first, then each option alone, then combined.
 OPTIONS: List[Tuple[str, Optional[str], str, Optional[str]]] = [

@@ -1,7 +1,7 @@
-"""Speed and deviation of the fast modes (spacy_elmo/nn/int8.py) next to the exact path.
+"""Speed and deviation of the fast modes (spacy_elmo/elmo/nn/fast/int8.py) next to the exact path.
 
     python -m benchmarks.bench_fast                                   # small, medium, original; batch 1 and 32
-    python -m benchmarks.bench_fast --model spacy_elmo/models/gutenberg-web-2x512  # deviation on a trained model too
+    python -m benchmarks.bench_fast --model spacy_elmo/elmo/sources/models/gutenberg-web-2x512  # a trained model's
     python -m benchmarks.bench_fast --sizes original --batch-sizes 32 --tokens 3000
     python -m benchmarks.bench_fast --skip-speed --pipelines MODEL_DIR [...] --corpus test.spacy  # scores
 
@@ -28,7 +28,7 @@ import torch
 
 from benchmarks.common import DEFAULT_TEXT, load_sentences, machine
 from spacy_elmo import BiLM, load_bilm, preset  # noqa: E402
-from spacy_elmo.nn.int8 import FAST_MODES, make_fast  # noqa: E402
+from spacy_elmo.elmo.nn.fast.fast_bilm import FAST_MODES, make_fast  # noqa: E402
 
 
 def deviation(exact: Sequence[np.ndarray], fast: Sequence[np.ndarray]) -> Dict[str, float]:

@@ -23,7 +23,7 @@ import numpy as np
 
 from benchmarks.common import DEFAULT_TEXT, load_sentences, machine
 from spacy_elmo.cli.demo import SENTENCES, nearest_others
-from spacy_elmo.models import DEFAULT_MODEL, bundled_model_paths, load_bilm
+from spacy_elmo.elmo.sources import DEFAULT_MODEL, bundled_model_paths, load_bilm
 
 
 def write_float16(source: Path, target: Path) -> None:

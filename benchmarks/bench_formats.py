@@ -22,7 +22,7 @@ import torch
 
 from benchmarks.common import DEFAULT_TEXT, cpu_name, load_sentences, machine
 from spacy_elmo import BiLM, preset
-from spacy_elmo.nn.manylangs import CHAR_SPECIALS, WORD_SPECIALS, ManyLangsBiLM, ManyLangsVocab
+from spacy_elmo.elmo.manylangs.model import CHAR_SPECIALS, WORD_SPECIALS, ManyLangsBiLM, ManyLangsVocab
 
 
 def manylangs_vocab(sentences: List[List[str]], word_dim: int) -> ManyLangsVocab:

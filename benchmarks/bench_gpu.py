@@ -40,11 +40,11 @@ from benchmarks.common import (
 )
 from benchmarks.variants import INFERENCE, PRETRAINING, VARIANTS, Setup, of_kind
 from spacy_elmo import BiLM, preset
-from spacy_elmo.pretrain import build_vocabulary, count_tokens
-from spacy_elmo.pretrain.checkpoint import LOG_FILE, MetricsLog
-from spacy_elmo.pretrain.distributed import Context
-from spacy_elmo.pretrain.shards import shard_paths
-from spacy_elmo.pretrain.trainer import Trainer
+from spacy_elmo.elmo.pretrain import build_vocabulary, count_tokens
+from spacy_elmo.elmo.pretrain.checkpoint import LOG_FILE, MetricsLog
+from spacy_elmo.elmo.pretrain.distributed import Context
+from spacy_elmo.elmo.pretrain.shards import shard_paths
+from spacy_elmo.elmo.pretrain.trainer import Trainer
 
 REPO = Path(__file__).resolve().parent.parent
 # Dense peak FLOP/s (fp32 on the CUDA cores, TF32 on the tensor cores) by a part of the device's name.

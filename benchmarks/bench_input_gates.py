@@ -1,5 +1,5 @@
 """Tokens/s of the bundled biLM for several CPU chunk sizes of the LSTM's input-gate products
-(`CPU_INPUT_GATES_BUDGET` in spacy_elmo/nn/lstm.py), alternating, after a warm-up pass.
+(`CPU_INPUT_GATES_BUDGET` in spacy_elmo/elmo/nn/lstm.py), alternating, after a warm-up pass.
 
     python -m benchmarks.bench_input_gates projects/downstream/corpus/pos/train-2000-s0.spacy
 
@@ -17,7 +17,7 @@ import spacy
 import torch
 from spacy.tokens import DocBin
 
-import spacy_elmo.nn.lstm as lstm  # noqa: E402
+import spacy_elmo.elmo.nn.lstm as lstm  # noqa: E402
 from benchmarks.common import machine
 from spacy_elmo.pipeline.bilm_layer.thinc_bilm import get_bilm  # noqa: E402
 

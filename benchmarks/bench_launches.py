@@ -19,7 +19,7 @@ from torch._inductor import config as inductor_config
 
 from benchmarks.launch_count import count_events
 from benchmarks.variants import INFERENCE, VARIANTS, Setup, of_kind
-from spacy_elmo.util.machine import machine
+from spacy_elmo.elmo.util.machine import machine
 
 
 def count_launches(run: Callable[[], None]) -> int:

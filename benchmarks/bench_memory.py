@@ -63,7 +63,7 @@ def main() -> None:
 
     import spacy
 
-    from spacy_elmo.nn import kernels
+    from spacy_elmo.elmo.nn import kernels
     from spacy_elmo.pipeline.layers import get_bilm
 
     nlp = spacy.blank("en")

@@ -2,7 +2,8 @@
 
     python -m benchmarks.bench_pipe                       # small, medium, original at batch 1, 8, 32, 128
     python -m benchmarks.bench_pipe --sizes original --batch-sizes 32 --tokens 3000
-    python -m benchmarks.bench_pipe --sizes spacy_elmo/models/gutenberg-web-2x512/options.json --set lstm.dim=1024
+    python -m benchmarks.bench_pipe --set lstm.dim=1024 \
+        --sizes spacy_elmo/elmo/sources/models/gutenberg-web-2x512/options.json
 
 Random weights at each size (a preset's name or an options.json, `--set` changing any of its keys, the
 same for every size), written once per size to a temporary directory. Docs come in
@@ -37,8 +38,8 @@ from benchmarks.common import (
     reset_peak_rss,
 )
 from spacy_elmo import BiLM, ElmoOptions, preset, save_weights  # noqa: E402
-from spacy_elmo.nn.options import PRESETS, parameter_counts, with_changes
-from spacy_elmo.pretrain.config import parse_changes
+from spacy_elmo.elmo.nn.options import PRESETS, parameter_counts, with_changes
+from spacy_elmo.elmo.pretrain.config import parse_changes
 
 
 def size_options(size: str, changes: Sequence[str]) -> ElmoOptions:

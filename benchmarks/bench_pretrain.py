@@ -23,13 +23,13 @@ from typing import List, Tuple
 import torch
 
 from benchmarks.common import machine, preset_settings
-from spacy_elmo.nn.chars import CharacterMapper
-from spacy_elmo.pretrain import build_vocabulary, count_tokens, load_config, train
-from spacy_elmo.pretrain.batching import Batch, StreamBatcher, TokenRows
-from spacy_elmo.pretrain.checkpoint import LOG_FILE, MetricsLog
-from spacy_elmo.pretrain.config import PretrainConfig
-from spacy_elmo.pretrain.steps import HostBatch
-from spacy_elmo.pretrain.vocab import Vocabulary
+from spacy_elmo.elmo.nn.chars import CharacterMapper
+from spacy_elmo.elmo.pretrain import build_vocabulary, count_tokens, load_config, train
+from spacy_elmo.elmo.pretrain.batching import Batch, StreamBatcher, TokenRows
+from spacy_elmo.elmo.pretrain.checkpoint import LOG_FILE, MetricsLog
+from spacy_elmo.elmo.pretrain.config import PretrainConfig
+from spacy_elmo.elmo.pretrain.steps import HostBatch
+from spacy_elmo.elmo.pretrain.vocab import Vocabulary
 
 
 def device_name() -> str:

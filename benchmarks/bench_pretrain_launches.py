@@ -23,8 +23,8 @@ from torch.profiler import profile
 
 from benchmarks.common import machine, preset_settings, write_pretraining_corpus
 from benchmarks.launch_count import count_events
-from spacy_elmo.pretrain import train
-from spacy_elmo.pretrain.trainer import STEP_RANGE
+from spacy_elmo.elmo.pretrain import train
+from spacy_elmo.elmo.pretrain.trainer import STEP_RANGE
 
 
 @dataclass(frozen=True)

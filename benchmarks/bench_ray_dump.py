@@ -20,8 +20,8 @@ from typing import List
 import torch
 
 from benchmarks.common import DEFAULT_TEXT, load_sentences, machine
-from spacy_elmo.embed import dump_on_ray, write_layers
-from spacy_elmo.models import DEFAULT_MODEL, reference_to, resolve
+from spacy_elmo.elmo.embed import dump_on_ray, write_layers
+from spacy_elmo.elmo.sources import DEFAULT_MODEL, reference_to, resolve
 
 
 def write_corpus(folder: Path, sentences: List[List[str]], n_files: int) -> List[Path]:

@@ -26,10 +26,10 @@ from typing import Any, Dict, List
 import torch
 
 from benchmarks.common import machine, preset_settings, pretraining_flops_per_token
-from spacy_elmo.pretrain import build_vocabulary, count_tokens, train
-from spacy_elmo.pretrain.config import parse_changes
-from spacy_elmo.pretrain.export import load_language_model
-from spacy_elmo.pretrain.perplexity import perplexity
+from spacy_elmo.elmo.pretrain import build_vocabulary, count_tokens, train
+from spacy_elmo.elmo.pretrain.config import parse_changes
+from spacy_elmo.elmo.pretrain.export import load_language_model
+from spacy_elmo.elmo.pretrain.perplexity import perplexity
 
 SHAPES: Dict[str, Dict[str, Any]] = {
     "base (the default / 8)": {
@@ -57,7 +57,7 @@ COMMON = {
 
 def weights(options: Any) -> int:
     """The biLM's weights, the softmax left out (what the scaling-law counts divide tokens by)."""
-    from spacy_elmo.nn.bilm import BiLM
+    from spacy_elmo.elmo.nn.bilm import BiLM
 
     return sum(p.numel() for p in BiLM(options).parameters())
 

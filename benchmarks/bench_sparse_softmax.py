@@ -16,8 +16,8 @@ import time
 import torch
 
 from benchmarks.common import machine
-from spacy_elmo.nn.softmax import LogUniformSampler, Softmax
-from spacy_elmo.pretrain.steps import clip_gradients
+from spacy_elmo.elmo.nn.softmax import LogUniformSampler, Softmax
+from spacy_elmo.elmo.pretrain.steps import clip_gradients
 
 
 def gradient_bytes(softmax: Softmax) -> int:

@@ -25,8 +25,8 @@ import numpy as np
 import torch
 
 from benchmarks.common import machine
-from spacy_elmo.nn.chars import BOS_TOKEN, EOS_TOKEN
-from spacy_elmo.pretrain.export import load_language_model
+from spacy_elmo.elmo.nn.chars import BOS_TOKEN, EOS_TOKEN
+from spacy_elmo.elmo.pretrain.export import load_language_model
 
 State = List[Tuple[torch.Tensor, torch.Tensor]]
 

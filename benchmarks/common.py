@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 import numpy as np
 import torch
 
-from spacy_elmo.nn.options import ElmoOptions
-from spacy_elmo.pretrain import load_config
-from spacy_elmo.pretrain.presets import preset_config
-from spacy_elmo.util.machine import cpu_name, machine
+from spacy_elmo.elmo.nn.options import ElmoOptions
+from spacy_elmo.elmo.pretrain import load_config
+from spacy_elmo.elmo.pretrain.presets import preset_config
+from spacy_elmo.elmo.util.machine import cpu_name, machine
 
 if TYPE_CHECKING:
-    from spacy_elmo.pretrain import PretrainConfig
+    from spacy_elmo.elmo.pretrain import PretrainConfig
 
 __all__ = ["cpu_name", "machine"]
 
@@ -179,7 +179,7 @@ def pretraining_flops_per_token(options: ElmoOptions, n_classes: int) -> float:
 
 def softmax_rows(config: "PretrainConfig") -> int:
     """The rows each target's logits are taken over: the negatives, or the whole vocabulary."""
-    from spacy_elmo.pretrain import Vocabulary
+    from spacy_elmo.elmo.pretrain import Vocabulary
 
     t = config.training
     if t.softmax == "sampled":
@@ -189,7 +189,7 @@ def softmax_rows(config: "PretrainConfig") -> int:
 
 def write_pretraining_corpus(directory: Path, text: Path = DEFAULT_TEXT) -> Dict[str, Any]:
     """The sample's lines as a training file and its vocabulary; the `[paths]` overrides for them."""
-    from spacy_elmo.pretrain import build_vocabulary, count_tokens
+    from spacy_elmo.elmo.pretrain import build_vocabulary, count_tokens
 
     directory.mkdir(parents=True, exist_ok=True)
     train_file = directory / "train.txt"

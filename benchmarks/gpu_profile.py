@@ -31,7 +31,7 @@ from benchmarks.bench_gpu import FULL, TINY, Size, corpus_paths, device_name, sy
 from benchmarks.common import machine
 from benchmarks.profile_events import under_last_ranges
 from benchmarks.variants import VARIANTS, Setup, Workload
-from spacy_elmo.pretrain.trainer import STEP_RANGE
+from spacy_elmo.elmo.pretrain.trainer import STEP_RANGE
 
 DEFAULT_VARIANTS = ("inference, plain step loop:128", "pretraining, compiled step + tf32 + prefetch:1024")
 TINY_VARIANTS = ("inference, plain step loop:4", "pretraining, compiled step + tf32 + prefetch:2")

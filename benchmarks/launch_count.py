@@ -3,7 +3,7 @@ torch.profiler's events (bench_launches.py: an inference batch; bench_pretrain_l
 step): each aten operator called outside another one that runs a kernel of its own (a composite such as
 `linear` once, where anything it calls does; the backward pass's each), views, allocations and
 operators that return their input apart; and each kernel inductor generated (`cpp_fused_*`, seen with
-its kernel profiling on); and a captured time loop (spacy_elmo/nn/captured.py, the range
+its kernel profiling on); and a captured time loop (spacy_elmo/elmo/nn/time_loops/captured.py, the range
 `CAPTURED_RANGE`) once, whatever runs inside it, since on a GPU it is one graph replay. Host reads:
 operators that hand a value to the host (`.item()`, `int(tensor)`) or whose output size depends on
 values (nonzero, unique), each a wait for the device on a GPU.
@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterable, List, Optional
 import torch
 
 from benchmarks.profile_events import ancestors, descendants, under_last_ranges
-from spacy_elmo.nn.captured import CAPTURED_RANGE
+from spacy_elmo.elmo.nn.time_loops.captured import CAPTURED_RANGE
 
 ALLOCATIONS = {"aten::empty", "aten::empty_strided", "aten::empty_like", "aten::resize_"}
 # Operators that return their input when it already has the asked dtype, device or layout.

@@ -26,12 +26,12 @@ from benchmarks.common import (
     write_pretraining_corpus,
 )
 from spacy_elmo import BiLM, preset
-from spacy_elmo.nn.int8 import make_fast
-from spacy_elmo.nn.run_options import CAPTURED, STEP, WAVEFRONT, RunOptions
-from spacy_elmo.nn.wave_cell import WAVE_CELL
-from spacy_elmo.pretrain.checkpoint import LOG_FILE, MetricsLog
-from spacy_elmo.pretrain.distributed import Context
-from spacy_elmo.pretrain.trainer import Trainer
+from spacy_elmo.elmo.nn.fast.fast_bilm import make_fast
+from spacy_elmo.elmo.nn.run_options import CAPTURED, STEP, WAVEFRONT, RunOptions
+from spacy_elmo.elmo.nn.time_loops.wave_cell import WAVE_CELL
+from spacy_elmo.elmo.pretrain.checkpoint import LOG_FILE, MetricsLog
+from spacy_elmo.elmo.pretrain.distributed import Context
+from spacy_elmo.elmo.pretrain.trainer import Trainer
 
 INFERENCE, PRETRAINING = "inference", "pretraining"
 
@@ -101,8 +101,8 @@ def inference_embed(
     time_loop: str, fast_mode: Optional[str] = None, compiled_step: bool = True
 ) -> Callable[[Setup], Workload]:
     """`BiLM.embed` of real sentences, `batch_size` a batch, each batch's layers copied to host memory,
-    through the time loop `time_loop` (nn/time_loops.py), of the exact biLM or its `fast_mode` copy;
-    `compiled_step=False` runs the wavefront's elementwise step uncompiled (nn/wave_cell.py), as it
+    through the time loop `time_loop` (elmo/nn/time_loops/dispatch.py), of the exact biLM or its `fast_mode` copy;
+    `compiled_step=False` runs the wavefront's elementwise step uncompiled (elmo/nn/time_loops/wave_cell.py), as it
     ran before it was compiled."""
 
     def prepare(setup: Setup) -> Workload:

@@ -76,7 +76,7 @@ def no_proxy_no_env(monkeypatch):
 @pytest.fixture(scope="session")
 def trained(tmp_path_factory):
     """The full tiny run (80 epochs, minutes on a loaded 2-core CPU), for the test that it learns."""
-    from spacy_elmo.pretrain import train
+    from spacy_elmo.elmo.pretrain import train
     from tests.support.pretraining import tiny_pretrain_config
 
     out = tmp_path_factory.mktemp("run")
@@ -87,7 +87,7 @@ def trained(tmp_path_factory):
 @pytest.fixture(scope="session")
 def short_run(tmp_path_factory):
     """A few steps of the tiny run (seconds), held out at its end: for what any finished run must do."""
-    from spacy_elmo.pretrain import train
+    from spacy_elmo.elmo.pretrain import train
     from tests.support.pretraining import tiny_pretrain_config
 
     out = tmp_path_factory.mktemp("short-run")

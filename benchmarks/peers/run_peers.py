@@ -43,7 +43,7 @@ def write_inputs(args: argparse.Namespace, folder: Path) -> Dict[str, Path]:
     import torch
 
     from spacy_elmo import BiLM, load_bilm, preset
-    from spacy_elmo.formats import save_weights
+    from spacy_elmo.elmo.formats import save_weights
 
     paths = {"options": folder / "options.json", "weights": folder / "weights.hdf5", "text": folder / "text.txt"}
     if args.model:

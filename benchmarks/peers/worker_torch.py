@@ -6,11 +6,11 @@ Serves the runner as worker_bilm_tf.py does (a batch size per stdin line, one JS
 seconds; `save N PATH` as there), on the same text in the same consecutive batches, stateless (a zero
 state per sentence, as the peer's states reset before each batch).
 
-Variants: `spacy-elmo` (the default: the CPU kernel chosen per shape, nn/kernels.py), `mkl` (every
+Variants: `spacy-elmo` (the default: the CPU kernel chosen per shape, elmo/nn/kernels.py), `mkl` (every
 product through torch's default MKL path, SPACY_ELMO_CPU_KERNEL=mkl, as before the kernel choice),
 `onednn` (every product through oneDNN), `compiled` (the default, with the step's cell arithmetic,
 sigmoid/tanh/products/clip, compiled by torch.compile's inductor into one CPU kernel, shapes dynamic as
-rows finish), `int8` (nn/int8.py's approximate int8 mode).
+rows finish), `int8` (elmo/nn/fast/int8.py's approximate int8 mode).
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ def main() -> None:
     import torch
 
     from spacy_elmo import load_bilm
-    from spacy_elmo.nn import lstm
-    from spacy_elmo.nn.int8 import make_fast
+    from spacy_elmo.elmo.nn import lstm
+    from spacy_elmo.elmo.nn.fast.fast_bilm import make_fast
 
     torch.set_num_threads(args.threads)
     bilm = load_bilm(args.options, args.weights).eval()

@@ -4,7 +4,7 @@ and `ScalarMix`. Torch only, no spaCy; names are imported from their modules on 
 
 from typing import TYPE_CHECKING
 
-from ..util.lazy import lazy_names
+from ..elmo.util.lazy import lazy_names
 
 if TYPE_CHECKING:
     from .elmo import Elmo as Elmo

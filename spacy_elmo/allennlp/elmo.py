@@ -1,6 +1,6 @@
 """AllenNLP's `Elmo` module and `batch_to_ids` over this package's biLM, for code written against
 `allennlp.modules.elmo`: the same arguments, the same character ids (AllenNLP's and this package's
-scheme are one: nn/chars.py), the same outputs and shapes.
+scheme are one: elmo/nn/chars.py), the same outputs and shapes.
 
 Stateful by default, as AllenNLP's `_ElmoBiLm` is: each batch row starts from the state the same row
 ended the previous call with, so a sentence's vectors depend on what that row read before (the
@@ -18,10 +18,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..errors import InputError
-from ..models import load_bilm
-from ..nn.bilm import BiLM, BiLMOutput
-from ..nn.chars import BOS_TOKEN, EOS_TOKEN, CharacterMapper
+from ..elmo.errors import InputError
+from ..elmo.nn.bilm import BiLM, BiLMOutput
+from ..elmo.nn.chars import BOS_TOKEN, EOS_TOKEN, CharacterMapper
+from ..elmo.sources import load_bilm
 from .scalar_mix import ScalarMix
 
 PathLike = Union[str, Path]

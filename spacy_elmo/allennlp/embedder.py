@@ -20,8 +20,8 @@ import h5py
 import numpy as np
 import torch
 
-from ..errors import InputError
-from ..util.io import atomic_output, text_lines
+from ..elmo.errors import InputError
+from ..elmo.util.io import atomic_output, text_lines
 from .elmo import PathLike, load_for_allennlp
 
 DEFAULT_BATCH_SIZE = 64

@@ -14,7 +14,7 @@ from typing import List, Optional, Sequence
 import torch
 from torch import nn
 
-from ..errors import InputError
+from ..elmo.errors import InputError
 
 LAYER_NORM_EPS = 1e-12
 

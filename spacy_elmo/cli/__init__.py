@@ -7,7 +7,7 @@ import sys
 
 import typer
 
-from ..errors import ElmoError
+from ..elmo.errors import ElmoError
 from . import (  # noqa: F401  (each module adds its command to `app`)
     demo,
     download,

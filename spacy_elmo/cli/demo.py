@@ -4,7 +4,7 @@ from typing import List, Sequence
 
 import typer
 
-from ..models import DEFAULT_MODEL
+from ..elmo.sources import DEFAULT_MODEL
 from .app import app
 
 SENTENCES = [

@@ -8,7 +8,7 @@ import typer
 from .app import app
 
 if TYPE_CHECKING:
-    from ..hub.catalogue import Catalogue
+    from ..elmo.sources.hub.catalogue import Catalogue
 
 
 @app.command("download")
@@ -29,8 +29,8 @@ def download_command(
     ),
 ) -> None:
     """Download, verify and unpack a published model; interrupted downloads resume on the next run."""
-    from ..hub.catalogue import load_catalogue
-    from ..hub.download import download_model
+    from ..elmo.sources.hub.catalogue import load_catalogue
+    from ..elmo.sources.hub.download import download_model
 
     catalogue = load_catalogue(catalogue_path)
     if verify:
@@ -42,9 +42,9 @@ def download_command(
 
 def _verify(name: str, cache: Optional[Path], catalogue: "Catalogue") -> None:
     """Exit 0 when every file of the cached model has the sha256 recorded at download, else list them."""
-    from ..hub import downloaded_model_dir
-    from ..hub.cache_layout import redownload_command
-    from ..hub.record import alterations
+    from ..elmo.sources.hub import downloaded_model_dir
+    from ..elmo.sources.hub.cache_layout import redownload_command
+    from ..elmo.sources.hub.record import alterations
 
     path = downloaded_model_dir(name, cache, catalogue=catalogue)
     changes = alterations(path)

@@ -6,8 +6,8 @@ from typing import Optional
 
 import typer
 
-from ..errors import InputError
-from ..models.bundled import DEFAULT_MODEL
+from ..elmo.errors import InputError
+from ..elmo.sources.bundled import DEFAULT_MODEL
 from .app import app
 
 ENGINES = ("local", "ray")
@@ -87,13 +87,13 @@ def dump_command(
     what --layers and --pool keep of it, stored as --dtype and --compression say."""
     from tqdm import tqdm
 
-    from ..embed import check_has_tokens, dump_on_ray, write_layers
-    from ..embed.storage import Storage
-    from ..models import reference_to, resolve
-    from ..nn.layer_choice import OutputChoice, layers_from_text
-    from ..nn.run_options import RunOptions
+    from ..elmo.embed import check_has_tokens, dump_on_ray, write_layers
+    from ..elmo.embed.storage import Storage
+    from ..elmo.nn.layer_choice import OutputChoice, layers_from_text
+    from ..elmo.nn.run_options import RunOptions
+    from ..elmo.sources import reference_to, resolve
+    from ..elmo.util.io import count_lines
     from ..pipeline.device import place_bilm, use_gpu_id
-    from ..util.io import count_lines
 
     if (options is None) != (weights is None):
         raise InputError("give both --options and --weights, or neither (and a model name or directory)")

@@ -7,7 +7,7 @@ from typing import List
 import typer
 from wasabi import msg
 
-from ..errors import InputError
+from ..elmo.errors import InputError
 from .app import app
 
 
@@ -35,10 +35,10 @@ def evaluate_command(
     """Forward, backward and average perplexity (full softmax, states carried, as the original reports)."""
     import torch
 
-    from ..models import reference_to, resolve
-    from ..pretrain.corpus import expand_paths
-    from ..pretrain.export import load_language_model
-    from ..pretrain.perplexity import perplexity
+    from ..elmo.pretrain.corpus import expand_paths
+    from ..elmo.pretrain.export import load_language_model
+    from ..elmo.pretrain.perplexity import perplexity
+    from ..elmo.sources import reference_to, resolve
 
     resolved = resolve(reference_to(model_dir))
     if resolved.origin == "bundled":

@@ -1,5 +1,5 @@
 """`export`: a model as a folder to share: options.json, the weights as safetensors and as bilm-tf's HDF5,
-and a model card (spacy_elmo/models/export.py); `push` uploads it to the Hugging Face Hub."""
+and a model card (spacy_elmo/elmo/sources/export.py); `push` uploads it to the Hugging Face Hub."""
 
 from pathlib import Path
 from typing import Optional
@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 from wasabi import msg
 
-from ..models.bundled import DEFAULT_MODEL
+from ..elmo.sources.bundled import DEFAULT_MODEL
 from .app import app
 
 
@@ -26,8 +26,8 @@ def export_command(
     ),
 ) -> None:
     """Write options.json, model.safetensors, lm_weights.hdf5 (bilm-tf/AllenNLP) and README.md (the card)."""
-    from ..models import reference_to
-    from ..models.export import export_model
+    from ..elmo.sources import reference_to
+    from ..elmo.sources.export import export_model
 
     files = export_model(reference_to(model), output, repo_id)
     msg.good(f"exported {model} to {output}", ", ".join(path.name for path in files.values()))

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 from wasabi import msg
 
-from ..errors import InputError
+from ..elmo.errors import InputError
 from .app import app
 
 
@@ -46,8 +46,8 @@ def fill_elmo_command(
     `[system] gpu_allocator` becomes "pytorch" where it is unset."""
     from confection import Config, ConfigValidationError
 
+    from ..elmo.util.io import atomic_output, read_text
     from ..pipeline.fill_config import fill_elmo_config, untouched_components
-    from ..util.io import atomic_output, read_text
 
     text = typer.get_text_stream("stdin").read() if str(base_path) == "-" else read_text(base_path, "config")
     try:

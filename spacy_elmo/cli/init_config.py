@@ -5,7 +5,7 @@ from pathlib import Path
 import typer
 from wasabi import msg
 
-from ..errors import InputError
+from ..elmo.errors import InputError
 from .app import app
 
 
@@ -16,8 +16,8 @@ def init_config_command(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists."),
 ) -> None:
     """Write the pretraining config of PRESET, to edit or override, for `pretrain`."""
-    from ..pretrain.presets import preset_config, preset_names
-    from ..util.io import atomic_output
+    from ..elmo.pretrain.presets import preset_config, preset_names
+    from ..elmo.util.io import atomic_output
 
     if preset not in preset_names():
         raise InputError(f"unknown preset {preset!r}; choose one of {', '.join(preset_names())}")

@@ -9,7 +9,7 @@ from wasabi import table
 from .app import app
 
 if TYPE_CHECKING:
-    from ..hub.catalogue import Catalogue, ModelEntry
+    from ..elmo.sources.hub.catalogue import Catalogue, ModelEntry
 
 
 @app.command("models")
@@ -26,8 +26,8 @@ def models_command(
 ) -> None:
     """List the published models: name, language, format, size (layers x LSTM / projection), downloaded, and
     the publisher's page each comes from."""
-    from ..hub.cache_layout import cache_dir, is_downloaded
-    from ..hub.catalogue import load_catalogue
+    from ..elmo.sources.hub.cache_layout import cache_dir, is_downloaded
+    from ..elmo.sources.hub.catalogue import load_catalogue
 
     catalogue = load_catalogue(catalogue_path)
     entries = catalogue.in_language(language) if language else catalogue.models

@@ -22,8 +22,8 @@ def pack_command(
     prefix: str = typer.Option("train", "--prefix", help="Shards are named PREFIX.NNN.ids.xz."),
 ) -> None:
     """Pack the corpus into shards and one lexicon: `--paths.train DIR` trains on them."""
-    from ..pretrain.corpus import expand_paths
-    from ..pretrain.shards import pack_corpus
+    from ..elmo.pretrain.corpus import expand_paths
+    from ..elmo.pretrain.shards import pack_corpus
 
     shards = pack_corpus(expand_paths(corpus), output, prefix, shard_tokens)
     tokens, size = sum(s.n_tokens for s in shards), sum(s.n_bytes for s in shards)

@@ -35,8 +35,8 @@ def pretrain_command(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
 ) -> None:
     """Train a biLM. Override any config value like `spacy train`: --training.batch_size 64."""
-    from ..pretrain.config import load_config, parse_overrides
-    from ..pretrain.trainer import train
+    from ..elmo.pretrain.config import load_config, parse_overrides
+    from ..elmo.pretrain.trainer import train
 
     main = os.environ.get("RANK", "0") == "0"
     logging.basicConfig(level=logging.INFO if main else logging.WARNING, format="%(message)s")

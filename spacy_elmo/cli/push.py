@@ -1,4 +1,4 @@
-"""`push`: a folder `export` wrote, uploaded to a model repository on the Hugging Face Hub (hub/hf.py);
+"""`push`: a folder `export` wrote, uploaded to a model repository on the Hugging Face Hub (elmo/sources/hub/hf.py);
 the token is huggingface_hub's (HF_TOKEN, or `hf auth login`), and so is the endpoint (HF_ENDPOINT)."""
 
 from pathlib import Path
@@ -18,8 +18,8 @@ def push_command(
     message: Optional[str] = typer.Option(None, "--message", help="The commit message."),
 ) -> None:
     """Upload FOLDER to REPO_ID in one commit; it then loads as hf:REPO_ID."""
-    from ..formats import model_layout
-    from ..hub.hf import push_folder
+    from ..elmo.formats import model_layout
+    from ..elmo.sources.hub.hf import push_folder
 
     model_layout(folder)  # a folder holding no model fails here, before anything is uploaded
     url = push_folder(folder, repo_id, private=private, message=message)

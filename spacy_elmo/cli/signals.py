@@ -2,7 +2,7 @@
 its number (130 for Ctrl-C, 143 for SIGTERM), as a shell reports a process the signal killed, so that
 `pretrain ... && evaluate ...` stops there. typer already turns Ctrl-C's KeyboardInterrupt into 130;
 SIGTERM is made an exit that unwinds (open files closed, half-written outputs removed) instead of an
-instant death. `pretrain` catches both to checkpoint first (pretrain/progress.StopRequest), then exits
+instant death. `pretrain` catches both to checkpoint first (elmo/pretrain/progress.StopRequest), then exits
 with the same status."""
 
 import signal

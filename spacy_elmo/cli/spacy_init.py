@@ -9,7 +9,7 @@ from typing import Any
 from spacy.cli._util import init_cli
 from wasabi import msg
 
-from ..errors import ElmoError
+from ..elmo.errors import ElmoError
 from .fill_elmo import fill_elmo_command
 
 

@@ -18,7 +18,7 @@ from typing import Any, Dict, Iterator, List, Optional, TextIO
 import typer
 from wasabi import msg
 
-from ..errors import InputError
+from ..elmo.errors import InputError
 from .app import app
 
 TRAIN_DIR = "train"
@@ -27,7 +27,7 @@ TEST_FILE = "test.txt"
 
 
 def _lines(path: Path) -> Iterator[str]:
-    from ..util.io import text_lines
+    from ..elmo.util.io import text_lines
 
     for line in text_lines(path, "input"):
         line = line.strip()
@@ -81,8 +81,8 @@ def tokenize_command(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace output files that exist."),
 ) -> None:
     """Write each input's lines with spaCy's tokens joined by single spaces, whitespace tokens left out."""
-    from ..pretrain.corpus import expand_paths
-    from ..util.io import atomic_output
+    from ..elmo.pretrain.corpus import expand_paths
+    from ..elmo.util.io import atomic_output
 
     paths = expand_paths(inputs)
     targets = output_files(paths, output_dir, holdout=holdout_every is not None)

@@ -23,8 +23,8 @@ def vocab_command(
     """Write `<S>`, `</S>`, `<UNK>`, then the tokens by descending frequency, one per line."""
     from tqdm import tqdm
 
-    from ..pretrain.corpus import expand_paths
-    from ..pretrain.vocab import build_vocabulary, count_tokens
+    from ..elmo.pretrain.corpus import expand_paths
+    from ..elmo.pretrain.vocab import build_vocabulary, count_tokens
 
     paths = expand_paths(corpus)
     counts = count_tokens(tqdm(paths, unit="file", desc="counting", disable=len(paths) < 2))

@@ -40,9 +40,9 @@ from thinc.api import Model, Optimizer
 from thinc.types import Floats3d
 from typing_extensions import Annotated
 
-from ..errors import ElmoError
-from ..nn.pooling_weights import check_pooling, pooling_weights
-from ..util.validation import must_be, validate_arguments
+from ..elmo.errors import ElmoError
+from ..elmo.nn.pooling_weights import check_pooling, pooling_weights
+from ..elmo.util.validation import must_be, validate_arguments
 from .bilm_layer.thinc_bilm import declared_layers, ensure_loaded
 from .doc_data import layer_dtype, set_doc_data
 from .frozen_cache import FrozenLayerCache

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from thinc.api import get_torch_default_device, require_cpu, require_gpu
 
-from ..errors import InputError
-from ..nn.bilm import BiLM
+from ..elmo.errors import InputError
+from ..elmo.nn.bilm import BiLM
 
 
 def use_gpu_id(gpu_id: int) -> None:

@@ -34,7 +34,7 @@ import numpy as np
 from spacy.attrs import IDX, LENGTH
 from spacy.tokens import Doc
 
-from ..errors import InputError
+from ..elmo.errors import InputError
 from .errors import DocDataError, MisalignedDataError
 
 EXTENSION = "elmo"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import InputError
+from ..elmo.errors import InputError
 
 
 class MisalignedDataError(InputError):

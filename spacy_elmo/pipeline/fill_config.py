@@ -25,8 +25,8 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from confection import Config, ConfigValidationError
 
-from ..errors import InputError
-from ..models import reference_to
+from ..elmo.errors import InputError
+from ..elmo.sources import reference_to
 
 ELMO_NAME = "elmo"
 TOK2VEC_LISTENER = "spacy.Tok2VecListener.v1"

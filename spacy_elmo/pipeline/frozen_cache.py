@@ -24,7 +24,7 @@ from thinc.api import Model
 from thinc.types import Floats3d
 from tqdm import tqdm
 
-from ..nn.lru import LRU
+from ..elmo.nn.lru import LRU
 from .bilm_layer.thinc_bilm import get_bilm, run_settings
 
 # Embedding text of unknown size shows a progress bar once it has run this long.
@@ -43,7 +43,7 @@ def _nbytes(value: Any) -> int:
 
 
 class ActivationCache(LRU[Hashable, Any]):
-    """Layers (NumPy, or CuPy on a GPU) by key, at most `max_bytes` of them; thread-safe (nn/lru.py).
+    """Layers (NumPy, or CuPy on a GPU) by key, at most `max_bytes` of them; thread-safe (elmo/nn/lru.py).
     Keyed by `doc_key`: a stateless frozen biLM's output depends on nothing else."""
 
     def __init__(self, max_bytes: int) -> None:

@@ -18,7 +18,7 @@ from typing import Dict, Iterable, Optional, Union, cast
 import numpy as np
 from spacy.tokens import Doc, Span, Token
 
-from ..errors import InputError
+from ..elmo.errors import InputError
 from .bilm_layer.batch_plan import read_by_bilm
 from .doc_data import EXTENSION, get_doc_data, rows_match, stored_data
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import srsly
 from thinc.api import Model
 
-from ..util.io import atomic_output
+from ..elmo.util.io import atomic_output
 
 
 def load_model_bytes(model: Model, pooling: Model, data: bytes) -> None:

@@ -7,8 +7,8 @@ import torch
 
 from spacy_elmo.allennlp import Elmo, batch_to_ids
 from spacy_elmo.allennlp import elmo as elmo_module
-from spacy_elmo.errors import InputError
-from spacy_elmo.nn.chars import CharacterMapper
+from spacy_elmo.elmo.errors import InputError
+from spacy_elmo.elmo.nn.chars import CharacterMapper
 
 SENTENCES = [["The", "cat", "sat", "."], ["Dogs"], []]
 VOCAB = ["@@PADDING@@", "The", "cat", "sat", ".", "Dogs"]

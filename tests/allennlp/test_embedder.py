@@ -11,7 +11,7 @@ import torch
 
 from spacy_elmo import load_bilm
 from spacy_elmo.allennlp import ElmoEmbedder
-from spacy_elmo.errors import InputError
+from spacy_elmo.elmo.errors import InputError
 from tests.support.paths import ALLENNLP_DIR, BILM_TF_DIR
 
 SENTENCES = ["The cat sat .", "Dogs bark", "A third , longer sentence here ."]

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from spacy_elmo.allennlp import ScalarMix
-from spacy_elmo.errors import InputError
+from spacy_elmo.elmo.errors import InputError
 
 
 def test_weights_are_a_softmax_times_gamma():

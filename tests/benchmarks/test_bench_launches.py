@@ -31,7 +31,7 @@ def test_the_step_loop_batch_is_counted():
 
 @pytest.mark.slow
 def test_the_wavefront_launches_at_most_a_quarter_of_the_step_loops():
-    """Four launches a wave step (spacy_elmo/nn/wave_cell.py) against a dozen a step and layer, on the
+    """Four launches a wave step (spacy_elmo/elmo/nn/time_loops/wave_cell.py) against a dozen a step and layer, on the
     tiny model's batch of four sentences, counted as a user runs the benchmark: in a fresh process,
     whose compiled kernels are named in the profile from their first compile."""
     result = run_cli(
@@ -46,8 +46,8 @@ def test_the_wavefront_launches_at_most_a_quarter_of_the_step_loops():
 
 
 def test_a_captured_time_loop_counts_as_one_launch():
-    """On a GPU the captured loop is one graph replay, whatever it runs (spacy_elmo/nn/captured.py)."""
-    from spacy_elmo.nn.captured import CAPTURED_RANGE
+    """On a GPU the captured loop is one graph replay, whatever it runs (spacy_elmo/elmo/nn/time_loops/captured.py)."""
+    from spacy_elmo.elmo.nn.time_loops.captured import CAPTURED_RANGE
 
     x = torch.randn(4, 4)
 

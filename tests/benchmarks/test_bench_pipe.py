@@ -4,10 +4,10 @@ import pytest
 
 from benchmarks.bench_pipe import size_options
 from spacy_elmo import preset
-from spacy_elmo.errors import OptionsError
+from spacy_elmo.elmo.errors import OptionsError
 from tests.support.paths import REPO
 
-DEFAULT_OPTIONS = REPO / "spacy_elmo" / "models" / "gutenberg-web-2x512" / "options.json"
+DEFAULT_OPTIONS = REPO / "spacy_elmo" / "elmo" / "sources" / "models" / "gutenberg-web-2x512" / "options.json"
 
 
 def test_a_preset_or_an_options_file_changed_by_set():

@@ -4,7 +4,7 @@ one line on stderr with exit status 1, never a traceback; other errors are not h
 import pytest
 
 from spacy_elmo import cli
-from spacy_elmo.errors import ElmoError
+from spacy_elmo.elmo.errors import ElmoError
 
 COMMANDS = {
     "demo",

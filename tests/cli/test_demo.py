@@ -1,5 +1,5 @@
 from spacy_elmo.cli.demo import SENSES, nearest_others
-from spacy_elmo.models import DEFAULT_MODEL
+from spacy_elmo.elmo.sources import DEFAULT_MODEL
 from tests.support.cli import assert_clear_error, run_cli
 
 

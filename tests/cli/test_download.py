@@ -5,7 +5,7 @@
 from typer.testing import CliRunner
 
 from spacy_elmo.cli import app
-from tests.hub import test_download
+from tests.elmo.sources.hub import test_download
 
 catalogue = test_download.catalogue  # the fixture: a catalogue of test models served by `server`
 

@@ -44,7 +44,7 @@ def test_dump_bad_weights_is_a_clear_error_and_writes_nothing(fixture_paths, tmp
 
 def test_dump_takes_a_bundled_models_name_or_a_model_directory(tmp_path):
     from spacy_elmo import load_bilm
-    from spacy_elmo.models import bundled_model_paths
+    from spacy_elmo.elmo.sources import bundled_model_paths
 
     source = tmp_path / "in.txt"
     source.write_text("The bank .\nA river bank .\n", encoding="utf8")
@@ -174,8 +174,8 @@ def test_dump_runs_the_time_loop_asked_for_and_writes_what_the_step_loop_does(tm
     from typer.testing import CliRunner
 
     from spacy_elmo.cli import app
-    from spacy_elmo.nn import wavefront
-    from spacy_elmo.nn.wave_cell import WAVE_CELL
+    from spacy_elmo.elmo.nn.time_loops import wavefront
+    from spacy_elmo.elmo.nn.time_loops.wave_cell import WAVE_CELL
 
     monkeypatch.setattr(WAVE_CELL, "compiling", False)
     calls = []

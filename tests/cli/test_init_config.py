@@ -1,6 +1,6 @@
 """`init-config`: a pretraining config of a model size, usable as written, never written over a file."""
 
-from spacy_elmo.pretrain import load_config
+from spacy_elmo.elmo.pretrain import load_config
 from tests.support.cli import assert_clear_error, run_cli
 
 

@@ -1,7 +1,7 @@
 """`python -m spacy_elmo pack` (spacy_elmo/cli/pack.py): a corpus into token-id shards that read back as
 the text, and a folder that holds a packed corpus already is refused."""
 
-from spacy_elmo.pretrain.corpus import corpus_lines, expand_paths
+from spacy_elmo.elmo.pretrain.corpus import corpus_lines, expand_paths
 from tests.support.cli import assert_clear_error, run_cli
 from tests.support.tiny_corpus import write_tiny_corpus
 

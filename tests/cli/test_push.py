@@ -1,6 +1,6 @@
 """`python -m spacy_elmo push` (spacy_elmo/cli/push.py): without a token it fails naming HF_TOKEN and
 `hf auth login`, and a folder holding no model fails before anything is uploaded, both without a
-traceback. (The upload's calls are checked in tests/hub/test_hf.py.)"""
+traceback. (The upload's calls are checked in tests/elmo/sources/hub/test_hf.py.)"""
 
 from tests.support.cli import assert_clear_error, run_cli
 

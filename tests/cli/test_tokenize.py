@@ -6,9 +6,9 @@ import pytest
 from typer.testing import CliRunner
 
 from spacy_elmo.cli import app
-from spacy_elmo.errors import ElmoError
-from spacy_elmo.pretrain import load_config
-from spacy_elmo.pretrain.presets import preset_config
+from spacy_elmo.elmo.errors import ElmoError
+from spacy_elmo.elmo.pretrain import load_config
+from spacy_elmo.elmo.pretrain.presets import preset_config
 
 
 def tokenize(*args):

@@ -1,7 +1,7 @@
 """`vocab`: a corpus's vocabulary streamed from many files into the original's format; an empty corpus
 refused with nothing written."""
 
-from spacy_elmo.pretrain.vocab import SPECIALS, Vocabulary, count_tokens
+from spacy_elmo.elmo.pretrain.vocab import SPECIALS, Vocabulary, count_tokens
 from tests.support.cli import assert_clear_error, run_cli
 
 

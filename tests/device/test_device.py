@@ -17,19 +17,19 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from spacy_elmo import BiLM
-from spacy_elmo.nn.char_encoder import token_lengths
-from spacy_elmo.nn.chars import CharacterMapper
-from spacy_elmo.nn.int8 import FastModeUnavailable, make_fast
-from spacy_elmo.nn.options import ElmoOptions
-from spacy_elmo.nn.softmax import LogUniformSampler
+from spacy_elmo.elmo.nn.char_encoder import token_lengths
+from spacy_elmo.elmo.nn.chars import CharacterMapper
+from spacy_elmo.elmo.nn.fast.fast_bilm import FastModeUnavailable, make_fast
+from spacy_elmo.elmo.nn.options import ElmoOptions
+from spacy_elmo.elmo.nn.softmax import LogUniformSampler
+from spacy_elmo.elmo.pretrain.batching import StreamBatcher, TokenRows
+from spacy_elmo.elmo.pretrain.distributed import Context
+from spacy_elmo.elmo.pretrain.model import LanguageModel
+from spacy_elmo.elmo.pretrain.steps import HostBatch, NonFiniteGuard, RunningStats
+from spacy_elmo.elmo.pretrain.vocab import Vocabulary
 from spacy_elmo.pipeline.bilm_layer import bilm_holder
 from spacy_elmo.pipeline.bilm_layer import thinc_bilm as bilm_layer_module
 from spacy_elmo.pipeline.bilm_layer.thinc_bilm import get_bilm
-from spacy_elmo.pretrain.batching import StreamBatcher, TokenRows
-from spacy_elmo.pretrain.distributed import Context
-from spacy_elmo.pretrain.model import LanguageModel
-from spacy_elmo.pretrain.steps import HostBatch, NonFiniteGuard, RunningStats
-from spacy_elmo.pretrain.vocab import Vocabulary
 from tests.support.paths import TINY_MODEL
 from tests.support.pipelines import tiny_tagger_pipeline
 

@@ -3,7 +3,7 @@ GPU; stateless, warm, stateful) and the `elmo` component (under `spacy.require_g
 fine-tuned biLM. Each check is one function run for every device: on the CPU in CI (a copy on the CPU,
 and the tiny size instead of the original), so that the code cannot rot unseen, and on a CUDA GPU
 where there is one (`pytest tests/device/test_gpu.py`). No precision flag is set here: under torch's defaults
-(cuDNN TF32 on) the biLM must still compute in fp32 (nn/precision.py). GPU speed:
+(cuDNN TF32 on) the biLM must still compute in fp32 (elmo/nn/precision.py). GPU speed:
 `python -m benchmarks.bench_gpu`."""
 
 from typing import List
@@ -13,9 +13,9 @@ import pytest
 import torch
 
 from spacy_elmo import BiLM, load_bilm, preset
-from spacy_elmo.models import bundled_model_paths
-from spacy_elmo.nn.int8 import make_fast
-from spacy_elmo.nn.run_options import RunOptions
+from spacy_elmo.elmo.nn.fast.fast_bilm import make_fast
+from spacy_elmo.elmo.nn.run_options import RunOptions
+from spacy_elmo.elmo.sources import bundled_model_paths
 from tests.support.paths import WARMUP_TEXT
 
 TOLERANCE = 1e-4
@@ -82,7 +82,7 @@ def test_time_loops_on_a_device_match_the_step_loop_on_the_cpu(name, device, mod
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_bf16_on_a_device_is_near_the_exact_cpu(device):
-    """The reduced-precision mode where it is meant to run; its bound as in tests/nn/test_bf16.py."""
+    """The reduced-precision mode where it is meant to run; its bound as in tests/elmo/nn/fast/test_bf16.py."""
     cpu = cpu_bilm("bundled")
     other = BiLM(cpu.options)
     other.load_state_dict(cpu.state_dict())
@@ -144,9 +144,9 @@ def test_dump_gpu_id_runs_where_the_component_would_and_writes_the_cpus_layers(d
     """`dump --gpu-id N` (-1: the CPU) in this process, through the component's device code."""
     import h5py
 
-    import spacy_elmo.embed
+    import spacy_elmo.elmo.embed
     from spacy_elmo.cli.dump import dump_command
-    from spacy_elmo.models.bundled import DEFAULT_MODEL
+    from spacy_elmo.elmo.sources.bundled import DEFAULT_MODEL
     from spacy_elmo.pipeline.device import use_gpu_id
 
     if device == "cuda":
@@ -155,13 +155,13 @@ def test_dump_gpu_id_runs_where_the_component_would_and_writes_the_cpus_layers(d
     text = tmp_path / "input.txt"
     text.write_text("\n".join(" ".join(words) for words in batch) + "\n", encoding="utf8")
     ran_on = []
-    write_layers = spacy_elmo.embed.write_layers
+    write_layers = spacy_elmo.elmo.embed.write_layers
 
     def spy(bilm, *args, **kwargs):
         ran_on.append(next(bilm.parameters()).device.type)
         return write_layers(bilm, *args, **kwargs)
 
-    monkeypatch.setattr(spacy_elmo.embed, "write_layers", spy)
+    monkeypatch.setattr(spacy_elmo.elmo.embed, "write_layers", spy)
     out = tmp_path / "layers.hdf5"
     try:
         dump_command(
@@ -178,6 +178,7 @@ def test_dump_gpu_id_runs_where_the_component_would_and_writes_the_cpus_layers(d
             compression="none",
             compression_level=None,
             stateful=False,
+            time_loop="auto",
             progress=False,
             overwrite=False,
             engine="local",

@@ -95,14 +95,16 @@ def test_a_stale_path_is_found(tmp_path):
     module.write_text('"""See benchmarks/gone/script.py and models/NAME/card.md."""\n', encoding="utf8")
     found = [name for text in docstrings(module) for name in PATH.findall(text)]
     assert found == ["benchmarks/gone/script.py", "models/NAME/card.md"]
-    assert not exists_near("benchmarks/gone/script.py", REPO / "spacy_elmo" / "nn" / "lstm.py")
-    assert exists_near("configs/NAME_elmo.cfg", REPO / "spacy_elmo" / "nn" / "lstm.py")
-    assert not is_repository_path("out_dir/manifest.json", REPO / "spacy_elmo" / "embed" / "ray_dump.py")
+    assert not exists_near("benchmarks/gone/script.py", REPO / "spacy_elmo" / "elmo" / "nn" / "lstm.py")
+    assert exists_near("configs/NAME_elmo.cfg", REPO / "spacy_elmo" / "elmo" / "nn" / "lstm.py")
+    assert not is_repository_path("out_dir/manifest.json", REPO / "spacy_elmo" / "elmo" / "embed" / "ray_dump.py")
 
 
 def test_a_stale_module_name_is_found(tmp_path):
     module = tmp_path / "x.py"
-    module.write_text('"""Checked in content.py, then swap.py; see hub/record.py and spacy_elmo_download.json."""\n')
+    module.write_text(
+        '"""Checked in content.py, then swap.py; see elmo/sources/hub/record.py and spacy_elmo_download.json."""\n'
+    )
     found = [name for text in docstrings(module) for name in MODULE_NAME.findall(text)]
     assert found == ["content.py", "swap.py"]
     assert not is_package_module("content.py") and is_package_module("swap.py")

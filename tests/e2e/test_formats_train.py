@@ -10,7 +10,7 @@ import pytest
 import spacy
 from spacy.tokens import Doc, DocBin
 
-from spacy_elmo.formats import ManyLangsBiLM
+from spacy_elmo.elmo.manylangs.model import ManyLangsBiLM
 from spacy_elmo.pipeline.layers import get_bilm
 from tests.support.paths import CONFIGS, MANYLANGS_DIR
 

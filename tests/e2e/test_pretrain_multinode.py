@@ -13,7 +13,7 @@ from typing import List
 
 import pytest
 
-from spacy_elmo.pretrain.checkpoint import CHECKPOINT_FILE, MetricsLog, load_checkpoint
+from spacy_elmo.elmo.pretrain.checkpoint import CHECKPOINT_FILE, MetricsLog, load_checkpoint
 from tests.support.paths import PRETRAIN_TINY_CONFIG, REPO
 
 FIXTURE = REPO / "tests" / "fixtures" / "elmo-bilm-tf" / "train"

@@ -8,7 +8,7 @@ import spacy
 from spacy.tokens import Doc, DocBin
 
 from spacy_elmo import restore_vectors
-from spacy_elmo.formats import WeightsError
+from spacy_elmo.elmo.formats import WeightsError
 from tests.support.pipelines import EXACT_LAYERS, elmo_config
 
 MONEY = "She went to the bank to withdraw money ."
@@ -212,7 +212,7 @@ def test_warm_start_config_and_it_survives_to_disk(fixture_paths, tmp_path):
 
 
 def test_int8_fast_mode_is_close_to_exact_and_survives_to_disk(fixture_paths, tmp_path):
-    from spacy_elmo.nn.int8 import FastModeError
+    from spacy_elmo.elmo.nn.fast.fast_bilm import FastModeError
 
     exact = _nlp(fixture_paths)(MONEY)._.elmo["layers"]
     nlp = _nlp(fixture_paths, model={"fast_mode": "int8"})
@@ -230,7 +230,7 @@ def test_int8_fast_mode_is_close_to_exact_and_survives_to_disk(fixture_paths, tm
 
 def test_fast_mode_that_cannot_run_here_runs_the_exact_biLM_with_a_warning(fixture_paths, monkeypatch):
     """One config serves every machine: int8 on a GPU (here pretended: the CPU biLM counts as a GPU one)."""
-    from spacy_elmo.nn import int8 as int8_module
+    from spacy_elmo.elmo.nn.fast import fast_bilm as int8_module
 
     reason = "the 'int8' fast mode runs on the CPU only"
     monkeypatch.setattr(int8_module, "unavailable_reason", lambda mode, device: reason)

@@ -8,8 +8,8 @@ import pytest
 import spacy
 from thinc.api import Model
 
-from spacy_elmo.errors import InputFileError
-from spacy_elmo.models import bundled_model_paths
+from spacy_elmo.elmo.errors import InputFileError
+from spacy_elmo.elmo.sources import bundled_model_paths
 from tests.support.pipelines import elmo_config
 
 TEXT = "The bank raised its rates ."

@@ -6,7 +6,7 @@ import torch
 from thinc.api import NumpyOps, get_current_ops
 
 from spacy_elmo import BiLM, preset
-from spacy_elmo.errors import ElmoError
+from spacy_elmo.elmo.errors import ElmoError
 from spacy_elmo.pipeline import device
 from spacy_elmo.pipeline.device import place_bilm, use_gpu_id
 

@@ -10,7 +10,7 @@ from spacy.cli.init_config import init_config
 from spacy.util import registry
 from thinc.api import Model
 
-from spacy_elmo.errors import ElmoError
+from spacy_elmo.elmo.errors import ElmoError
 from spacy_elmo.pipeline.fill_config import (
     GPU_ALLOCATOR,
     MIX_DROPOUT,

@@ -10,7 +10,7 @@ import torch
 from spacy.training import Example
 
 from spacy_elmo import BiLM
-from spacy_elmo.nn.run_options import EXACT
+from spacy_elmo.elmo.nn.run_options import EXACT
 from spacy_elmo.pipeline import frozen_cache
 from spacy_elmo.pipeline.frozen_cache import TOP_UP_BATCHES, ActivationCache
 from spacy_elmo.pipeline.layers import get_bilm, set_bilm

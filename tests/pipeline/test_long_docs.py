@@ -6,7 +6,7 @@ import spacy
 from spacy.tokens import Doc
 from spacy.util import registry
 
-from spacy_elmo.errors import ElmoError
+from spacy_elmo.elmo.errors import ElmoError
 from spacy_elmo.pipeline.bilm_layer.segment import Segment, segment
 from tests.support.pipelines import EXACT_LAYERS, elmo_config
 

@@ -36,7 +36,7 @@ def _tiny_elmo(**model):
 
 def _assert_same_vectors(expected, docs):
     """Equal up to float rounding: a token's char-CNN row depends on the batch it was first encoded in
-    (nn/token_cache.py), and the copy encodes its tokens anew."""
+    (elmo/nn/token_cache.py), and the copy encodes its tokens anew."""
     for a, doc in zip(expected, docs):
         np.testing.assert_allclose(a, doc._.elmo["vectors"], rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(a, np.stack([token.vector for token in doc]), rtol=1e-5, atol=1e-6)

@@ -10,7 +10,7 @@ import torch
 from thinc.api import Config
 
 from spacy_elmo import load_bilm
-from spacy_elmo.errors import ElmoError
+from spacy_elmo.elmo.errors import ElmoError
 from spacy_elmo.pipeline.layers.scalar_mix import build_scalar_mix_v2
 from tests.support.paths import TINY_MODEL
 from tests.support.pipelines import EXACT_LAYERS, elmo_config

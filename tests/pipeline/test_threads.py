@@ -10,7 +10,7 @@ import pytest
 import spacy
 import torch
 
-from spacy_elmo.nn.token_cache import TokenEmbeddingCache
+from spacy_elmo.elmo.nn.token_cache import TokenEmbeddingCache
 from spacy_elmo.pipeline.bilm_layer.thinc_bilm import get_bilm
 from spacy_elmo.pipeline.frozen_cache import ActivationCache
 from tests.support.pipelines import elmo_config

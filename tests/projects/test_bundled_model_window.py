@@ -17,9 +17,9 @@ from projects.bundled_model.scripts.window.accept import ANOTHER_SIZE, beats
 from projects.bundled_model.scripts.window.errors import WindowError
 from projects.bundled_model.scripts.window.paths import CANDIDATE_DIR, DEFAULT_WEIGHTS, STATE_FILE
 from projects.bundled_model.scripts.window.state import shards_to_send
-from spacy_elmo.nn.options import ElmoOptions
-from spacy_elmo.pretrain import LanguageModel, Vocabulary, export_model, load_config
-from spacy_elmo.pretrain.export import load_language_model
+from spacy_elmo.elmo.nn.options import ElmoOptions
+from spacy_elmo.elmo.pretrain import LanguageModel, Vocabulary, export_model, load_config
+from spacy_elmo.elmo.pretrain.export import load_language_model
 from tests.support.paths import PRETRAIN_TINY_CONFIG
 from tests.support.tiny_corpus import write_tiny_corpus
 from tests.support.wsd_data import write_wsd_data

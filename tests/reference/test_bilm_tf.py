@@ -4,7 +4,7 @@ Tolerance: 1e-6 absolute on every value (`rtol=0`). The largest differences are 
 (2 float32 ulps there): the two implementations round differently in sigmoid/tanh and in the order of
 the sums, and our layout follows TF's (`x @ W`) so that the sums come out in the same order.
 
-Each test runs once per CPU kernel, pinned (nn/kernels.py): left to choose per shape, a loaded machine
+Each test runs once per CPU kernel, pinned (elmo/nn/kernels.py): left to choose per shape, a loaded machine
 can time a different winner for each product shape, and a mix of the two libraries' roundings has been
 seen 1.2e-6 from the reference, where each library alone stays within 1e-6.
 """
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from spacy_elmo import load_bilm
-from spacy_elmo.nn import kernels
+from spacy_elmo.elmo.nn import kernels
 from tests.support.paths import ALLENNLP_DIR, BILM_TF_DIR
 from tests.support.tolerance import assert_matches_reference
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from spacy_elmo import load_bilm
-from spacy_elmo.formats import ManyLangsBiLM, model_layout
+from spacy_elmo.elmo.formats import model_layout
+from spacy_elmo.elmo.manylangs.model import ManyLangsBiLM
 from tests.support.paths import MANYLANGS_DIR
 
 MODELS = ["words-2layers-relu", "chars-1layer-tanh", "chars-2layers-noclip", "words-1layer-tanh"]

@@ -31,18 +31,21 @@ def loaded_after(code: str) -> set:
     "code, not_loaded",
     [
         ("import spacy_elmo", LIGHT),
-        ("import spacy_elmo.pretrain", {"spacy", "thinc", "ray"}),
-        ("import spacy_elmo.embed", {"spacy", "thinc", "ray"}),
-        ("from spacy_elmo.embed import ElmoEmbedder", {"spacy", "thinc", "ray"}),
+        ("import spacy_elmo.elmo.pretrain", {"spacy", "thinc", "ray"}),
+        ("import spacy_elmo.elmo.embed", {"spacy", "thinc", "ray"}),
+        ("from spacy_elmo.elmo.embed import ElmoEmbedder", {"spacy", "thinc", "ray"}),
         ("from spacy_elmo.allennlp import Elmo, ElmoEmbedder, batch_to_ids", {"spacy", "thinc", "ray"}),
         (HELP, LIGHT),
-        ("import spacy_elmo.formats", LIGHT),
-        ("import spacy_elmo.hub", LIGHT),
+        ("import spacy_elmo.elmo.formats", LIGHT),
+        ("import spacy_elmo.elmo.sources.hub", LIGHT),
         (COMMAND.format(args="'models'"), LIGHT),
         (COMMAND.format(args="'download', '--help'"), LIGHT),
         (COMMAND.format(args="'push', '--help'"), LIGHT | {"huggingface_hub"}),
         # A reference is checked for its form without the Hub's client; other sources never load it.
-        ("from spacy_elmo.models import model_reference; model_reference(name='hf:org/repo')", {"huggingface_hub"}),
+        (
+            "from spacy_elmo.elmo.sources import model_reference; model_reference(name='hf:org/repo')",
+            {"huggingface_hub"},
+        ),
         ("from spacy_elmo import load_bilm; load_bilm('fixture-tiny')", {"huggingface_hub", "safetensors"}),
     ],
     ids=[
@@ -70,7 +73,14 @@ def test_the_probe_sees_what_an_import_loads():
 
 
 @pytest.mark.parametrize(
-    "package", ["spacy_elmo", "spacy_elmo.models", "spacy_elmo.formats", "spacy_elmo.hub", "spacy_elmo.allennlp"]
+    "package",
+    [
+        "spacy_elmo",
+        "spacy_elmo.elmo.sources",
+        "spacy_elmo.elmo.formats",
+        "spacy_elmo.elmo.sources.hub",
+        "spacy_elmo.allennlp",
+    ],
 )
 def test_every_public_name_of_a_lazy_package_is_there(package):
     module = importlib.import_module(package)

@@ -59,7 +59,7 @@ def _floor(dependency: str) -> str:
 
 
 def test_the_version_has_one_place():
-    assert metadata()["version"] == "attr: spacy_elmo.__version__"
+    assert metadata()["version"] == "attr: spacy_elmo.elmo.__version__"
     assert version("spacy-elmo") == spacy_elmo.__version__
 
 

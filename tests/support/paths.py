@@ -8,8 +8,8 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-from spacy_elmo.models.bundled import MODELS_DIR
-from spacy_elmo.pretrain.presets import preset_config
+from spacy_elmo.elmo.pretrain.presets import preset_config
+from spacy_elmo.elmo.sources.bundled import MODELS_DIR
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIGS = REPO / "configs"
@@ -17,7 +17,7 @@ FIXTURES = REPO / "tests" / "fixtures"
 ALLENNLP_DIR = FIXTURES / "elmo-allennlp"
 BILM_TF_DIR = FIXTURES / "elmo-bilm-tf"
 MANYLANGS_DIR = FIXTURES / "elmo-manylangs"
-WARMUP_TEXT = REPO / "spacy_elmo" / "data" / "warmup.txt"
+WARMUP_TEXT = REPO / "spacy_elmo" / "elmo" / "data" / "warmup.txt"
 
 
 @lru_cache(maxsize=None)

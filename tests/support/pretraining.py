@@ -7,7 +7,7 @@ from typing import Any
 
 import h5py
 
-from spacy_elmo.pretrain import PretrainConfig, load_config
+from spacy_elmo.elmo.pretrain import PretrainConfig, load_config
 
 from .paths import PRETRAIN_TINY_CONFIG, TRAIN_TEXT, TRAIN_VOCAB
 

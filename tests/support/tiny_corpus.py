@@ -4,7 +4,7 @@ import random
 from pathlib import Path
 from typing import Dict
 
-from spacy_elmo.pretrain import build_vocabulary, count_tokens
+from spacy_elmo.elmo.pretrain import build_vocabulary, count_tokens
 
 WORDS = "the a bank river money rates raised have banks of in on it is was".split()
 

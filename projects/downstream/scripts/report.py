@@ -19,7 +19,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Dict, List, Tuple
 
-from spacy_elmo.util.machine import cpu_name
+from spacy_elmo.elmo.util.machine import cpu_name
 
 METRIC = {
     "pos": ("tag_acc", "PTB tag accuracy"),

@@ -37,7 +37,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, TextIO, Tuple
 
 import torch
 
-from spacy_elmo.util.machine import cpu_name, machine
+from spacy_elmo.elmo.util.machine import cpu_name, machine
 
 from .run_grid import SCHEDULE, Run, thread_env, train_command
 

@@ -33,9 +33,9 @@ from wsd import (
 )
 
 from spacy_elmo.cli.demo import SENTENCES as BANK_SENTENCES
-from spacy_elmo.models import DEFAULT_MODEL, bundled_model_paths, load_bilm
-from spacy_elmo.nn.bilm import BiLM
-from spacy_elmo.util.machine import cpu_name
+from spacy_elmo.elmo.nn.bilm import BiLM
+from spacy_elmo.elmo.sources import DEFAULT_MODEL, bundled_model_paths, load_bilm
+from spacy_elmo.elmo.util.machine import cpu_name
 
 SENSE_INDEX = ("wordnet-sense-index_3.0-37_all.deb", "usr/share/wordnet/index.sense")
 NOUN_DATA = ("wordnet-base_3.0-37_all.deb", "usr/share/wordnet/data.noun")

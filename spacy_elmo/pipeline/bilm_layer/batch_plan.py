@@ -1,5 +1,5 @@
 """What the biLM reads of a batch of docs: which tokens (all but whitespace, the one rule for it), and the
-pieces the segmenter cuts them into; how pieces are batched: nn/batch_plan.py, shared with `embed`.
+pieces the segmenter cuts them into; how pieces are batched: elmo/nn/batch_plan.py, shared with `embed`.
 Whitespace tokens (`token.is_space`) did not occur in the biLM's training text, so they never reach it
 and their rows are zeros; the hooks leave them out of span and doc means by the same rule."""
 

@@ -15,10 +15,10 @@ from safetensors import SafetensorError
 from thinc.api import ArgsKwargs, Model, torch2xp, xp2torch
 from torch import nn
 
-from ...formats import describe, rebuild
-from ...nn.bilm import BiLM
-from ...nn.options import ElmoOptions
-from ...nn.run_options import RunOptions
+from ...elmo.formats import describe, rebuild
+from ...elmo.nn.bilm import BiLM
+from ...elmo.nn.options import ElmoOptions
+from ...elmo.nn.run_options import RunOptions
 from ..errors import SavedWeightsError
 
 

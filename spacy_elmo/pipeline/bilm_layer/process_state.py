@@ -24,9 +24,9 @@ from typing import Optional, Tuple
 
 import torch
 
-from ...formats import ManyLangsBiLM
-from ...nn.bilm import BiLM
-from ...nn.int8 import FastModeUnavailable, make_fast
+from ...elmo.manylangs.model import ManyLangsBiLM
+from ...elmo.nn.bilm import BiLM
+from ...elmo.nn.fast.fast_bilm import FastModeUnavailable, make_fast
 
 
 class ProcessState:

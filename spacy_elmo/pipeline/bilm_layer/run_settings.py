@@ -19,7 +19,7 @@ import srsly
 from thinc.api import Model
 from thinc.model import deserialize_attr, serialize_attr
 
-from ...nn.run_options import AUTO
+from ...elmo.nn.run_options import AUTO
 
 RUN_SETTINGS = "run_settings"  # the layer's attr that holds them
 

@@ -20,8 +20,8 @@ import numpy as np
 from thinc.api import Model
 from typing_extensions import Annotated
 
-from ...errors import InputError
-from ...util.validation import must_be, short_repr, validate_arguments
+from ...elmo.errors import InputError
+from ...elmo.util.validation import must_be, short_repr, validate_arguments
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc

@@ -9,7 +9,7 @@ model (after `replace_listeners`).
 
 The layer's segmenter (segment.py; by default per sentence, and windows for anything longer than 256
 tokens) cuts each doc into pieces, so memory stays bounded however long the doc; which tokens the biLM
-reads: batch_plan.py; how pieces are batched: nn/batch_plan.py. Stateless batches are sorted by length and cut by a
+reads: batch_plan.py; how pieces are batched: elmo/nn/batch_plan.py. Stateless batches are sorted by length and cut by a
 padded-token budget; stateful batches keep the docs' order, because the carried states follow batch
 rows. The torch module and its bytes: bilm_holder.py; what layers share in a process:
 process_state.py; the settings that follow the config, never the saved pipeline: run_settings.py.
@@ -29,13 +29,13 @@ from thinc.api import Model, PyTorchWrapper_v3, torch2xp
 from thinc.types import Floats3d
 from typing_extensions import Annotated
 
-from ...models.sources import ModelReference, model_reference, reference_options, resolve
-from ...nn.batch_plan import plan_batches
-from ...nn.bilm import BiLM
-from ...nn.int8 import FAST_MODES, FastModeError
-from ...nn.precision import fp32_scope
-from ...nn.run_options import AUTO, RunOptions
-from ...util.validation import must_be, validate_arguments
+from ...elmo.nn.batch_plan import plan_batches
+from ...elmo.nn.bilm import BiLM
+from ...elmo.nn.fast.fast_bilm import FAST_MODES, FastModeError
+from ...elmo.nn.precision import fp32_scope
+from ...elmo.nn.run_options import AUTO, RunOptions
+from ...elmo.sources.resolver import ModelReference, model_reference, reference_options, resolve
+from ...elmo.util.validation import must_be, validate_arguments
 from ..device import place_bilm
 from .batch_plan import doc_segments, kept_tokens
 from .bilm_holder import BiLMHolder, convert_inputs, convert_outputs, deserialize_holder, serialize_holder
@@ -92,8 +92,8 @@ def build_bilm_v2(
         prediction and frozen training; where it cannot run, the exact biLM runs, with a warning.
     path (Optional[Union[str, Path]]): a model directory or archive of any format (formats.FORMATS).
     tf32 (bool): TF32 products on a GPU (faster, about 1e-3 from the exact vectors); by default the biLM
-        computes in full fp32 whatever torch's global flags (nn/precision.py).
-    time_loop (str): how the LSTM steps through time (nn/time_loops.py): "auto" (the device's default,
+        computes in full fp32 whatever torch's global flags (elmo/nn/precision.py).
+    time_loop (str): how the LSTM steps through time (elmo/nn/time_loops/dispatch.py): "auto" (the device's default,
         today "step"), "step", or, experimental, "wavefront" or "captured" (the wavefront as CUDA graphs;
         on the CPU without a graph), exact as "step" is.
     RETURNS (Model[List[Doc], List[Floats3d]]): the biLM layer; a bad source or setting is refused here, when

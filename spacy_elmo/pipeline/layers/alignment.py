@@ -25,9 +25,9 @@ import torch
 from thinc.api import Model, chain
 from thinc.types import Floats2d, Floats3d
 
-from ...models.sources import model_reference, resolve
-from ...nn.pooling_weights import PoolingWeights
-from ...util.validation import non_finite_float32
+from ...elmo.nn.pooling_weights import PoolingWeights
+from ...elmo.sources.resolver import model_reference, resolve
+from ...elmo.util.validation import non_finite_float32
 from ..errors import AlignmentError
 from .pooling import build_pooling_v1
 from .read_rows import ROW_WISE

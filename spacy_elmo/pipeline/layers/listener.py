@@ -21,8 +21,8 @@ from spacy.tokens import Doc
 from thinc.api import Model, Ops, chain, concatenate, with_array
 from thinc.types import Floats2d, Floats3d
 
-from ...errors import InputError
-from ...util.validation import validate_arguments
+from ...elmo.errors import InputError
+from ...elmo.util.validation import validate_arguments
 from ..bilm_layer.thinc_bilm import declared_layers, set_frozen
 from ..doc_data import check_width
 from ..hooks import read_doc_data

@@ -14,7 +14,7 @@ import numpy as np
 from thinc.api import Model
 from thinc.types import Floats2d, Floats3d
 
-from ...nn.pooling_weights import PoolingWeights, check_pooling, pooling_weights
+from ...elmo.nn.pooling_weights import PoolingWeights, check_pooling, pooling_weights
 from .read_rows import ROW_WISE
 
 

@@ -18,7 +18,7 @@ from thinc.api import Model, glorot_uniform_init, zero_init
 from thinc.layers.linear import init as linear_init
 from thinc.types import Floats1d, Floats2d
 
-from ...errors import InputError
+from ...elmo.errors import InputError
 
 
 def projection(nO: int) -> Model[Floats2d, Floats2d]:

@@ -22,8 +22,8 @@ from thinc.api import Model
 from thinc.types import Floats2d, Floats3d
 from typing_extensions import Annotated
 
-from ...errors import InputError
-from ...util.validation import Float32, must_be, validate_arguments
+from ...elmo.errors import InputError
+from ...elmo.util.validation import Float32, must_be, validate_arguments
 from .read_rows import ROW_WISE
 
 InT = List[Floats3d]
@@ -83,8 +83,8 @@ def build_scalar_mix_v2(
 
 
 def _published(reference: str) -> Tuple[List[float], float]:
-    from ...formats.tfhub import published_mix_of  # formats loads torch models: only when a mix starts from one
-    from ...models import reference_to, resolve
+    from ...elmo.formats.tfhub import published_mix_of  # formats loads torch models: only when a mix starts from one
+    from ...elmo.sources import reference_to, resolve
 
     mix = published_mix_of(resolve(reference_to(reference)).model_path())
     return mix.weights, mix.gamma

@@ -8,7 +8,7 @@ import warnings
 import pytest
 
 from spacy_elmo import load_bilm
-from spacy_elmo.formats import ManyLangsBiLM
+from spacy_elmo.elmo.manylangs.model import ManyLangsBiLM
 from spacy_elmo.pipeline.bilm_layer import process_state
 from spacy_elmo.pipeline.bilm_layer.process_state import ProcessState
 from tests.support.paths import MANYLANGS_DIR, TINY_MODEL

@@ -8,10 +8,10 @@ import spacy
 from spacy.tokens import Doc
 
 from spacy_elmo import load_bilm
-from spacy_elmo.errors import ElmoError
-from spacy_elmo.nn import captured, wavefront
-from spacy_elmo.nn.errors import FastModeError, TimeLoopError
-from spacy_elmo.nn.wave_cell import WAVE_CELL
+from spacy_elmo.elmo.errors import ElmoError
+from spacy_elmo.elmo.nn.errors import FastModeError, TimeLoopError
+from spacy_elmo.elmo.nn.time_loops import captured, wavefront
+from spacy_elmo.elmo.nn.time_loops.wave_cell import WAVE_CELL
 from spacy_elmo.pipeline.architectures import build_bilm_v2
 from spacy_elmo.pipeline.bilm_layer.thinc_bilm import (
     declared_layers,
@@ -77,7 +77,7 @@ def test_each_docs_layers_are_the_bilms_with_whitespace_rows_zero():
 
 @pytest.mark.parametrize("time_loop, module", [("wavefront", wavefront), ("captured", captured)])
 def test_the_time_loop_of_the_config_runs_and_gives_the_step_loops_layers(monkeypatch, time_loop, module):
-    """On the CPU too: "captured" runs its buckets without a graph (nn/captured.py)."""
+    """On the CPU too: "captured" runs its buckets without a graph (elmo/nn/time_loops/captured.py)."""
     monkeypatch.setattr(WAVE_CELL, "compiling", False)  # its logic, eagerly: compiling takes seconds
     calls = []
     run = module.run

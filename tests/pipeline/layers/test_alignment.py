@@ -10,8 +10,8 @@ import spacy
 import torch
 
 import spacy_elmo.pipeline.architectures  # noqa: F401  (registers the layers where the installed entry points predate them)
-from spacy_elmo.errors import ElmoError
-from spacy_elmo.models import MODELS_DIR
+from spacy_elmo.elmo.errors import ElmoError
+from spacy_elmo.elmo.sources import MODELS_DIR
 from spacy_elmo.pipeline.errors import AlignmentError
 from spacy_elmo.pipeline.layers.alignment import ALIGNMENT_FILE, MAX_WIDTH, read_alignment
 

@@ -13,7 +13,7 @@ from spacy.training import Example
 from thinc.api import Adam
 
 from spacy_elmo import BiLM
-from spacy_elmo.nn.run_options import EXACT
+from spacy_elmo.elmo.nn.run_options import EXACT
 from spacy_elmo.pipeline.errors import DocDataError
 from spacy_elmo.pipeline.layers import ElmoListener, get_bilm
 from spacy_elmo.pipeline.layers.listener import find_listener_cfg, replace_listener_cfg

@@ -4,7 +4,7 @@ fixed weights into one row per token, gradients sent back by the same weights, b
 import numpy as np
 import pytest
 
-from spacy_elmo.errors import ElmoError
+from spacy_elmo.elmo.errors import ElmoError
 from spacy_elmo.pipeline.layers.pooling import build_pooling_v1
 from spacy_elmo.pipeline.layers.read_rows import ROW_WISE
 

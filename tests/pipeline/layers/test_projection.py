@@ -6,7 +6,7 @@ import pytest
 import spacy
 from thinc.api import Linear, fix_random_seed
 
-from spacy_elmo.errors import ElmoError
+from spacy_elmo.elmo.errors import ElmoError
 from spacy_elmo.pipeline.layers.listener import ElmoListener
 from spacy_elmo.pipeline.layers.projection import projection
 

@@ -16,8 +16,8 @@ import json
 from pathlib import Path
 from typing import Optional, Sequence
 
-from spacy_elmo.pretrain.config import parse_changes
-from spacy_elmo.pretrain.corpus import expand_paths
+from spacy_elmo.elmo.pretrain.config import parse_changes
+from spacy_elmo.elmo.pretrain.corpus import expand_paths
 
 from .begin import begin_line
 from .device import preset_file, run_window, summary

@@ -23,9 +23,9 @@ import numpy as np
 
 from spacy_elmo.cli.demo import SENTENCES as BANK_SENTENCES
 from spacy_elmo.cli.demo import same_sense_count
-from spacy_elmo.nn.options import ElmoOptions
-from spacy_elmo.pretrain.export import OPTIONS_FILE, SOFTMAX_FILE, VOCAB_FILE, WEIGHTS_FILE, load_language_model
-from spacy_elmo.pretrain.start import architecture_differences
+from spacy_elmo.elmo.nn.options import ElmoOptions
+from spacy_elmo.elmo.pretrain.export import OPTIONS_FILE, SOFTMAX_FILE, VOCAB_FILE, WEIGHTS_FILE, load_language_model
+from spacy_elmo.elmo.pretrain.start import architecture_differences
 
 from .begin import LINE_KEY
 from .device import copy_file

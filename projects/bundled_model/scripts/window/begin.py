@@ -14,9 +14,9 @@ import json
 from pathlib import Path
 from typing import Any, Dict, Mapping
 
-from spacy_elmo.nn.options import ElmoOptions, with_changes
-from spacy_elmo.pretrain.export import OPTIONS_FILE, VOCAB_FILE
-from spacy_elmo.util.io import atomic_output
+from spacy_elmo.elmo.nn.options import ElmoOptions, with_changes
+from spacy_elmo.elmo.pretrain.export import OPTIONS_FILE, VOCAB_FILE
+from spacy_elmo.elmo.util.io import atomic_output
 
 from .device import copy_file
 from .errors import WindowError

@@ -25,11 +25,11 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy as np
 import torch
 
-from spacy_elmo.nn.options import ElmoOptions
-from spacy_elmo.pretrain.checkpoint import LOG_FILE, MetricsLog
-from spacy_elmo.pretrain.config import load_config, parse_overrides
-from spacy_elmo.pretrain.corpus import expand_paths
-from spacy_elmo.pretrain.export import (
+from spacy_elmo.elmo.nn.options import ElmoOptions
+from spacy_elmo.elmo.pretrain.checkpoint import LOG_FILE, MetricsLog
+from spacy_elmo.elmo.pretrain.config import load_config, parse_overrides
+from spacy_elmo.elmo.pretrain.corpus import expand_paths
+from spacy_elmo.elmo.pretrain.export import (
     OPTIONS_FILE,
     SOFTMAX_FILE,
     VOCAB_FILE,
@@ -38,11 +38,11 @@ from spacy_elmo.pretrain.export import (
     load_language_model,
     write_softmax,
 )
-from spacy_elmo.pretrain.perplexity import Perplexity, perplexity
-from spacy_elmo.pretrain.presets import preset_config
-from spacy_elmo.pretrain.trainer import train
-from spacy_elmo.util.io import atomic_output
-from spacy_elmo.util.machine import cpu_name
+from spacy_elmo.elmo.pretrain.perplexity import Perplexity, perplexity
+from spacy_elmo.elmo.pretrain.presets import preset_config
+from spacy_elmo.elmo.pretrain.trainer import train
+from spacy_elmo.elmo.util.io import atomic_output
+from spacy_elmo.elmo.util.machine import cpu_name
 
 from .errors import WindowError
 from .paths import HELDOUT_DIR, RECORD_FILE, TRAIN_DIR

@@ -1,6 +1,6 @@
 """The window plan's own error: a step that cannot go on, and what to do instead."""
 
-from spacy_elmo.errors import ElmoError
+from spacy_elmo.elmo.errors import ElmoError
 
 
 class WindowError(ElmoError):

@@ -6,7 +6,7 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[2]
 REPO = PROJECT.parents[1]
 CANDIDATE_DIR = PROJECT / "models" / "gutenberg-web-2x512"
-DEFAULT_WEIGHTS = REPO / "spacy_elmo" / "models" / "gutenberg-web-2x512" / "weights.hdf5"
+DEFAULT_WEIGHTS = REPO / "spacy_elmo" / "elmo" / "sources" / "models" / "gutenberg-web-2x512" / "weights.hdf5"
 SEND_DIR = PROJECT / ".window"  # ignored by git; carried to the device as projects/bundled_model/.window
 TRAIN_DIR = "train"  # packed training shards, under SEND_DIR
 HELDOUT_DIR = "heldout"  # the packed held-out text (the Gutenberg test books)

@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 from typing import Dict, List, Sequence
 
-from spacy_elmo.pretrain.shards import LEXICON_FILE, pack_corpus, shard_paths
+from spacy_elmo.elmo.pretrain.shards import LEXICON_FILE, pack_corpus, shard_paths
 
 from .paths import HELDOUT_DIR, REPO, TRAIN_DIR
 from .state import shards_to_send

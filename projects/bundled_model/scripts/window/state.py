@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Dict, List, Sequence
 
-from spacy_elmo.util.io import atomic_output
+from spacy_elmo.elmo.util.io import atomic_output
 
 from .errors import WindowError
 from .paths import PLOT_FILE, STATE_FILE

@@ -1,0 +1,2 @@
+"""ELMoForManyLangs (HIT-SCIR): its model (model.py), its files (reader.py) and its character ids
+(chars.py), in one place."""

@@ -1,0 +1,39 @@
+"""A trained language model as files (elmo/pretrain/export.py): the exported pair computes the trainer's
+activations, and the softmax travels beside it."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from spacy_elmo import load_bilm
+from spacy_elmo.elmo.formats.errors import WeightsError
+from spacy_elmo.elmo.pretrain import load_language_model
+from spacy_elmo.elmo.pretrain.checkpoint import CHECKPOINT_FILE, load_checkpoint
+from spacy_elmo.elmo.pretrain.model import LanguageModel
+from tests.support.pretraining import TRAIN_SENTENCES as SENTENCES
+from tests.support.pretraining import with_softmax_bomb
+
+
+def test_export_reproduces_the_trainers_activations(short_run):
+    out, _ = short_run
+    model, vocab = load_language_model(out)
+    checkpoint = load_checkpoint(out / CHECKPOINT_FILE)
+    trainer_model = LanguageModel(model.options, len(vocab))
+    trainer_model.load_state_dict(checkpoint["model"])
+    trainer_model.eval()
+    exported = load_bilm(out / "options.json", out / "weights.hdf5")
+    sentences = SENTENCES[:3] + [["unseen", "wordz", "!"]]
+    for ours, theirs in zip(trainer_model.bilm.embed(sentences), exported.embed(sentences)):
+        np.testing.assert_allclose(ours, theirs, atol=1e-6)
+    assert torch.equal(model.softmax.weight, trainer_model.softmax.weight)
+    assert json.loads((out / "options.json").read_text())["char_cnn"]["n_characters"] == 262
+
+
+def test_a_softmax_declaring_more_than_its_file_holds_is_refused_before_allocating(short_run, tmp_path):
+    run = with_softmax_bomb(short_run[0], tmp_path)
+    with pytest.raises(
+        WeightsError, match=r"softmax file .*softmax.hdf5: dataset 'softmax/W' declares shape \(2000000000, 16\)"
+    ):
+        load_language_model(run)
