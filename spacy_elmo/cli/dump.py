@@ -1,5 +1,5 @@
 """`dump`: a text file's biLM layers into HDF5, the layout of the original's dataset dump; with
-`--engine ray`, many files, one HDF5 each, on a Ray cluster (spacy_elmo/embed)."""
+`--engine ray`, many files, one HDF5 each, on a Ray cluster (spacy_elmo/elmo/embed/)."""
 
 from pathlib import Path
 from typing import Optional

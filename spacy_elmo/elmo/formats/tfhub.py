@@ -1,4 +1,4 @@
-"""TF-Hub ELMo modules (TF1 hub format: Google's elmo/2 and elmo/3, DeepPavlov's Russian ELMo), read
+"""TF-Hub ELMo modules (TF1 hub format: Google's ELMo versions 2 and 3, DeepPavlov's Russian ELMo), read
 without TensorFlow.
 
 A module is a directory with `tfhub_module.pb`, `saved_model.pb` and `variables/variables.index` +
@@ -52,8 +52,8 @@ PUBLISHED_LSTM: Dict[str, Any] = {"cell_clip": 3.0, "proj_clip": 3.0, "use_skip_
 PUBLISHED_CHAR_CNN: Dict[str, Any] = {"max_characters_per_token": 50, "activation": "relu"}
 
 _MIX_NAMES = (
-    ("aggregation/weights", "aggregation/scaling"),  # Google's elmo/2, elmo/3
-    ("aggregation/elmo_output_ELMo_W", "aggregation/elmo_output_ELMo_gamma"),  # DeepPavlov's elmo2tfhub.py
+    ("aggregation/weights", "aggregation/scaling"),  # Google's ELMo versions 2 and 3
+    ("aggregation/elmo_output_ELMo_W", "aggregation/elmo_output_ELMo_gamma"),  # DeepPavlov's converter, elmo2tfhub
 )
 _STATE = re.compile(r"^bilm(_\d+)?/Variable(_\d+)?$")  # each graph copy's LSTM states
 _LSTM_NAMES = (("/LSTMCell/W_0", "/rnn/lstm_cell/kernel"), ("/LSTMCell/B", "/rnn/lstm_cell/bias"))

@@ -126,7 +126,7 @@ class BiLM(nn.Module):
 
     def set_warm_start(self, sentences: Optional[Sequence[Sequence[str]]] = None, run: RunOptions = EXACT) -> None:
         """Start every stateless sentence from the state each direction reaches after reading
-        `sentences` (default: 50 sentences of public-domain English shipped in spacy_elmo/data), streamed
+        `sentences` (default: 50 sentences of public-domain English shipped in spacy_elmo/elmo/data/), streamed
         as in training: forward `<S> w1 .. wn <S> ...`, backward the reverse with `</S>`. Deterministic:
         the same state for every sentence."""
         if sentences is None:
