@@ -19,7 +19,7 @@ import numpy as np
 from spacy.tokens import Doc, Span, Token
 
 from ..elmo.errors import InputError
-from .bilm_layer.batch_plan import read_by_bilm
+from .bilm_layer.read_tokens import read_by_bilm
 from .doc_data import EXTENSION, get_doc_data, rows_match, stored_data
 
 Obj = Union[Doc, Span, Token]

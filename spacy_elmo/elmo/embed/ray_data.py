@@ -1,7 +1,7 @@
 """ELMo in a Ray Data pipeline: a callable class for `Dataset.map_batches`, the biLM loaded once per actor.
 
     ds = ray.data.from_items([{"tokens": ["The", "bank", "."]}, ...])
-    ds = ds.map_batches(ElmoEmbedder, fn_constructor_kwargs={"model": "gutenberg-web-2x512"},
+    ds = ds.map_batches(ElmoBatchMapper, fn_constructor_kwargs={"model": "gutenberg-web-2x512"},
                         concurrency=4, num_gpus=1, batch_size=256)
 
 Each row gains `output`: its sentence's layers `[L+1, n_tokens, 2P]` float32, or with `pooling` one
@@ -20,7 +20,7 @@ from ..nn.pooling_weights import PoolingWeights, check_pooling, pooling_weights
 from ..sources import DEFAULT_MODEL, reference_to, resolve
 
 
-class ElmoEmbedder:
+class ElmoBatchMapper:
     """`batch -> batch` with the ELMo layers of `batch[column]` (lists of tokens) in `batch[output]`.
 
     `model`: a model directory or archive, a bundled name or a downloaded published model's name.
