@@ -102,7 +102,7 @@ def ensure_extension() -> None:
 
 def restore_vectors(docs: Iterable[Doc]) -> int:
     """Re-install the vector hooks on docs that carry ELMo data but lost their hooks in a bytes round
-    trip, after checking the data fits the doc (`DocDataError`, `MisalignedDataError`). Returns how
+    trip, after checking the data fits the doc (`DocDataError`, `DocDataError`). Returns how
     many docs got them; docs without ELMo data are left as they are."""
     ensure_extension()
     count = 0

@@ -22,7 +22,7 @@ from ..errors import InputFileError
 from ..util.lazy import lazy_names
 from .archive import ArchiveError, is_archive, member_names, unpacked
 from .detect import FORMATS, FormatFiles, ModelLayout, detect_layout
-from .errors import ModelFormatError, WeightsError
+from .errors import WeightsError
 
 if TYPE_CHECKING:
     from ..nn.bilm import BiLM
@@ -77,7 +77,7 @@ def _opened(path: PathLike, small_files_only: bool = False) -> Iterator[Tuple[Pa
     if not path.exists():
         raise InputFileError(f"model {path} does not exist; give a model directory, a zip archive or an options.json")
     if not is_archive(path):
-        raise ModelFormatError(
+        raise InputFileError(
             f"model {path} is neither a directory nor a zip or tar archive; for a bilm-tf model give "
             "load_bilm(options.json, weights.hdf5)"
         )
@@ -97,7 +97,7 @@ def model_layout(path: PathLike) -> ModelLayout:
         return detect_layout(_files_under(path), str(path))
     if is_archive(path):
         return detect_layout(member_names(path), str(path))
-    raise ModelFormatError(f"model {path} is neither a directory nor a zip or tar archive")
+    raise InputFileError(f"model {path} is neither a directory nor a zip or tar archive")
 
 
 def model_options(path: PathLike) -> ElmoOptions:
@@ -148,7 +148,7 @@ __all__ = [
     "FORMATS",
     "ArchiveError",
     "FormatFiles",
-    "ModelFormatError",
+    "InputFileError",
     "ModelLayout",
     "WeightsError",
     "describe",

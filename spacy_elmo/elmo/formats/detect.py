@@ -16,7 +16,7 @@ from pathlib import PurePosixPath
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .archive import is_platform_metadata
-from .errors import ModelFormatError
+from .errors import InputFileError
 
 # Role -> path of a format's files among a folder's files (file name -> path), or None where it does not hold it.
 Roles = Optional[Dict[str, str]]
@@ -143,9 +143,9 @@ def _layouts_at(files: Dict[str, str], root: str, formats: Sequence[FormatFiles]
     return found
 
 
-def _ambiguous(source: str, layouts: List[ModelLayout]) -> ModelFormatError:
+def _ambiguous(source: str, layouts: List[ModelLayout]) -> InputFileError:
     shown = "; ".join(f"{layout.format}: {', '.join(sorted(layout.files.values()))}" for layout in layouts)
-    return ModelFormatError(f"{source} holds several models ({shown}); give the path of one, or move the others away")
+    return InputFileError(f"{source} holds several models ({shown}); give the path of one, or move the others away")
 
 
 def detect_layout(names: List[str], source: str, formats: Sequence[FormatFiles] = FORMATS) -> ModelLayout:
@@ -164,7 +164,7 @@ def detect_layout(names: List[str], source: str, formats: Sequence[FormatFiles] 
     if len(inside) > 1:
         raise _ambiguous(source, inside)
     shown = ", ".join(sorted(names)[:12]) + (" ..." if len(names) > 12 else "")
-    raise ModelFormatError(
+    raise InputFileError(
         f"{source} holds no ELMo model of a known format (files: {shown or 'none'}). Expected "
         f"{', or '.join(f.expects for f in formats)}; where two .hdf5 files could be the weights, give "
         "load_bilm(options, weights) the two paths"

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 import torch
 
+from spacy_elmo.elmo.errors import InputError
 from spacy_elmo.elmo.formats import WeightsError
 from spacy_elmo.elmo.pretrain import (
     ConfigError,
     CorpusError,
-    RunDirError,
     load_config,
     load_language_model,
     parse_overrides,
@@ -151,7 +151,7 @@ def test_a_second_run_in_a_live_runs_directory_is_refused(tmp_path):
         while not any(r["event"] == "checkpoint" for r in MetricsLog(out / "log.jsonl").records()):
             assert first.poll() is None and time.monotonic() < deadline, first.communicate()
             time.sleep(0.05)
-        with pytest.raises(RunDirError, match="another pretraining run is using"):
+        with pytest.raises(InputError, match="another pretraining run is using"):
             train(tiny(training__n_epochs=100000, logging__checkpoint_every=5), out, resume=True, show_progress=False)
         assert first.poll() is None  # the first run goes on, its files untouched
     finally:
