@@ -16,6 +16,7 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
+from ..nn.device import default_device
 from ..nn.pooling_weights import PoolingWeights, check_pooling, pooling_weights
 from ..sources import DEFAULT_MODEL, reference_to, resolve
 
@@ -37,12 +38,10 @@ class ElmoBatchMapper:
         device: Optional[str] = None,
         batch_size: int = 64,
     ) -> None:
-        import torch
-
         if pooling is not None:
             check_pooling(pooling)
         self.bilm = resolve(reference_to(model)).load()
-        self.bilm.to(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.bilm.to(device or default_device())
         n_layers = self.bilm.options.n_output_layers
         self.weights = None if pooling is None else pooling_weights(pooling, n_layers)
         self.column, self.output, self.batch_size = column, output, batch_size
