@@ -5,8 +5,9 @@ scheme are one: elmo/nn/chars.py), the same outputs and shapes.
 Stateful by default, as AllenNLP's `_ElmoBiLm` is: each batch row starts from the state the same row
 ended the previous call with, so a sentence's vectors depend on what that row read before (the
 published reference outputs were made this way). `stateful=False` makes every call start from the
-zero state; `reset_states()` forgets the carried states once. The weights are read by `load_bilm`, so
-a bundled or downloaded model's name (`allennlp-original`) or a model directory stands for the two files.
+zero state; `reset_states()` forgets the carried states once. The weights are read by the package's
+resolver, so a bundled or downloaded model's name (`allennlp-original`) or a model directory stands for
+the two files; an options file needs its weight file (AllenNLP has no untrained mode).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from torch import nn
 from ..elmo.errors import InputError
 from ..elmo.nn.bilm import BiLM, BiLMOutput
 from ..elmo.nn.chars import BOS_TOKEN, EOS_TOKEN, CharacterMapper
-from ..elmo.sources import load_bilm
+from ..elmo.sources import reference_to, resolve
 from .scalar_mix import ScalarMix
 
 PathLike = Union[str, Path]
@@ -39,7 +40,9 @@ def batch_to_ids(batch: List[List[str]]) -> torch.Tensor:
 
 
 def load_for_allennlp(options_file: PathLike, weight_file: Optional[PathLike]) -> BiLM:
-    """The biLM of AllenNLP's two arguments, with a clear error for the URLs AllenNLP fetched itself."""
+    """The biLM of AllenNLP's two arguments, with a clear error for the URLs AllenNLP fetched itself. An
+    options file alone would be an untrained biLM, random vectors that look like any others: refused (the
+    resolver's `trained`), while a model name or folder with `weight_file=None` holds its weights."""
     for value in (options_file, weight_file):
         if isinstance(value, str) and value.startswith(("http://", "https://", "s3://")):
             raise InputError(
@@ -47,7 +50,14 @@ def load_for_allennlp(options_file: PathLike, weight_file: Optional[PathLike]) -
                 "model once (`python -m spacy_elmo download allennlp-original`, `models` lists the others) "
                 "and pass its name as options_file, with weight_file=None"
             )
-    return load_bilm(options_file, weight_file)
+    model = resolve(reference_to(options_file, weight_file))
+    if not model.trained:
+        raise InputError(
+            f"{options_file} is an options file without its weight file (weight_file=None): the biLM would be "
+            "untrained, its vectors random. Give the weights (.hdf5) as weight_file, or name a model instead, "
+            "with weight_file=None: a model folder, or a downloaded model's name (`python -m spacy_elmo models`)"
+        )
+    return model.load()
 
 
 def remove_sentence_boundaries(tensor: torch.Tensor, mask: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:

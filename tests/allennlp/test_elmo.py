@@ -167,3 +167,16 @@ def test_urls_and_bad_arguments_are_named(fixture_paths):
         Elmo(*fixture_paths, 1, scalar_mix_parameters=[0.0, 1.0])
     with pytest.raises(InputError, match="at least 1"):
         Elmo(*fixture_paths, 0)
+
+
+def test_an_options_file_without_weights_is_refused(fixture_paths):
+    """It would be an untrained biLM: random vectors, without a word."""
+    with pytest.raises(InputError, match=r"options.json is an options file without its weight file.*model folder"):
+        Elmo(fixture_paths[0], None, 1)
+
+
+def test_a_model_folder_stands_for_both_files(make_elmo, fixture_paths):
+    ids = batch_to_ids(SENTENCES)
+    from_folder = Elmo(fixture_paths[0].parent, None, 1, dropout=0.0, stateful=False).eval()(ids)
+    from_files = make_elmo(stateful=False)(ids)
+    torch.testing.assert_close(from_folder["elmo_representations"][0], from_files["elmo_representations"][0])

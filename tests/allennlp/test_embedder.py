@@ -127,3 +127,14 @@ def test_a_gpu_gives_the_cpus_numbers(fixture_paths):
     on_gpu = ElmoEmbedder(*fixture_paths, cuda_device=0).embed_batch(tokens)
     for got, want in zip(on_gpu, ElmoEmbedder(*fixture_paths).embed_batch(tokens)):
         np.testing.assert_allclose(got, want, atol=1e-4)
+
+
+@pytest.mark.parametrize("make", [lambda o: ElmoEmbedder(o, None), lambda o: ElmoEmbedder(options_file=o)])
+def test_an_options_file_without_weights_is_refused(fixture_paths, make):
+    with pytest.raises(InputError, match=r"without its weight file.*downloaded model's name"):
+        make(fixture_paths[0])
+
+
+def test_a_model_folder_stands_for_both_files(fixture_paths):
+    folder = ElmoEmbedder(fixture_paths[0].parent).embed_sentence(["a", "b"])
+    np.testing.assert_array_equal(folder, ElmoEmbedder(*fixture_paths).embed_sentence(["a", "b"]))
