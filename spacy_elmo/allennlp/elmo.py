@@ -12,6 +12,7 @@ the two files; an options file needs its weight file (AllenNLP has no untrained 
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
@@ -21,7 +22,7 @@ from torch import nn
 
 from ..elmo.errors import InputError
 from ..elmo.nn.bilm import BiLM, BiLMOutput
-from ..elmo.nn.chars import BOS_TOKEN, EOS_TOKEN, CharacterMapper
+from ..elmo.nn.chars import BOS_TOKEN, EOS_TOKEN, CharacterMapper, refuse_strings
 from ..elmo.sources import reference_to, resolve
 from .scalar_mix import ScalarMix
 
@@ -36,6 +37,7 @@ _MAPPER = CharacterMapper()
 def batch_to_ids(batch: List[List[str]]) -> torch.Tensor:
     """AllenNLP's character ids `[batch, longest sentence, 50]` (LongTensor), without `<S>`/`</S>`
     (Elmo adds them); rows past a sentence's end are zero."""
+    refuse_strings(batch, "batch_to_ids")
     return torch.from_numpy(_MAPPER.batch_ids(batch, add_boundaries=False))
 
 
@@ -143,26 +145,29 @@ class Elmo(nn.Module):
         self, inputs: torch.Tensor, word_inputs: Optional[torch.Tensor] = None
     ) -> Dict[str, Union[torch.Tensor, List[torch.Tensor]]]:
         """`inputs`: character ids `[batch, timesteps, 50]` (`batch_to_ids`; extra leading dimensions
-        are kept); `word_inputs`: `[batch, timesteps]` indices into `vocab_to_cache`. Returns
-        `elmo_representations`, a list of `[batch, timesteps, dim]`, and `mask`, `[batch, timesteps]`
-        bool (`timesteps + 2` for both with `keep_sentence_boundaries`)."""
-        width = self.bilm.options.char_cnn.max_characters_per_token
-        if inputs.dim() < 3 or inputs.shape[-1] != width:
-            raise InputError(
-                f"Elmo takes character ids [batch, timesteps, {width}] (batch_to_ids), got shape {tuple(inputs.shape)}"
-            )
+        are kept; any integer dtype); `word_inputs`: `[batch, timesteps]` indices into `vocab_to_cache`.
+        Returns `elmo_representations`, a list of `[batch, timesteps, dim]`, and `mask`,
+        `[batch, timesteps]` bool (`timesteps + 2` for both with `keep_sentence_boundaries`); an empty
+        batch gives them with no rows."""
+        inputs = self._checked_ids(inputs)
         if word_inputs is not None:
             if self._word_embedding is None:
                 raise InputError("word_inputs were given to an Elmo built without vocab_to_cache: build it with one")
-            output = self._run_cached(self._word_embedding, word_inputs.reshape(-1, word_inputs.shape[-1]))
-            outer = tuple(word_inputs.shape[:-1])
+            word_inputs = _integer_tensor(word_inputs, "word_inputs")
+            if word_inputs.dim() < 2:
+                raise InputError(f"word_inputs must be [batch, timesteps], got shape {tuple(word_inputs.shape)}")
+            outer, time = tuple(word_inputs.shape[:-1]), word_inputs.shape[-1]
+        else:
+            outer, time = tuple(inputs.shape[:-2]), inputs.shape[-2]
+        rows = math.prod(outer)  # not -1: reshape cannot infer it from an empty batch
+        if word_inputs is not None:
+            output = self._run_cached(word_inputs.reshape(rows, time))
         else:
             output = self.bilm(
-                self._with_boundaries(inputs.reshape(-1, *inputs.shape[-2:])),
+                self._with_boundaries(inputs.reshape(rows, *inputs.shape[-2:])),
                 stateful=self.stateful,
                 keep_boundaries=True,
             )
-            outer = tuple(inputs.shape[:-2])
         layers, mask = list(output.layers), output.mask
         representations = []
         for mix in self._scalar_mixes:
@@ -171,8 +176,26 @@ class Elmo(nn.Module):
                 mixed, kept_mask = remove_sentence_boundaries(mixed, mask)
             else:
                 kept_mask = mask
-            representations.append(self._dropout(mixed).reshape(*outer, kept_mask.shape[-1], -1))
+            representations.append(self._dropout(mixed).reshape(*outer, *mixed.shape[-2:]))
         return {"elmo_representations": representations, "mask": kept_mask.reshape(*outer, kept_mask.shape[-1])}
+
+    def _checked_ids(self, inputs: torch.Tensor) -> torch.Tensor:
+        """Character ids as int64 (NumPy's int32 arrays give int32 tensors, as AllenNLP takes), each an
+        index into the char-CNN's embedding: a wrong id would fail deep inside torch."""
+        width = self.bilm.options.char_cnn.max_characters_per_token
+        inputs = _integer_tensor(inputs, "character ids")
+        if inputs.dim() < 3 or inputs.shape[-1] != width:
+            raise InputError(
+                f"Elmo takes character ids [batch, timesteps, {width}] (batch_to_ids), got shape {tuple(inputs.shape)}"
+            )
+        inputs = inputs.long()  # torch's unsigned tensors but uint8 have no min or max
+        rows = self.bilm.char_encoder.char_embed.num_embeddings
+        if inputs.numel() and (int(inputs.min()) < 0 or int(inputs.max()) >= rows):
+            raise InputError(
+                f"character ids must lie in 0..{rows - 1}, got {int(inputs.min())}..{int(inputs.max())}: "
+                "make them with batch_to_ids"
+            )
+        return inputs
 
     def _with_boundaries(self, ids: torch.Tensor) -> torch.Tensor:
         """`<S>` first and `</S>` right after each row's last token, as AllenNLP adds them."""
@@ -184,7 +207,9 @@ class Elmo(nn.Module):
         out[torch.arange(batch, device=ids.device), lengths + 1] = self._eos_ids
         return out
 
-    def _run_cached(self, table: nn.Embedding, word_inputs: torch.Tensor) -> BiLMOutput:
+    def _run_cached(self, word_inputs: torch.Tensor) -> BiLMOutput:
+        table = self._word_embedding
+        assert table is not None, "forward checks that the vocabulary was cached"
         size = table.num_embeddings
         if word_inputs.numel() and (int(word_inputs.min()) < 0 or int(word_inputs.max()) >= size):
             raise InputError(
@@ -201,3 +226,14 @@ class Elmo(nn.Module):
         return self.bilm.forward_embedded(
             full, (lengths + 2).cpu().numpy(), stateful=self.stateful, keep_boundaries=True
         )
+
+
+def _integer_tensor(value: object, what: str) -> torch.Tensor:
+    if not isinstance(value, torch.Tensor):
+        raise InputError(
+            f"Elmo takes {what} as a torch tensor, got {type(value).__name__}: "
+            "batch_to_ids gives one (torch.from_numpy for a NumPy array)"
+        )
+    if value.dtype.is_floating_point or value.dtype.is_complex or value.dtype == torch.bool:
+        raise InputError(f"{what} must be integers, got a {value.dtype} tensor: batch_to_ids gives them")
+    return value

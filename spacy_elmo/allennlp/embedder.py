@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from ..elmo.errors import InputError
+from ..elmo.nn.chars import refuse_strings
 from ..elmo.util.io import atomic_output, text_lines
 from .elmo import PathLike, load_for_allennlp
 
@@ -60,19 +61,30 @@ class ElmoEmbedder:
 
     def batch_to_embeddings(self, batch: List[List[str]]) -> Tuple[torch.Tensor, torch.Tensor]:
         """Activations `[batch, L+1, timesteps, dim]` and mask `[batch, timesteps]` (long, as 0.9's)."""
+        return self._embeddings(batch, "batch_to_embeddings")
+
+    def _embeddings(self, batch: List[List[str]], caller: str) -> Tuple[torch.Tensor, torch.Tensor]:
+        refuse_strings(batch, caller)
+        if not batch:
+            layers = torch.zeros(0, self.bilm.n_layers, 0, self.bilm.output_dim, device=self.bilm.device)
+            return layers, torch.zeros(0, 0, dtype=torch.long, device=self.bilm.device)
         with torch.no_grad():
             output = self.bilm.forward_sentences(batch, stateful=self.stateful)
         return output.layers.transpose(0, 1), output.mask.long()
 
     def embed_sentence(self, sentence: List[str]) -> np.ndarray:
         """One sentence's `[L+1, n_tokens, dim]`."""
-        return self.embed_batch([sentence])[0]
+        return self._embed_batch([sentence], "embed_sentence")[0]
 
     def embed_batch(self, batch: List[List[str]]) -> List[np.ndarray]:
-        """Each sentence's `[L+1, n_tokens, dim]`; an empty sentence gives `[L+1, 0, dim]`."""
+        """Each sentence's `[L+1, n_tokens, dim]`; an empty sentence gives `[L+1, 0, dim]`, an empty
+        batch an empty list."""
+        return self._embed_batch(batch, "embed_batch")
+
+    def _embed_batch(self, batch: List[List[str]], caller: str) -> List[np.ndarray]:
         if batch == [[]]:
             return [self._empty()]
-        embeddings, mask = self.batch_to_embeddings(batch)
+        embeddings, mask = self._embeddings(batch, caller)
         lengths = mask.sum(dim=1).tolist()
         layers = embeddings.cpu().numpy()
         return [layers[i, :, :length].copy() if length else self._empty() for i, length in enumerate(lengths)]
@@ -83,9 +95,11 @@ class ElmoEmbedder:
         """`embed_batch` over consecutive groups of `batch_size` sentences, lazily."""
         if batch_size < 1:
             raise InputError(f"batch_size must be at least 1, got {batch_size}")
+        if isinstance(sentences, str):  # not a stream of sentences, but one sentence's characters
+            refuse_strings(sentences, "embed_sentences")
         sentences = iter(sentences)
         while batch := list(islice(sentences, batch_size)):
-            yield from self.embed_batch(batch)
+            yield from self._embed_batch(batch, "embed_sentences")
 
     def embed_file(
         self,

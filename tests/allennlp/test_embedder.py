@@ -1,5 +1,6 @@
 """AllenNLP 0.9's `ElmoEmbedder`: its shapes, its state across batches against the TensorFlow
-reference (tests/fixtures, see tests/reference for the tolerance), and `embed_file`'s HDF5 layout."""
+reference (tests/fixtures, see tests/reference for the tolerance), `embed_file`'s HDF5 layout; what it
+refuses."""
 
 import io
 import json
@@ -138,3 +139,27 @@ def test_an_options_file_without_weights_is_refused(fixture_paths, make):
 def test_a_model_folder_stands_for_both_files(fixture_paths):
     folder = ElmoEmbedder(fixture_paths[0].parent).embed_sentence(["a", "b"])
     np.testing.assert_array_equal(folder, ElmoEmbedder(*fixture_paths).embed_sentence(["a", "b"]))
+
+
+@pytest.mark.parametrize(
+    "call, caller",
+    [
+        (lambda e: e.embed_sentence("She went to the bank"), "embed_sentence"),
+        (lambda e: e.embed_batch(["She went", "to the bank"]), "embed_batch"),
+        (lambda e: e.embed_batch([["She"], "went"]), "embed_batch"),
+        (lambda e: e.batch_to_embeddings(["She went"]), "batch_to_embeddings"),
+        (lambda e: list(e.embed_sentences(["She went", "to the bank"])), "embed_sentences"),
+        (lambda e: list(e.embed_sentences("She went to the bank")), "embed_sentences"),
+        (lambda e: list(e.embed_sentences("")), "embed_sentences"),
+    ],
+)
+def test_strings_are_refused_where_token_lists_go(embedder, call, caller):
+    """As `BiLM.embed`: a string would be read as one token per character."""
+    with pytest.raises(InputError, match=f"{caller} takes sentences as lists of tokens.*one token per character"):
+        call(embedder)
+
+
+def test_an_empty_batch_gives_empty_results(embedder):
+    assert embedder.embed_batch([]) == []
+    activations, mask = embedder.batch_to_embeddings([])
+    assert activations.shape == (0, 3, 0, 32) and mask.shape == (0, 0) and mask.dtype == torch.int64
