@@ -5,16 +5,19 @@ scheme are one: elmo/nn/chars.py), the same outputs and shapes.
 Stateful by default, as AllenNLP's `_ElmoBiLm` is: each batch row starts from the state the same row
 ended the previous call with, so a sentence's vectors depend on what that row read before (the
 published reference outputs were made this way). `stateful=False` makes every call start from the
-zero state; `reset_states()` forgets the carried states once. The weights are read by the package's
-resolver, so a bundled or downloaded model's name (`allennlp-original`) or a model directory stands for
-the two files; an options file needs its weight file (AllenNLP has no untrained mode).
+zero state; `reset_states()` forgets the carried states once. Stateful calls from several threads take
+turns (`StateLock`). The weights are read by the package's resolver, so a bundled or downloaded model's
+name (`allennlp-original`) or a model directory stands for the two files; an options file needs its
+weight file (AllenNLP has no untrained mode).
 """
 
 from __future__ import annotations
 
 import math
+import threading
+from contextlib import nullcontext
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import ContextManager, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -62,6 +65,31 @@ def load_for_allennlp(options_file: PathLike, weight_file: Optional[PathLike]) -
     return model.load()
 
 
+class StateLock:
+    """Serializes the stateful calls of one module: each starts from the states a whole earlier call
+    left, as if the threads' calls had been made one after another (in the order they got the lock).
+    A lock rather than an error for a second thread: refusing would make a threaded server fail by
+    timing, while serialized calls are exactly AllenNLP's stateful rule. Vectors that depend on no
+    other thread's calls come from `stateful=False` or a module per thread. A copy or a pickle of the
+    module gets a lock of its own (a threading.Lock cannot be copied)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+
+    def __reduce__(self) -> Tuple[type, Tuple[()]]:
+        return (StateLock, ())
+
+    def held_for(self, stateful: bool) -> ContextManager[None]:
+        """The lock for a stateful call; stateless calls share no state and run side by side."""
+        return self if stateful else nullcontext()
+
+
 def remove_sentence_boundaries(tensor: torch.Tensor, mask: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
     """`[batch, time, ...]` with `<S>`/`</S>` -> `[batch, time - 2, ...]` without, padding zeroed."""
     inner_lengths = mask.sum(dim=1) - 2
@@ -104,6 +132,7 @@ class Elmo(nn.Module):
         self.bilm = load_for_allennlp(options_file, weight_file)
         self.bilm.requires_grad_(requires_grad)
         self.stateful = stateful
+        self._state_lock = StateLock()
         self.keep_sentence_boundaries = keep_sentence_boundaries
         self._dropout = nn.Dropout(p=dropout)
         self._scalar_mixes: List[ScalarMix] = []
@@ -127,7 +156,8 @@ class Elmo(nn.Module):
 
     def reset_states(self) -> None:
         """Forget the states carried from earlier calls: the next call starts from the zero state."""
-        self.bilm.reset_states()
+        with self._state_lock:  # not halfway through another thread's call, which would store its states after
+            self.bilm.reset_states()
 
     def _cache_vocab(self, vocab: Sequence[str], trainable: bool) -> None:
         with torch.no_grad():
@@ -160,14 +190,15 @@ class Elmo(nn.Module):
         else:
             outer, time = tuple(inputs.shape[:-2]), inputs.shape[-2]
         rows = math.prod(outer)  # not -1: reshape cannot infer it from an empty batch
-        if word_inputs is not None:
-            output = self._run_cached(word_inputs.reshape(rows, time))
-        else:
-            output = self.bilm(
-                self._with_boundaries(inputs.reshape(rows, *inputs.shape[-2:])),
-                stateful=self.stateful,
-                keep_boundaries=True,
-            )
+        with self._state_lock.held_for(self.stateful):
+            if word_inputs is not None:
+                output = self._run_cached(word_inputs.reshape(rows, time))
+            else:
+                output = self.bilm(
+                    self._with_boundaries(inputs.reshape(rows, *inputs.shape[-2:])),
+                    stateful=self.stateful,
+                    keep_boundaries=True,
+                )
         layers, mask = list(output.layers), output.mask
         representations = []
         for mix in self._scalar_mixes:

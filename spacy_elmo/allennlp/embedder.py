@@ -6,7 +6,8 @@ dataset per sentence (keyed by its line index, or the sentence itself with `use_
 Stateful by default, as AllenNLP's was: `embed_sentences` and `embed_file` batch consecutive sentences
 and row i of a batch starts from the state row i of the previous batch ended with, so a sentence's
 vectors depend on the sentences before it in the same rows. `stateful=False` makes each sentence's
-vectors its own; `reset_states()` forgets the carried states once.
+vectors its own; `reset_states()` forgets the carried states once. Batches from several threads take
+turns, as `Elmo`'s calls do (elmo.StateLock).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import torch
 from ..elmo.errors import InputError
 from ..elmo.nn.chars import refuse_strings
 from ..elmo.util.io import atomic_output, text_lines
-from .elmo import PathLike, load_for_allennlp
+from .elmo import PathLike, StateLock, load_for_allennlp
 
 DEFAULT_BATCH_SIZE = 64
 OUTPUT_FORMATS = ("all", "top", "average")
@@ -51,10 +52,12 @@ class ElmoEmbedder:
             self.bilm.to(torch.device("cuda", cuda_device))
         self.cuda_device = cuda_device
         self.stateful = stateful
+        self._state_lock = StateLock()
 
     def reset_states(self) -> None:
         """Forget the states carried from earlier batches."""
-        self.bilm.reset_states()
+        with self._state_lock:  # not halfway through another thread's call, which would store its states after
+            self.bilm.reset_states()
 
     def _empty(self) -> np.ndarray:
         return np.zeros((self.bilm.n_layers, 0, self.bilm.output_dim), dtype=np.float32)
@@ -68,7 +71,7 @@ class ElmoEmbedder:
         if not batch:
             layers = torch.zeros(0, self.bilm.n_layers, 0, self.bilm.output_dim, device=self.bilm.device)
             return layers, torch.zeros(0, 0, dtype=torch.long, device=self.bilm.device)
-        with torch.no_grad():
+        with self._state_lock.held_for(self.stateful), torch.no_grad():
             output = self.bilm.forward_sentences(batch, stateful=self.stateful)
         return output.layers.transpose(0, 1), output.mask.long()
 

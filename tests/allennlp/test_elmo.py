@@ -1,5 +1,10 @@
 """AllenNLP's `Elmo` and `batch_to_ids`: its documented ids, shapes, masks and boundaries, its state
-across calls, and the same numbers as `load_bilm` on the same weights; what it refuses."""
+across calls, and the same numbers as `load_bilm` on the same weights; what it refuses, and its
+threads' turns."""
+
+import copy
+import pickle
+import threading
 
 import numpy as np
 import pytest
@@ -9,6 +14,7 @@ from spacy_elmo.allennlp import Elmo, batch_to_ids
 from spacy_elmo.allennlp import elmo as elmo_module
 from spacy_elmo.elmo.errors import InputError
 from spacy_elmo.elmo.nn.chars import CharacterMapper
+from tests.support.concurrency import Overlaps, in_threads
 
 SENTENCES = [["The", "cat", "sat", "."], ["Dogs"], []]
 VOCAB = ["@@PADDING@@", "The", "cat", "sat", ".", "Dogs"]
@@ -243,3 +249,39 @@ def test_scalar_mix_parameters_are_held_to_the_float32_rule(fixture_paths, bad):
     """As the spaCy side's ScalarMix.v2 weights: one of them made every output NaN."""
     with pytest.raises(InputError, match=r"scalar_mix_parameters\[1\] must be a finite number within float32"):
         Elmo(*fixture_paths, 1, scalar_mix_parameters=[0.0, bad, 0.0])
+
+
+def test_stateful_calls_from_two_threads_take_turns(make_elmo):
+    """Each call starts from the states a whole earlier call left: the two results are a serial run's
+    first and second calls, whichever thread came first; the calls never overlap."""
+    ids = batch_to_ids(SENTENCES)
+    serial = make_elmo()
+    expected = [serial(ids)["elmo_representations"][0] for _ in range(2)]
+    elmo = make_elmo()
+    elmo.bilm.forward = slowed = Overlaps(elmo.bilm.forward)
+    results = in_threads(lambda: elmo(ids)["elmo_representations"][0])
+    assert slowed.most == 1
+    first = 0 if torch.allclose(results[0], expected[0]) else 1
+    torch.testing.assert_close(results[first], expected[0])
+    torch.testing.assert_close(results[1 - first], expected[1])
+
+
+def test_a_copy_or_pickle_has_its_own_lock(make_elmo):
+    elmo = make_elmo()
+    for twin in (copy.deepcopy(elmo), pickle.loads(pickle.dumps(elmo))):
+        assert twin._state_lock is not elmo._state_lock
+        twin(batch_to_ids(SENTENCES))
+
+
+def test_reset_states_waits_for_a_running_call(make_elmo):
+    """A reset during another thread's call would come before that call stores its states: forgotten."""
+    ids = batch_to_ids(SENTENCES)
+    first = make_elmo()(ids)["elmo_representations"][0]
+    elmo = make_elmo()
+    elmo.bilm.forward = slowed = Overlaps(elmo.bilm.forward)
+    running = threading.Thread(target=lambda: elmo(ids))
+    running.start()
+    slowed.entered.wait()
+    elmo.reset_states()
+    running.join()
+    torch.testing.assert_close(elmo(ids)["elmo_representations"][0], first)

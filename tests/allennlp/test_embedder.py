@@ -1,6 +1,6 @@
 """AllenNLP 0.9's `ElmoEmbedder`: its shapes, its state across batches against the TensorFlow
 reference (tests/fixtures, see tests/reference for the tolerance), `embed_file`'s HDF5 layout; what it
-refuses."""
+refuses, and its threads' turns."""
 
 import io
 import json
@@ -13,6 +13,7 @@ import torch
 from spacy_elmo import load_bilm
 from spacy_elmo.allennlp import ElmoEmbedder
 from spacy_elmo.elmo.errors import InputError
+from tests.support.concurrency import Overlaps, in_threads
 from tests.support.paths import ALLENNLP_DIR, BILM_TF_DIR
 
 SENTENCES = ["The cat sat .", "Dogs bark", "A third , longer sentence here ."]
@@ -163,3 +164,17 @@ def test_an_empty_batch_gives_empty_results(embedder):
     assert embedder.embed_batch([]) == []
     activations, mask = embedder.batch_to_embeddings([])
     assert activations.shape == (0, 3, 0, 32) and mask.shape == (0, 0) and mask.dtype == torch.int64
+
+
+def test_stateful_batches_from_two_threads_take_turns(fixture_paths):
+    """As Elmo's calls: the results are a serial run's first and second batches, in some order."""
+    batch = [s.split() for s in SENTENCES]
+    serial = ElmoEmbedder(*fixture_paths)
+    expected = [serial.embed_batch(batch) for _ in range(2)]
+    embedder = ElmoEmbedder(*fixture_paths)
+    embedder.bilm.forward_sentences = slowed = Overlaps(embedder.bilm.forward_sentences)
+    results = in_threads(lambda: embedder.embed_batch(batch))
+    assert slowed.most == 1
+    first = 0 if np.allclose(results[0][0], expected[0][0]) else 1
+    for got, want in zip(results[first] + results[1 - first], expected[0] + expected[1]):
+        np.testing.assert_allclose(got, want, atol=1e-6, rtol=1e-6)
