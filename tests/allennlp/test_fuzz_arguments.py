@@ -6,12 +6,13 @@ correct result or the package's error, never another exception."""
 import numpy as np
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as npst
 
 from spacy_elmo.allennlp import Elmo, ElmoEmbedder, ScalarMix, batch_to_ids
 from spacy_elmo.elmo.errors import ElmoError
+from tests.support.properties import PROPERTY_SETTINGS
 
 TOKENS = st.one_of(
     st.text(max_size=6),
@@ -27,12 +28,6 @@ ID_SHAPES = st.one_of(
     npst.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=51),
 )
 MIX_VALUES = st.floats(allow_nan=True, allow_infinity=True, width=64)
-PROPERTY_SETTINGS = settings(
-    max_examples=40,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
 
 
 @pytest.fixture(scope="module")
