@@ -183,7 +183,7 @@ class Elmo(nn.Module):
         if word_inputs is not None:
             if self._word_embedding is None:
                 raise InputError("word_inputs were given to an Elmo built without vocab_to_cache: build it with one")
-            word_inputs = _integer_tensor(word_inputs, "word_inputs")
+            word_inputs = _integer_tensor(word_inputs, "word_inputs", "indices into vocab_to_cache")
             if word_inputs.dim() < 2:
                 raise InputError(f"word_inputs must be [batch, timesteps], got shape {tuple(word_inputs.shape)}")
             outer, time = tuple(word_inputs.shape[:-1]), word_inputs.shape[-1]
@@ -214,18 +214,19 @@ class Elmo(nn.Module):
         """Character ids as int64 (NumPy's int32 arrays give int32 tensors, as AllenNLP takes), each an
         index into the char-CNN's embedding: a wrong id would fail deep inside torch."""
         width = self.bilm.options.char_cnn.max_characters_per_token
-        inputs = _integer_tensor(inputs, "character ids")
+        inputs = _integer_tensor(inputs, "character ids", "batch_to_ids makes them")
         if inputs.dim() < 3 or inputs.shape[-1] != width:
             raise InputError(
                 f"Elmo takes character ids [batch, timesteps, {width}] (batch_to_ids), got shape {tuple(inputs.shape)}"
             )
         inputs = inputs.long()  # torch's unsigned tensors but uint8 have no min or max
         rows = self.bilm.char_encoder.char_embed.num_embeddings
-        if inputs.numel() and (int(inputs.min()) < 0 or int(inputs.max()) >= rows):
-            raise InputError(
-                f"character ids must lie in 0..{rows - 1}, got {int(inputs.min())}..{int(inputs.max())}: "
-                "make them with batch_to_ids"
-            )
+        if inputs.numel():
+            low, high = torch.stack(torch.aminmax(inputs)).tolist()  # one transfer from a GPU
+            if low < 0 or high >= rows:
+                raise InputError(
+                    f"character ids must lie in 0..{rows - 1}, got {low}..{high}: make them with batch_to_ids"
+                )
         return inputs
 
     def _with_boundaries(self, ids: torch.Tensor) -> torch.Tensor:
@@ -259,12 +260,14 @@ class Elmo(nn.Module):
         )
 
 
-def _integer_tensor(value: object, what: str) -> torch.Tensor:
-    if not isinstance(value, torch.Tensor):
-        raise InputError(
-            f"Elmo takes {what} as a torch tensor, got {type(value).__name__}: "
-            "batch_to_ids gives one (torch.from_numpy for a NumPy array)"
-        )
-    if value.dtype.is_floating_point or value.dtype.is_complex or value.dtype == torch.bool:
-        raise InputError(f"{what} must be integers, got a {value.dtype} tensor: batch_to_ids gives them")
-    return value
+def _integer_tensor(value: object, what: str, source: str) -> torch.Tensor:
+    """`value` if it is a tensor of any integer dtype; else an InputError naming `what` it should hold
+    and its `source`."""
+    if isinstance(value, torch.Tensor) and not (
+        value.dtype.is_floating_point or value.dtype.is_complex or value.dtype == torch.bool
+    ):
+        return value
+    got = f"a {value.dtype} tensor" if isinstance(value, torch.Tensor) else type(value).__name__
+    raise InputError(
+        f"Elmo takes {what} as a torch tensor of integers ({source}; torch.from_numpy for a NumPy array), got {got}"
+    )

@@ -228,13 +228,15 @@ def test_int32_word_inputs_give_the_int64_results(make_elmo):
     torch.testing.assert_close(got["elmo_representations"][0], want["elmo_representations"][0], atol=0, rtol=0)
     with pytest.raises(InputError, match=r"word_inputs must be \[batch, timesteps\], got shape \(\)"):
         cached(ids, torch.tensor(1))
+    with pytest.raises(InputError, match=r"word_inputs as a torch tensor of integers \(indices into vocab_to_cache"):
+        cached(ids, WORD_IDS.float())
 
 
 @pytest.mark.parametrize(
     "ids, match",
     [
-        (batch_to_ids(SENTENCES).numpy(), "as a torch tensor, got ndarray"),
-        (batch_to_ids(SENTENCES).float(), "must be integers, got a torch.float32"),
+        (batch_to_ids(SENTENCES).numpy(), r"as a torch tensor of integers \(batch_to_ids makes them.*got ndarray"),
+        (batch_to_ids(SENTENCES).float(), "as a torch tensor of integers.*got a torch.float32 tensor"),
         (batch_to_ids(SENTENCES) + 300, r"must lie in 0\.\.261"),
         (-batch_to_ids(SENTENCES), r"must lie in 0\.\.261"),
     ],
