@@ -89,6 +89,7 @@ def dump_command(
 
     from ..elmo.embed import check_has_tokens, dump_on_ray, write_layers
     from ..elmo.embed.storage import Storage
+    from ..elmo.embed.tokenized import untokenized_warning
     from ..elmo.nn.layer_choice import OutputChoice, layers_from_text
     from ..elmo.nn.run_options import RunOptions
     from ..elmo.sources import reference_to, resolve
@@ -137,6 +138,8 @@ def dump_command(
     if output_path.exists() and not overwrite:
         raise InputError(f"{output_path} exists; pass --overwrite to replace it, or choose another output file")
     check_has_tokens(input_path)
+    if warning := untokenized_warning(input_path):
+        typer.echo(f"warning: {warning}", err=True)
     n_lines = count_lines(input_path)
     use_gpu_id(gpu_id)
     bilm = place_bilm(resolved.load())
@@ -153,4 +156,4 @@ def dump_command(
             max_batch_tokens=max_batch_tokens,
             run=run,
         )
-    typer.echo(f"wrote {written.sentences} sentences to {output_path}")
+    typer.echo(f"wrote {written.summary()} to {output_path}")
