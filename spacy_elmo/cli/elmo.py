@@ -18,9 +18,9 @@ FORMAT_FLAGS = ("--all", "--top", "--average")
 def elmo_command(
     input_file: Path = typer.Argument(..., help="One whitespace-tokenized sentence per line, no blank lines."),
     output_file: Path = typer.Argument(..., help="HDF5 file to write."),
-    all_layers: bool = typer.Option(False, "--all", help="Every layer of each sentence, [L+1, n, dim]."),
-    top: bool = typer.Option(False, "--top", help="The top layer, [n, dim]."),
-    average: bool = typer.Option(False, "--average", help="The layers' average, [n, dim]."),
+    all_layers: bool = typer.Option(False, "--all", help="Every layer: L+1 vectors per token."),
+    top: bool = typer.Option(False, "--top", help="The top layer: a vector per token."),
+    average: bool = typer.Option(False, "--average", help="The layers' average: a vector per token."),
     options_file: str = typer.Option(
         "allennlp-original",
         "--options-file",
