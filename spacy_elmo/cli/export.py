@@ -33,12 +33,14 @@ def export_command(
     """Write options.json, model.safetensors, lm_weights.hdf5 (bilm-tf/AllenNLP) and README.md (the card)."""
     from ..elmo.formats import is_spacy_pipeline
     from ..elmo.sources import reference_to
-    from ..elmo.sources.export import export_bilm, export_model
+    from ..elmo.sources.export import check_export_folder, export_bilm, export_model
 
     if component is not None and not is_spacy_pipeline(model):
         raise InputError(f"--component picks among a saved spaCy pipeline's biLMs; {model} is not a pipeline")
     if is_spacy_pipeline(model):
         from ..pipeline.pipeline_bilm import pipeline_bilm
+
+        check_export_folder(output)
 
         files = export_bilm(pipeline_bilm(Path(model), component), output, f"the spaCy pipeline {model}", repo_id)
     else:

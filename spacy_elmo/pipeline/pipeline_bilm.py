@@ -34,8 +34,9 @@ def pipeline_bilm(path: Path, component: Optional[str] = None) -> BiLM:
     try:
         nlp = load(path)
     except (OSError, ValueError, KeyError, TypeError) as err:
+        why = " ".join(str(err).split())  # spaCy's config errors span lines; the CLI shows one
         raise InputFileError(
-            f"{path} does not load as a spaCy pipeline ({err}); save it again with nlp.to_disk"
+            f"{path} does not load as a spaCy pipeline ({why}); save it again with nlp.to_disk"
         ) from None
     layers = _bilm_layers(nlp)
     holding = ", ".join(layers) or "none"

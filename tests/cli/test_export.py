@@ -70,3 +70,6 @@ def test_a_pipeline_folder_elsewhere_points_to_export_and_component_needs_a_pipe
     )
     result = run_cli("export", tmp_path / "out", "--model", "fixture-tiny", "--component", "elmo")
     assert_clear_error(result, "--component picks among a saved spaCy pipeline's biLMs")
+    (tmp_path / "nlp" / "config.cfg").write_text("not a config", encoding="utf8")
+    result = run_cli("export", tmp_path / "nlp", "--model", tmp_path / "nlp")  # its folder checked first
+    assert_clear_error(result, "is not a new or empty folder")

@@ -53,5 +53,6 @@ def test_several_biLMs_need_the_component_named(tmp_path):
 def test_a_folder_that_is_no_pipeline_is_a_package_error(tmp_path, config):
     (tmp_path / "config.cfg").write_bytes(config)
     (tmp_path / "meta.json").write_text('{"lang": "en", "name": "x", "version": "0.0.0"}', encoding="utf8")
-    with pytest.raises(ElmoError):
+    with pytest.raises(ElmoError) as error:
         pipeline_bilm(tmp_path)
+    assert "\n" not in str(error.value)  # one line, as the CLI prints it

@@ -30,7 +30,7 @@ CARD_FILE = "README.md"
 def export_model(reference: ModelReference, output: Path, repo_id: Optional[str] = None) -> Dict[str, Path]:
     """Write the model `reference` names into `output` (new or empty); its files by role. `repo_id`
     (ORG/REPO), where it will be pushed, goes into the card's loading lines."""
-    _check_output(Path(output))
+    check_export_folder(Path(output))
     return export_bilm(resolve(reference).load(), output, _source(reference), repo_id)
 
 
@@ -38,7 +38,7 @@ def export_bilm(bilm: BiLM, output: Path, source: str, repo_id: Optional[str] = 
     """Write `bilm`, as it is now (a fine-tuned one taken out of a spaCy pipeline, say), into `output`
     (new or empty); `source` says in the card where it came from. Its files by role."""
     output = Path(output)
-    _check_output(output)
+    check_export_folder(output)
     if describe(bilm):
         raise InputError(
             f"{source} is an ELMoForManyLangs model, whose vocabularies the bilm-tf layout has no "
@@ -58,7 +58,8 @@ def export_bilm(bilm: BiLM, output: Path, source: str, repo_id: Optional[str] = 
     return files
 
 
-def _check_output(output: Path) -> None:
+def check_export_folder(output: Path) -> None:
+    """Refuse a folder that holds files, before anything slow (loading a model or a pipeline) runs."""
     if output.exists() and (not output.is_dir() or any(output.iterdir())):
         raise InputError(f"{output} is not a new or empty folder; give one, so no other model's files mix in")
 
