@@ -106,4 +106,5 @@ def dump_command(
         gpu_id=gpu_id,
         gpus_per_worker=gpus_per_worker,
     )
-    typer.echo(dump(input_path, output_path, settings).describe(output_path))
+    summary = dump(input_path, output_path, settings, on_warning=lambda text: typer.echo(f"warning: {text}", err=True))
+    typer.echo(summary.describe(output_path))

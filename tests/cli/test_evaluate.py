@@ -26,3 +26,10 @@ def test_evaluate_refuses_a_softmax_declaring_more_than_its_file_holds(short_run
     result = run_cli("evaluate", run, TRAIN_TEXT)
     assert_clear_error(result, "dataset 'softmax/W' declares shape (2000000000, 16)")
     assert "MemoryError" not in result.stderr
+
+
+def test_evaluate_on_an_export_names_the_softmax_and_vocabulary_it_lacks(tmp_path):
+    assert run_cli("export", tmp_path / "bilm", "--model", "fixture-tiny").returncode == 0
+    result = run_cli("evaluate", tmp_path / "bilm", TRAIN_TEXT)
+    assert_clear_error(result, "no softmax.hdf5 and no vocab.txt", "softmax over its vocabulary", "pretrain")
+    assert "no weights.hdf5" not in result.stderr

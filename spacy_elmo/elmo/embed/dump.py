@@ -4,9 +4,10 @@ cluster: `ray_dump.dump_on_ray`). The command line only parses its arguments int
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Union
+from typing import Callable, Optional, Union
 
 from tqdm import tqdm
 
@@ -16,8 +17,11 @@ from ..nn.layer_choice import OutputChoice, layers_from_text
 from ..nn.run_options import RunOptions
 from ..sources import DEFAULT_MODEL, ResolvedModel, reference_to, resolve
 from ..util.io import count_lines
-from .hdf5 import check_has_tokens, write_layers
+from .hdf5 import LayersWritten, check_has_tokens, write_layers
 from .storage import Storage
+from .tokenized import untokenized_warning
+
+logger = logging.getLogger(__name__)
 
 LOCAL, RAY = "local", "ray"
 ENGINES = (LOCAL, RAY)
@@ -81,21 +85,28 @@ class DumpSettings:
 
 @dataclass(frozen=True)
 class DumpSummary:
-    """What a dump wrote: its sentences, and on Ray its shards (None in one process)."""
+    """What a dump wrote: its sentences, and on Ray its shards; in one process, the file's counts."""
 
     sentences: int
     shards: Optional[int] = None
+    written: Optional[LayersWritten] = None
 
     def describe(self, output_path: Union[str, Path]) -> str:
-        if self.shards is None:
-            return f"wrote {self.sentences} sentences to {output_path}"
+        if self.written is not None:
+            return f"wrote {self.written.summary()} to {output_path}"
         return f"wrote {self.shards} shards, {self.sentences} sentences, to {output_path} (manifest.json)"
 
 
-def dump(input_path: Union[str, Path], output_path: Union[str, Path], settings: DumpSettings) -> DumpSummary:
+def dump(
+    input_path: Union[str, Path],
+    output_path: Union[str, Path],
+    settings: DumpSettings,
+    on_warning: Callable[[str], None] = logger.warning,
+) -> DumpSummary:
     """Write the biLM layers of every line of `input_path` (on Ray: every file the glob pattern names)
     to `output_path` (on Ray: a folder of shards and `manifest.json`), as `settings` say. Every setting
-    and the output path are checked, and the model resolved, before anything is embedded."""
+    and the output path are checked, and the model resolved, before anything is embedded; an input that
+    looks untokenized is told to `on_warning` once (the dump goes on)."""
     input_path, output_path = Path(input_path), Path(output_path)
     output, storage, run = settings.output(), settings.storage(), settings.run()
     if settings.engine == RAY:
@@ -106,6 +117,8 @@ def dump(input_path: Union[str, Path], output_path: Union[str, Path], settings: 
         raise InputError(f"{output_path} exists; pass --overwrite to replace it, or choose another output file")
     resolved = settings.resolved_model()
     check_has_tokens(input_path)
+    if warning := untokenized_warning(input_path):
+        on_warning(warning)
     device = torch_device(settings.gpu_id)
     bilm = resolved.load().eval().to(device)
     with tqdm(total=count_lines(input_path), unit="sent", desc="dump", disable=not settings.progress) as bar:
@@ -121,7 +134,7 @@ def dump(input_path: Union[str, Path], output_path: Union[str, Path], settings: 
             max_batch_tokens=settings.max_batch_tokens,
             run=run,
         )
-    return DumpSummary(written.sentences)
+    return DumpSummary(written.sentences, written=written)
 
 
 def _dump_on_ray(

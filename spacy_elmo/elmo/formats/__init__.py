@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Tuple, Union
 from ..errors import InputFileError
 from ..util.lazy import lazy_names
 from .archive import ArchiveError, is_archive, member_names, unpacked
-from .detect import FORMATS, FormatFiles, ModelLayout, detect_layout
+from .detect import FORMATS, SPACY_PIPELINE_FILES, FormatFiles, ModelLayout, detect_layout
 from .errors import WeightsError
 
 if TYPE_CHECKING:
@@ -57,6 +57,12 @@ def is_model_path(path: PathLike) -> bool:
     one too, so that it is reported as a damaged archive and not read as an options file)."""
     path = Path(path)
     return path.is_dir() or is_archive(path)
+
+
+def is_spacy_pipeline(path: PathLike) -> bool:
+    """Whether `path` is a folder spaCy saved a pipeline into (`nlp.to_disk`, `spacy train`'s model-best),
+    whose biLM only the spaCy side reads."""
+    return all((Path(path) / name).is_file() for name in SPACY_PIPELINE_FILES)
 
 
 def _files_under(directory: Path) -> list:
@@ -154,6 +160,7 @@ __all__ = [
     "describe",
     "format_names",
     "is_model_path",
+    "is_spacy_pipeline",
     "load_model",
     "model_layout",
     "model_options",

@@ -22,6 +22,9 @@ from .errors import InputFileError
 Roles = Optional[Dict[str, str]]
 
 _PREFERRED_WEIGHTS = ("weights.hdf5", "model.hdf5", "lm_weights.hdf5")
+# What a saved spaCy pipeline holds at its top: its biLM sits in a component's thinc bytes, which only the
+# spaCy side reads (`export --model PIPELINE_DIR` takes it out).
+SPACY_PIPELINE_FILES = ("config.cfg", "meta.json")
 
 
 @dataclass(frozen=True)
@@ -163,6 +166,11 @@ def detect_layout(names: List[str], source: str, formats: Sequence[FormatFiles] 
         return inside[0]
     if len(inside) > 1:
         raise _ambiguous(source, inside)
+    if set(SPACY_PIPELINE_FILES) <= set(names):
+        raise InputFileError(
+            f"{source} is a saved spaCy pipeline, whose biLM only spaCy reads: take it out in the published "
+            f"layout with `python -m spacy_elmo export DIR --model {source}`, then load DIR"
+        )
     shown = ", ".join(sorted(names)[:12]) + (" ..." if len(names) > 12 else "")
     raise InputFileError(
         f"{source} holds no ELMo model of a known format (files: {shown or 'none'}). Expected "

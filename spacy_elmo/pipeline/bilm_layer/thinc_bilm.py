@@ -48,6 +48,9 @@ OutT = List[Floats3d]
 PathLike = Union[str, Path]
 PositiveInt = Annotated[int, must_be("an integer of at least 1", ge=1)]
 
+# The layer's name, by which a pipeline's models are searched for their biLM (pipeline_bilm.py).
+LAYER_NAME = "elmo-bilm"
+
 
 def declared_layers(model: Model) -> Optional[int]:
     """L + 1 for the biLM the layer will load, read from its options alone (cheap, no weights);
@@ -114,7 +117,7 @@ def build_bilm_v2(
         deserialize_model=partial(deserialize_holder, warm_start=warm_start),
     )
     return Model(
-        "elmo-bilm",
+        LAYER_NAME,
         partial(_forward, segmenter=segmenter),  # a closure: attrs must serialize, a segmenter need not
         init=_init,
         layers=[wrapper],

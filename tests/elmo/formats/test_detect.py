@@ -67,3 +67,14 @@ def test_an_nlpl_folder_is_told_apart_by_meta_json_and_read_as_bilm_tf():
     without_meta = {name: path for name, path in NLPL_FILES.items() if name != "meta.json"}
     assert nlpl.detect(without_meta) is None and bilm_tf.detect(without_meta) is not None
     assert FORMATS.index(nlpl) < FORMATS.index(bilm_tf)
+
+
+def test_a_saved_spacy_pipeline_is_named_with_the_command_that_takes_its_biLM_out(tmp_path):
+    from spacy_elmo.elmo.formats import is_spacy_pipeline
+
+    for name in ("config.cfg", "meta.json", "elmo/model", "elmo/cfg"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("{}", encoding="utf8")
+    assert is_spacy_pipeline(tmp_path) and not is_spacy_pipeline(tmp_path / "elmo")
+    with pytest.raises(InputFileError, match="saved spaCy pipeline.*python -m spacy_elmo export DIR --model"):
+        load_bilm(tmp_path)

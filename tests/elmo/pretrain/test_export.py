@@ -37,3 +37,17 @@ def test_a_softmax_declaring_more_than_its_file_holds_is_refused_before_allocati
         WeightsError, match=r"softmax file .*softmax.hdf5: dataset 'softmax/W' declares shape \(2000000000, 16\)"
     ):
         load_language_model(run)
+
+
+def test_a_folder_without_softmax_and_vocabulary_is_told_what_perplexity_needs(short_run, tmp_path):
+    import shutil
+
+    folder = tmp_path / "biLM-only"
+    shutil.copytree(short_run[0], folder)
+    (folder / "softmax.hdf5").unlink()
+    (folder / "vocab.txt").unlink()
+    with pytest.raises(WeightsError, match="no softmax.hdf5 and no vocab.txt: perplexity scores"):
+        load_language_model(folder)
+    (folder / "weights.hdf5").unlink()
+    with pytest.raises(WeightsError, match="no softmax.hdf5 and no vocab.txt"):
+        load_language_model(folder)
