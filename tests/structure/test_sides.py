@@ -80,8 +80,8 @@ def test_the_block_stops_a_plugin_module():
     assert result.returncode != 0 and "is blocked" in result.stderr
 
 
-# The commands that are spaCy's to begin with: they fill and check spaCy configs.
-SPACY_FACING_COMMANDS = {"spacy_elmo.cli.fill_elmo", "spacy_elmo.cli.spacy_init"}
+# The commands that face spaCy: they fill spaCy configs, or read a saved pipeline (`export --model DIR`).
+SPACY_FACING_COMMANDS = {"spacy_elmo.cli.fill_elmo", "spacy_elmo.cli.spacy_init", "spacy_elmo.cli.export"}
 
 
 def _plugin_importers(modules) -> List[str]:

@@ -7,7 +7,7 @@ import pytest
 
 from spacy_elmo import load_bilm
 from spacy_elmo.elmo.embed import dump as dump_module
-from spacy_elmo.elmo.embed.dump import DumpSettings, DumpSummary, dump
+from spacy_elmo.elmo.embed.dump import DumpSettings, dump
 from spacy_elmo.elmo.errors import InputError
 from tests.support.paths import TINY_MODEL
 
@@ -42,7 +42,8 @@ def test_settings_that_do_not_go_together_are_refused_when_made(settings, messag
 def test_one_process_writes_what_embed_gives(text, tmp_path):
     out = tmp_path / "out.hdf5"
     summary = dump(text, out, DumpSettings(model=str(TINY_MODEL), progress=False, batch_size=2))
-    assert summary == DumpSummary(3) and summary.describe(out) == f"wrote 3 sentences to {out}"
+    assert summary.sentences == 3 and summary.shards is None
+    assert summary.describe(out) == f"wrote 3 sentences (1 blank line as an empty dataset) to {out}"
     expected = load_bilm(TINY_MODEL).embed([line.split() for line in LINES])
     with h5py.File(out, "r") as f:
         for i, layers in enumerate(expected):
@@ -87,3 +88,11 @@ def test_the_ray_engine_goes_to_the_ray_writer(text, tmp_path, monkeypatch):
     assert calls == [(text, out, 2, 7)]
     assert summary.describe(out) == f"wrote 2 shards, 6 sentences, to {out} (manifest.json)"
     assert dump_module.RAY == "ray"
+
+
+def test_an_untokenized_input_is_told_once_and_dumped(tmp_path):
+    raw = tmp_path / "raw.txt"
+    raw.write_text("Harry? Are you there, Ron?\nYes.\n", encoding="utf8")
+    told = []
+    summary = dump(raw, tmp_path / "out.hdf5", DumpSettings(model=str(TINY_MODEL), progress=False), told.append)
+    assert len(told) == 1 and "tokenize" in told[0] and summary.sentences == 2
