@@ -14,7 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from .errors import HubReferenceError, HubRepoError, MissingHubError, ModelNotDownloadedError, NoTokenError
+from .errors import (
+    HubReferenceError,
+    HubRepoError,
+    MissingHubError,
+    ModelNotDownloadedError,
+    NetworkError,
+    NoTokenError,
+)
 
 PREFIX = "hf:"
 INSTALL = "pip install 'spacy-elmo[hf]'"
@@ -188,7 +195,25 @@ def push_folder(folder: Path, repo_id: str, *, private: bool = False, message: O
         raise HubRepoError(
             f"pushing to {repo_id} failed: {str(err).splitlines()[0]}. Check that the token may write there"
         ) from None
+    except hub.errors.OfflineModeIsEnabled:
+        raise NetworkError(
+            f"pushing to {repo_id} needs the Hub, and HF_HUB_OFFLINE is set: unset it (or set it to 0) for the push"
+        ) from None
+    except Exception as err:
+        if not _unreachable(err):
+            raise
+        raise NetworkError(
+            f"pushing to {repo_id}: the Hub at {hub.constants.ENDPOINT} cannot be reached ({err}); check the "
+            "network, a proxy or HF_ENDPOINT, and push again (no commit was made)"
+        ) from None
     return str(commit.commit_url)
+
+
+def _unreachable(err: Exception) -> bool:
+    """Whether `err` says the Hub could not be reached: an OSError (refused, DNS, offline mode) or a
+    transport error of the HTTP client huggingface_hub uses (httpx's, or httpx2's in newer releases:
+    told by name, so that either is caught)."""
+    return isinstance(err, OSError) or any(cls.__name__ == "TransportError" for cls in type(err).__mro__)
 
 
 __all__ = [
