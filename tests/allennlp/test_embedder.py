@@ -14,7 +14,7 @@ import torch
 
 from spacy_elmo import load_bilm
 from spacy_elmo.allennlp import ElmoEmbedder
-from spacy_elmo.elmo.errors import DiskFullError, InputError
+from spacy_elmo.elmo.errors import DiskFullError, InputError, OutputFileError
 from tests.support.paths import ALLENNLP_DIR, BILM_TF_DIR
 
 SENTENCES = ["The cat sat .", "Dogs bark", "A third , longer sentence here ."]
@@ -125,6 +125,13 @@ def test_embed_file_onto_a_disk_too_small_is_refused_before_embedding(embedder, 
     with pytest.raises(DiskFullError, match=f"cannot write {disk / 'out.hdf5'}: it needs 1.3 MiB"):
         embedder.embed_file(text, disk / "out.hdf5")
     assert list(disk.iterdir()) == []
+
+
+def test_embed_file_into_a_read_only_folder_names_it_and_writes_nothing(embedder, read_only_folder, tmp_path):
+    locked = read_only_folder(tmp_path / "locked")
+    with pytest.raises(OutputFileError, match=f"cannot write {locked / 'out.hdf5'}: Read-only file system"):
+        embedder.embed_file(io.StringIO("\n".join(SENTENCES)), locked / "out.hdf5")
+    assert list(locked.iterdir()) == []
 
 
 @pytest.mark.slow
