@@ -21,9 +21,11 @@ import h5py
 import numpy as np
 import torch
 
+from ..elmo.embed.hdf5 import hdf5_output
+from ..elmo.embed.storage import Storage
 from ..elmo.errors import InputError
 from ..elmo.nn.chars import refuse_strings
-from ..elmo.util.io import atomic_output, text_lines
+from ..elmo.util.io import text_lines
 from .elmo import PathLike, StateLock, load_for_allennlp
 
 DEFAULT_BATCH_SIZE = 64
@@ -115,7 +117,8 @@ class ElmoEmbedder:
     ) -> None:
         """Embed each line of `input_file` (an open text file or a path; whitespace-tokenized, no blank
         lines) into `output_file_path`: `all` layers `[L+1, n, dim]`, the `top` one or their `average`
-        `[n, dim]`, float32. The file is written whole or not at all."""
+        `[n, dim]`, float32. The file is written as `dump` writes its own: whole or not at all, a disk
+        without room for the vectors refused before the first sentence is embedded."""
         if output_format not in OUTPUT_FORMATS:
             raise InputError(f"output_format must be one of {', '.join(OUTPUT_FORMATS)}, got {output_format!r}")
         lines = text_lines(input_file, "input") if isinstance(input_file, (str, Path)) else input_file
@@ -128,15 +131,20 @@ class ElmoEmbedder:
             )
         if use_sentence_keys:
             _check_sentence_keys(sentences)
-        embedded = self.embed_sentences((s.split() for s in sentences), batch_size)
+        tokens = [sentence.split() for sentence in sentences]
+        keep_index = not forget_sentences and not use_sentence_keys
+        least_bytes = sum(map(len, tokens)) * (self.bilm.n_layers if output_format == "all" else 1)
+        least_bytes = least_bytes * self.bilm.output_dim * 4 + (sum(map(len, sentences)) if keep_index else 0)
         sentence_to_index: Dict[str, str] = {}
-        with atomic_output(output_file_path) as tmp_path, h5py.File(tmp_path, "w") as out:
+        storage = Storage()  # float32, uncompressed: AllenNLP's layout
+        with hdf5_output(output_file_path, least_bytes, storage) as out:
+            embedded = self.embed_sentences(tokens, batch_size)
             for i, (sentence, layers) in enumerate(zip(sentences, embedded)):
                 key = sentence if use_sentence_keys else str(i)
-                out.create_dataset(key, data=_select(layers, output_format), dtype="float32")
-                if not forget_sentences and not use_sentence_keys:
+                out.create_dataset(key, **storage.dataset(_select(layers, output_format)))
+                if keep_index:
                     sentence_to_index[sentence] = key
-            if not forget_sentences and not use_sentence_keys:
+            if keep_index:
                 index = out.create_dataset("sentence_to_index", (1,), dtype=h5py.string_dtype())
                 index[0] = json.dumps(sentence_to_index)
 

@@ -15,7 +15,9 @@ from .app import app
 
 @app.command("export")
 def export_command(
-    output: Path = typer.Argument(..., file_okay=False, help="New or empty folder to write the model into."),
+    output: Path = typer.Argument(
+        ..., file_okay=False, help="New or empty folder (or a clone of the Hub repository) to write the model into."
+    ),
     model: str = typer.Option(
         DEFAULT_MODEL,
         "--model",

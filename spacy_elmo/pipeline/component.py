@@ -34,7 +34,7 @@ from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc
 from spacy.training import Example, validate_examples
-from spacy.util import from_bytes, from_disk, to_disk
+from spacy.util import from_bytes, from_disk, minibatch, to_disk
 from spacy.vocab import Vocab
 from thinc.api import Model, Optimizer
 from thinc.types import Floats3d
@@ -43,13 +43,14 @@ from typing_extensions import Annotated
 from ..elmo.errors import ElmoError
 from ..elmo.nn.pooling_weights import check_pooling, pooling_weights
 from ..elmo.util.validation import must_be, validate_arguments
-from .bilm_layer.thinc_bilm import declared_layers, ensure_loaded
+from .bilm_layer.thinc_bilm import declared_layers, ensure_loaded, predict_pieces
 from .doc_data import layer_dtype, set_doc_data
 from .frozen_cache import FrozenLayerCache
 from .hooks import ensure_extension, install_hooks
 from .layers import ElmoListener, apply_to_read_rows, load_source
 from .layers.listener import feed_listeners, gradient_callbacks, no_gradient, replace_listener_cfg, standalone_bilm
 from .layers.pooling import build_pooling_v1
+from .layers.read_rows import ROW_WISE
 from .layers.scalar_mix import mixes_in
 from .saved_model import load_model_bytes, replace_file
 from .training_data import check_annotations, listening_heads, training_corpus
@@ -224,16 +225,36 @@ class ElmoComponent(TrainablePipe):
         """
         return self.cache.layers(list(docs))
 
+    def __call__(self, doc: Doc) -> Doc:
+        """`TrainablePipe.__call__`, annotating as `pipe` does (`_annotate`).
+
+        doc (Doc): the doc, tokenized.
+        RETURNS (Doc): the doc, annotated.
+        """
+        error_handler = self.get_error_handler()
+        try:
+            self._annotate([doc])
+        except Exception as error:
+            error_handler(self.name, self, [doc], error)
+        return doc
+
     def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
-        """`TrainablePipe.pipe`; while the cache lives, the docs embedded because they were not yet
-        cached (the dev text at the first evaluation) are counted on a progress bar.
+        """`TrainablePipe.pipe`, annotating through `_annotate`; while the cache lives, the docs embedded
+        because they were not yet cached (the dev text at the first evaluation) are counted on a
+        progress bar.
 
         stream (Iterable[Doc]): the docs.
-        batch_size (int): docs per call of `predict`.
+        batch_size (int): docs per call of the biLM.
         YIELDS (Doc): the docs, annotated.
         """
+        error_handler = self.get_error_handler()
         with self.cache.progress(f"{self.name}: embedding text not seen before"):
-            yield from super().pipe(stream, batch_size=batch_size)
+            for docs in minibatch(stream, size=batch_size):
+                try:
+                    self._annotate(docs)
+                except Exception as error:
+                    error_handler(self.name, self, docs, error)
+                yield from docs
 
     def set_annotations(self, docs: Sequence[Doc], layers: List[Floats3d]) -> None:
         """Write `doc._.elmo` (the pooled vectors and, with `store_layers`, the layers), the vector hooks
@@ -249,10 +270,37 @@ class ElmoComponent(TrainablePipe):
             # one copy to the host.
             vectors = self.model.ops.to_numpy(doc_vectors).astype(np.float32, copy=False)
             host_layers = None if dtype is None else self.model.ops.to_numpy(doc_layers).astype(dtype, copy=False)
-            set_doc_data(doc, vectors, host_layers)
-            install_hooks(doc)
-            if self.cfg["set_tensor"]:
-                doc.tensor = vectors
+            self._annotate_doc(doc, vectors, host_layers)
+
+    def _annotate(self, docs: List[Doc]) -> None:
+        """`set_annotations(docs, predict(docs))`, or the same piece by piece: each piece of layers the
+        biLM gives is pooled and stored (float16 with the default `store_layers`) as its batch is done,
+        so that a long doc's float32 layers are never whole in memory, beside the float16 copy kept.
+        Where pieces cannot be used: a live cache (training: it keeps whole layers), a pooling that
+        looks across rows (a ScalarMix with layer norm), a GPU (one copy to the host per doc, not per
+        piece)."""
+        if self.cache.live or not self.pooling.attrs.get(ROW_WISE) or self.model.ops.xp is not np:
+            self.set_annotations(docs, self.predict(docs))
+            return
+        bilm = ensure_loaded(self.model)
+        dtype = layer_dtype(self.cfg["store_layers"])
+        vectors = [np.zeros((len(doc), bilm.output_dim), dtype=np.float32) for doc in docs]
+        layers: List[Optional[np.ndarray]] = [
+            None if dtype is None else np.zeros((bilm.n_layers, len(doc), bilm.output_dim), dtype) for doc in docs
+        ]
+        for d, rows, piece in predict_pieces(self.model, docs):
+            vectors[d][rows] = self.pooling.predict([piece])[0]
+            doc_layers = layers[d]
+            if doc_layers is not None:
+                doc_layers[:, rows] = piece
+        for doc, doc_vectors, doc_layers in zip(docs, vectors, layers):
+            self._annotate_doc(doc, doc_vectors, doc_layers)
+
+    def _annotate_doc(self, doc: Doc, vectors: np.ndarray, layers: Optional[np.ndarray]) -> None:
+        set_doc_data(doc, vectors, layers)
+        install_hooks(doc)
+        if self.cfg["set_tensor"]:
+            doc.tensor = vectors
 
     # Training ----------------------------------------------------------------------------------
 

@@ -1,9 +1,12 @@
 """AllenNLP 0.9's `ElmoEmbedder`: its shapes, its state across batches against the TensorFlow
-reference (tests/fixtures, see tests/reference for the tolerance), `embed_file`'s HDF5 layout; what it
-refuses, and its threads' turns."""
+reference (tests/fixtures, see tests/reference for the tolerance), `embed_file`'s HDF5 layout, written as
+`dump` writes its own (onto real full disks: one DiskFullError, nothing left); what it refuses, and its
+threads' turns."""
 
 import io
 import json
+import subprocess
+import sys
 
 import h5py
 import numpy as np
@@ -12,7 +15,7 @@ import torch
 
 from spacy_elmo import load_bilm
 from spacy_elmo.allennlp import ElmoEmbedder
-from spacy_elmo.elmo.errors import InputError
+from spacy_elmo.elmo.errors import DiskFullError, InputError, OutputFileError
 from tests.support.concurrency import Overlaps, in_threads
 from tests.support.paths import ALLENNLP_DIR, BILM_TF_DIR
 
@@ -115,6 +118,40 @@ def test_embed_file_bad_input_writes_nothing(embedder, tmp_path, text, kwargs, m
     with pytest.raises(InputError, match=match):
         embedder.embed_file(io.StringIO(text), out, **kwargs)
     assert not out.exists()
+
+
+def test_embed_file_onto_a_disk_too_small_is_refused_before_embedding(embedder, full_disk, monkeypatch):
+    disk = full_disk(1 << 20)
+    monkeypatch.setattr(embedder, "embed_sentences", lambda *args: pytest.fail("embedded on a disk without room"))
+    text = io.StringIO("She sat on the bank of the river .\n" * 400)  # 3,600 tokens, 1.3 MiB of layers
+    with pytest.raises(DiskFullError, match=f"cannot write {disk / 'out.hdf5'}: it needs 1.3 MiB"):
+        embedder.embed_file(text, disk / "out.hdf5")
+    assert list(disk.iterdir()) == []
+
+
+def test_embed_file_into_a_read_only_folder_names_it_and_writes_nothing(embedder, read_only_folder, tmp_path):
+    locked = read_only_folder(tmp_path / "locked")
+    with pytest.raises(OutputFileError, match=f"cannot write {locked / 'out.hdf5'}: Read-only file system"):
+        embedder.embed_file(io.StringIO("\n".join(SENTENCES)), locked / "out.hdf5")
+    assert list(locked.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_embed_file_onto_a_disk_filling_up_is_one_error_and_a_clean_exit(fixture_paths, full_disk, tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("bank\n" * 2000, encoding="utf8")  # passes the room check; the datasets' headers do not fit
+    disk = full_disk(1 << 20)
+    script = (
+        "import sys\n"
+        "from spacy_elmo.allennlp import ElmoEmbedder\n"
+        "ElmoEmbedder(sys.argv[1], sys.argv[2]).embed_file(sys.argv[3], sys.argv[4])\n"
+    )
+    args = [*fixture_paths, source, disk / "out.hdf5"]
+    result = subprocess.run([sys.executable, "-c", script, *map(str, args)], capture_output=True, text=True)
+    assert result.returncode == 1, result.stderr[-2000:]  # not a crash (-11 when h5py's finalisers failed)
+    assert f"DiskFullError: cannot write {disk / 'out.hdf5'}: no space left" in result.stderr
+    assert "Exception ignored" not in result.stderr and result.stderr.count("Traceback") == 1
+    assert list(disk.iterdir()) == []
 
 
 def test_a_missing_gpu_is_named(fixture_paths):

@@ -1,7 +1,7 @@
 """`python -m spacy_elmo export` (spacy_elmo/cli/export.py): a model name to a folder that loads back by
-path as the model it names; a folder holding files already is refused without a traceback; a trained
-pipeline's biLM, fine-tuned, taken out in the published layout that every loader reads, its vectors the
-pipeline's."""
+path as the model it names; a folder holding files already, a repository name the Hub forbids and, at
+`push`, an export cut short are refused without a traceback; a trained pipeline's biLM, fine-tuned, taken
+out in the published layout that every loader reads, its vectors the pipeline's."""
 
 import numpy as np
 import spacy
@@ -73,3 +73,21 @@ def test_a_pipeline_folder_elsewhere_points_to_export_and_component_needs_a_pipe
     (tmp_path / "nlp" / "config.cfg").write_text("not a config", encoding="utf8")
     result = run_cli("export", tmp_path / "nlp", "--model", tmp_path / "nlp")  # its folder checked first
     assert_clear_error(result, "is not a new or empty folder")
+
+
+def test_a_bad_repo_id_is_refused_and_nothing_is_written(tmp_path):
+    result = run_cli("export", tmp_path / "tiny", "--model", "fixture-tiny", "--repo-id", "a..b/c")
+    assert_clear_error(result, "'a..b/c' is not a Hub repository name", "'--' and '..'")
+    assert not (tmp_path / "tiny").exists()
+
+
+def test_push_refuses_an_export_cut_short(tmp_path, monkeypatch):
+    from spacy_elmo.elmo.formats.detect import INCOMPLETE_EXPORT
+    from spacy_elmo.elmo.sources import reference_to
+    from spacy_elmo.elmo.sources.export import export_model
+
+    monkeypatch.setenv("HF_TOKEN", "hf_test_token")
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # an upload would fail otherwise
+    export_model(reference_to("fixture-tiny"), tmp_path / "tiny")
+    (tmp_path / "tiny" / INCOMPLETE_EXPORT).write_text("", encoding="utf8")  # as an export killed midway leaves
+    assert_clear_error(run_cli("push", tmp_path / "tiny", "org/tiny"), "is an export that did not finish")

@@ -1,6 +1,8 @@
 """The `elmo` component: vectors through spaCy's API, equal to the biLM's pooled layers, kept through
 serialization; clear errors."""
 
+import tracemalloc
+
 import h5py
 import numpy as np
 import pytest
@@ -276,3 +278,43 @@ def test_pooling_is_any_layer_mix_or_fixed():
     )
     doc = top("The bank raised rates .")
     np.testing.assert_array_equal(doc._.elmo["vectors"], doc._.elmo["layers"][-1])
+
+
+def _numpy_peak(nlp, doc):
+    """The most bytes NumPy held at once (tracemalloc counts its arrays, not torch's) while `nlp` ran."""
+    tracemalloc.start()
+    try:
+        nlp(doc)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_long_docs_float16_layers_peak_below_float32s(fixture_paths):
+    """float16 `store_layers` keep each piece's rows as the biLM gives them, never a whole doc's float32
+    layers first (which made float16 peak above float32: docs/results.md, bench_long_doc_memory)."""
+    text = " ".join(np.random.default_rng(0).choice(MONEY.split() + RIVER.split(), 3000))
+    peaks = {}
+    for store in ("float16", True):
+        nlp = _nlp(fixture_paths, store_layers=store)
+        nlp("A warm-up .")
+        peaks[store] = _numpy_peak(nlp, nlp.make_doc(text))
+        assert nlp(text)._.elmo["layers"].dtype == (np.float16 if store == "float16" else np.float32)
+    float32_layers = 3 * 3000 * 32 * 4
+    assert peaks["float16"] + float32_layers // 4 < peaks[True], peaks
+
+
+@pytest.mark.parametrize("store", ["float16", True, False])
+@pytest.mark.parametrize("pooling", ["mean", [0.5, 0.25, 0.25]])
+def test_a_long_doc_is_annotated_piece_by_piece_as_predict_and_set_annotations_would(fixture_paths, store, pooling):
+    nlp = _nlp(fixture_paths, store_layers=store, pooling=pooling)
+    text = " ".join(np.random.default_rng(1).choice(MONEY.split() + RIVER.split() + ["\n\n"], 1500))
+    doc = nlp(text)
+    expected = nlp.make_doc(text)
+    elmo = nlp.get_pipe("elmo")
+    elmo.set_annotations([expected], elmo.predict([expected]))
+    got, want = doc._.elmo, expected._.elmo
+    assert sorted(got) == sorted(want)
+    np.testing.assert_allclose(got["vectors"], want["vectors"], rtol=0, atol=1e-6)  # pooled per piece: 1 ulp
+    if store:
+        assert got["layers"].dtype == want["layers"].dtype and np.array_equal(got["layers"], want["layers"])

@@ -8,11 +8,13 @@ file this way, and so does each worker of the distributed dump (`ray_dump.py`), 
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 from typing import Callable, Iterator, List, Optional, Union
 
+import h5py
 import numpy as np
 
 from ..errors import InputError
@@ -75,6 +77,17 @@ def _least_bytes(bilm: BiLM, input_path: Path, output: OutputChoice, storage: St
     return rows * layers * bilm.output_dim * np.dtype(storage.dtype).itemsize
 
 
+@contextlib.contextmanager
+def hdf5_output(path: Union[str, Path], least_bytes: int, storage: Storage = Storage()) -> Iterator[h5py.File]:
+    """A new HDF5 file at `path`, as every dump writes one: a disk with fewer than `least_bytes` free is a
+    DiskFullError before anything is computed; the file appears complete or not at all (atomic_output);
+    each write reaches the disk when made (create_hdf5), so a disk filling up midway is one DiskFullError,
+    not h5py's finalisers failing at exit."""
+    check_room(path, least_bytes)
+    with atomic_output(path) as tmp_path, create_hdf5(tmp_path, **storage.file()) as out:
+        yield out
+
+
 def write_layers(
     bilm: BiLM,
     input_path: Union[str, Path],
@@ -92,9 +105,8 @@ def write_layers(
     DiskFullError before the first line is embedded. `on_block(n_lines)` follows progress;
     `max_batch_tokens`: batches by padded tokens instead of `batch_size` sentences; `run`: how the calls
     compute (both as in `BiLM.embed`)."""
-    check_room(output_path, _least_bytes(bilm, Path(input_path), output, storage))
     sentences = tokens = blank_lines = 0
-    with atomic_output(output_path) as tmp_path, create_hdf5(tmp_path, **storage.file()) as out:
+    with hdf5_output(output_path, _least_bytes(bilm, Path(input_path), output, storage), storage) as out:
         lines = _tokenized_lines(Path(input_path))
         while block := list(islice(lines, batch_size * BATCHES_PER_BLOCK)):
             try:

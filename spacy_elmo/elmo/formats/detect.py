@@ -25,6 +25,9 @@ _PREFERRED_WEIGHTS = ("weights.hdf5", "model.hdf5", "lm_weights.hdf5")
 # What a saved spaCy pipeline holds at its top: its biLM sits in a component's thinc bytes, which only the
 # spaCy side reads (`export --model PIPELINE_DIR` takes it out).
 SPACY_PIPELINE_FILES = ("config.cfg", "meta.json")
+# `export` (elmo/sources/export.py) writes this file before the model's and deletes it after them: a folder
+# holding it is an export cut short, whose files may be missing or another model's, so it is never read.
+INCOMPLETE_EXPORT = ".spacy-elmo-export-incomplete"
 
 
 @dataclass(frozen=True)
@@ -155,6 +158,11 @@ def detect_layout(names: List[str], source: str, formats: Sequence[FormatFiles] 
     """The model in a directory or archive whose files (relative paths) are `names`, of the first of
     `formats` that recognises them; `source` names it in errors. What macOS adds is not looked at."""
     names = [name for name in names if not is_platform_metadata(name)]
+    if any(PurePosixPath(name).name == INCOMPLETE_EXPORT for name in names):
+        raise InputFileError(
+            f"{source} is an export that did not finish (it holds {INCOMPLETE_EXPORT}): its files may be "
+            "missing or another model's; run `python -m spacy_elmo export` into it again"
+        )
     top = _layouts_at(_in_root(names, ""), "", formats)
     if len(top) > 1:
         raise _ambiguous(source, top)

@@ -5,8 +5,10 @@
 path, and as `hf:ORG/REPO` once pushed (elmo/sources/hub/hf.push_folder); both weight files give the same model,
 bit for bit.
 
-Every file is written atomically into a new or empty folder, so an export cut short leaves no file
-half-written under its name.
+Every file is written atomically into a new or empty folder (or one holding only git's files: a clone of
+the Hub repository), between a marker written first and deleted last (formats/detect.INCOMPLETE_EXPORT):
+an export cut short leaves a folder that no loader reads and `push` refuses, and that the next export
+into it completes.
 """
 
 from __future__ import annotations
@@ -18,26 +20,37 @@ from typing import Dict, Optional
 from ..errors import InputError
 from ..formats import describe, save_weights
 from ..formats.bilm_safetensors import WEIGHTS_FILE, save_safetensors
+from ..formats.detect import INCOMPLETE_EXPORT
 from ..nn.bilm import BiLM
 from ..util.io import atomic_output
+from .hub.hf import check_repo_id
 from .resolver import ModelReference, resolve
 
 OPTIONS_FILE = "options.json"
 HDF5_FILE = "lm_weights.hdf5"
 CARD_FILE = "README.md"
+# A clone of a Hub repository holds these before anything is exported into it.
+GIT_FILES = frozenset({".git", ".gitattributes"})
 
 
 def export_model(reference: ModelReference, output: Path, repo_id: Optional[str] = None) -> Dict[str, Path]:
-    """Write the model `reference` names into `output` (new or empty); its files by role. `repo_id`
-    (ORG/REPO), where it will be pushed, goes into the card's loading lines."""
-    check_export_folder(Path(output))
+    """Write the model `reference` names into `output` (new, empty or holding only git's files); its files
+    by role. `repo_id` (ORG/REPO), where it will be pushed, goes into the card's loading lines; a name the
+    Hub forbids is refused before anything is written."""
+    output = Path(output)
+    if repo_id is not None:
+        check_repo_id(repo_id)
+    check_export_folder(output)
     return export_bilm(resolve(reference).load(), output, _source(reference), repo_id)
 
 
 def export_bilm(bilm: BiLM, output: Path, source: str, repo_id: Optional[str] = None) -> Dict[str, Path]:
     """Write `bilm`, as it is now (a fine-tuned one taken out of a spaCy pipeline, say), into `output`
-    (new or empty); `source` says in the card where it came from. Its files by role."""
+    (new, empty or holding only git's files); `source` says in the card where it came from. Its files by
+    role."""
     output = Path(output)
+    if repo_id is not None:
+        check_repo_id(repo_id)
     check_export_folder(output)
     if describe(bilm):
         raise InputError(
@@ -45,6 +58,9 @@ def export_bilm(bilm: BiLM, output: Path, source: str, repo_id: Optional[str] = 
             "place for; share its folder as it is (it loads by path, and as hf:ORG/REPO once uploaded)"
         )
     output.mkdir(parents=True, exist_ok=True)
+    marker = output / INCOMPLETE_EXPORT
+    with atomic_output(marker) as tmp:
+        tmp.write_text("spacy-elmo's export into this folder has not finished; run it again\n", encoding="utf8")
     files = {"options": output / OPTIONS_FILE, "safetensors": output / WEIGHTS_FILE, "hdf5": output / HDF5_FILE}
     with atomic_output(files["options"]) as tmp:
         tmp.write_text(json.dumps(bilm.options.to_dict(), indent=2) + "\n", encoding="utf8")
@@ -55,13 +71,32 @@ def export_bilm(bilm: BiLM, output: Path, source: str, repo_id: Optional[str] = 
     files["card"] = output / CARD_FILE
     with atomic_output(files["card"]) as tmp:
         tmp.write_text(model_card(bilm, source, output.name, repo_id), encoding="utf8")
+    marker.unlink()
     return files
 
 
 def check_export_folder(output: Path) -> None:
-    """Refuse a folder that holds files, before anything slow (loading a model or a pipeline) runs."""
-    if output.exists() and (not output.is_dir() or any(output.iterdir())):
-        raise InputError(f"{output} is not a new or empty folder; give one, so no other model's files mix in")
+    """An InputError unless `output` is missing, empty, holds only git's files, or holds an export cut
+    short (its marker, this module's files and their temporary files), which a new export replaces; run
+    before anything slow (loading a model or a pipeline)."""
+    if not output.exists():
+        return
+    if not output.is_dir():
+        raise InputError(f"{output} is a file; give a new or empty folder to export into")
+    names = {path.name for path in output.iterdir()} - GIT_FILES
+    if INCOMPLETE_EXPORT in names:
+        ours = (INCOMPLETE_EXPORT, OPTIONS_FILE, WEIGHTS_FILE, HDF5_FILE, CARD_FILE)
+        names -= {
+            name
+            for name in names
+            if name in ours or (name.startswith(tuple(f".{n}." for n in ours)) and name.endswith(".tmp"))
+        }
+    if names:
+        shown = ", ".join(sorted(names)[:5]) + (" ..." if len(names) > 5 else "")
+        raise InputError(
+            f"{output} is not a new or empty folder (it holds {shown}); give one, or a clone of the Hub "
+            "repository holding only .git, so no other model's files mix in"
+        )
 
 
 def _source(reference: ModelReference) -> str:

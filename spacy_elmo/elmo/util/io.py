@@ -12,6 +12,7 @@ import re
 import shutil
 import socket
 import tempfile
+from io import StringIO
 from pathlib import Path
 from typing import Any, BinaryIO, Dict, Iterator, Optional, Sequence, Type, Union
 
@@ -270,39 +271,57 @@ def check_input_file(path: Union[str, Path], what: str, error: Type[InputFileErr
     return path
 
 
-def _not_utf8(
-    path: Path, what: str, err: UnicodeDecodeError, error: Type[InputFileError], line: int = 0
-) -> InputFileError:
-    where = f"line {line}" if line else f"byte {err.start}"
+def _not_utf8(path: Path, what: str, err: UnicodeDecodeError, error: Type[InputFileError], line: int) -> InputFileError:
     return error(
-        f"{what} file {path} is not UTF-8 text ({err.reason} at {where}); is it the right "
+        f"{what} file {path} is not UTF-8 text ({err.reason} at line {line}); is it the right "
         "file? Convert text to UTF-8 first (e.g. iconv -t utf-8)"
     )
+
+
+def _lines_before(err: UnicodeDecodeError) -> int:
+    """How many lines end before the bad byte of `err`, counting every line break universal newlines
+    count (a lone \\r too); the bytes are the error's own (utf-8-sig's leave the byte-order mark out)."""
+    head = bytes(err.object[: err.start])
+    return head.count(b"\n") + head.count(b"\r") - head.count(b"\r\n")
 
 
 def read_text(path: Union[str, Path], what: str, error: Type[InputFileError] = InputFileError) -> str:
     """The whole file as UTF-8 text, without the byte-order mark some editors put first."""
     path = check_input_file(path, what, error)
     try:
-        return path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise _not_utf8(path, what, err, error) from None
+        data = path.read_bytes()
     except OSError as err:
         raise error(f"{what} file {path} cannot be read: {err.strerror}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise _not_utf8(path, what, err, error, _lines_before(err) + 1) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def text_lines(path: Union[str, Path], what: str, error: Type[InputFileError] = InputFileError) -> Iterator[str]:
     """The file's lines as UTF-8 text, streamed, without a leading byte-order mark; a bad byte is an
-    InputFileError naming the line."""
+    InputFileError naming its true line. Each line is decoded by itself: a text file object decodes
+    8 KB at a time before splitting lines, so its error comes lines early, before the lines that
+    precede the bad byte are read."""
     path = check_input_file(path, what, error)
     lines_read = 0
+    encoding = "utf-8-sig"
     try:
-        with open(path, encoding="utf-8-sig") as f:
-            for line in f:
-                yield line
-                lines_read += 1
-    except UnicodeDecodeError as err:
-        raise _not_utf8(path, what, err, error, lines_read + 1) from None
+        with open(path, "rb") as f:
+            for raw in f:
+                try:
+                    text = raw.decode(encoding)
+                except UnicodeDecodeError as err:
+                    raise _not_utf8(path, what, err, error, lines_read + _lines_before(err) + 1) from None
+                encoding = "utf-8"
+                # A lone \r ends a line too, as in a text file object (universal newlines).
+                lines = StringIO(text, newline=None) if "\r" in text else (text,) if text else ()
+                for line in lines:
+                    yield line
+                    lines_read += 1
+    except OSError as err:
+        raise error(f"{what} file {path} cannot be read: {err.strerror}") from None
 
 
 # What h5py raises for a file whose metadata (superblock, object headers, B-trees) is damaged: it turns

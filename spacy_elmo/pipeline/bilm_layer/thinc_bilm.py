@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, List, Optional, Sequence, Tuple, Union, cast
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple, Union, cast
 
 import torch
 from pydantic import SkipValidation
@@ -41,7 +41,7 @@ from .bilm_holder import BiLMHolder, convert_inputs, convert_outputs, deserializ
 from .process_state import PROCESS
 from .read_tokens import doc_segments, kept_tokens
 from .run_settings import RUN_SETTINGS, RunSettings
-from .segment import Segmenter, build_sentence_windows_v1, check_segmenter
+from .segment import Segment, Segmenter, build_sentence_windows_v1, check_segmenter
 
 InT = List[Doc]
 OutT = List[Floats3d]
@@ -193,40 +193,67 @@ def _init(model: Model, X: Optional[InT] = None, Y: Any = None) -> None:
     ensure_loaded(model)
 
 
-def _forward(model: Model, docs: InT, is_train: bool, *, segmenter: Segmenter) -> Tuple[OutT, Callable]:
-    bilm = ensure_loaded(model)
+# One piece of a doc's layers as its batch is done: (doc index, the doc's rows it fills, its layers
+# `[L+1, r, 2P]`, a view into the batch's output).
+Piece = Tuple[int, Any, Any]
+# Each doc's words the biLM reads, each piece of the docs as (doc index, segment), each doc's rows read.
+_Plan = Tuple[List[List[str]], List[Tuple[int, Segment]], List[Any]]
+
+
+def _plan(model: Model, docs: InT, segmenter: Segmenter) -> _Plan:
+    keep = [kept_tokens(doc) for doc in docs]
+    words = [[doc[int(i)].text for i in rows] for doc, rows in zip(docs, keep)]
+    units = [(d, seg) for d, (doc, rows) in enumerate(zip(docs, keep)) for seg in doc_segments(segmenter, doc, rows)]
+    return words, units, [model.ops.asarray1i(cast(Sequence[int], rows)) for rows in keep]
+
+
+def _run(model: Model, bilm: BiLM, plan: _Plan, trainable: bool, callbacks: List[Any]) -> Iterator[Piece]:
+    """Run the biLM over the planned pieces batch by batch, yielding each piece's rows as its batch is
+    done; a trainable run appends each batch's backprop to `callbacks`."""
     settings = run_settings(model)
     run = RunOptions(tf32=settings.tf32, time_loop=settings.time_loop)  # per call: the torch module is shared
     wrapper = model.layers[0]
-    stateful = settings.stateful
-    ops = model.ops
-    keep = [kept_tokens(doc) for doc in docs]
-    words = [[doc[int(i)].text for i in rows] for doc, rows in zip(docs, keep)]
-    # One unit per piece: (doc index, segment).
-    units = [(d, seg) for d, (doc, rows) in enumerate(zip(docs, keep)) for seg in doc_segments(segmenter, doc, rows)]
-    # Arrays of the ops (CuPy on a GPU), so the layers never make a host round trip.
-    outputs = [ops.alloc3f(bilm.n_layers, len(doc), bilm.output_dim) for doc in docs]
-    rows_of = [ops.asarray1i(cast(Sequence[int], rows)) for rows in keep]
-    trainable = is_train and not settings.frozen
+    words, units, rows_of = plan
     fast = None if trainable or settings.fast_mode is None else PROCESS.fast_copy(bilm, settings.fast_mode)
-    callbacks = []
     lengths = [seg.end - seg.start for _, seg in units]
-    for batch in plan_batches(lengths, settings.max_batch_tokens, stateful):
+    for batch in plan_batches(lengths, settings.max_batch_tokens, settings.stateful):
         sentences = [words[units[u][0]][units[u][1].start : units[u][1].end] for u in batch]
         if trainable:
-            layers, layers_backprop = wrapper.begin_update((sentences, stateful, run))
+            layers, layers_backprop = wrapper.begin_update((sentences, settings.stateful, run))
             callbacks.append((batch, layers.shape, layers_backprop))
         elif fast is not None:
             with torch.inference_mode():
-                layers = torch2xp(fast.forward_sentences(sentences, run=run).layers, ops=ops)
+                layers = torch2xp(fast.forward_sentences(sentences, run=run).layers, ops=model.ops)
         else:
             with torch.inference_mode():
-                layers = wrapper.predict((sentences, stateful, run))
+                layers = wrapper.predict((sentences, settings.stateful, run))
         for row, u in enumerate(batch):
             d, seg = units[u]
-            outputs[d][:, rows_of[d][seg.keep_start : seg.keep_end]] = layers[
-                :, row, seg.keep_start - seg.start : seg.keep_end - seg.start
-            ]
+            piece = layers[:, row, seg.keep_start - seg.start : seg.keep_end - seg.start]
+            yield d, rows_of[d][seg.keep_start : seg.keep_end], piece
+
+
+def predict_pieces(model: Model, docs: InT) -> Iterator[Piece]:
+    """The layers of `docs` for prediction, a piece at a time as each batch is done: a caller that keeps
+    the rows in another form (float16) or pools them never holds a doc's float32 layers whole, as
+    `predict`'s `[L+1, n, 2P]` per doc does. A piece's array is valid until the next is asked for."""
+    forward = cast(partial, model._func)  # build_bilm_v2's partial of _forward, which holds the segmenter
+    segmenter: Segmenter = forward.keywords["segmenter"]
+    return _run(model, ensure_loaded(model), _plan(model, docs, segmenter), False, [])
+
+
+def _forward(model: Model, docs: InT, is_train: bool, *, segmenter: Segmenter) -> Tuple[OutT, Callable]:
+    bilm = ensure_loaded(model)
+    settings = run_settings(model)
+    run = RunOptions(tf32=settings.tf32, time_loop=settings.time_loop)
+    ops = model.ops
+    plan = _plan(model, docs, segmenter)
+    _, units, rows_of = plan
+    # Arrays of the ops (CuPy on a GPU), so the layers never make a host round trip.
+    outputs = [ops.alloc3f(bilm.n_layers, len(doc), bilm.output_dim) for doc in docs]
+    callbacks: List[Any] = []
+    for d, rows, piece in _run(model, bilm, plan, is_train and not settings.frozen, callbacks):
+        outputs[d][:, rows] = piece
 
     def backprop(d_outputs: OutT) -> InT:
         for batch, shape, batch_backprop in callbacks:

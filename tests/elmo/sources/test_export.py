@@ -1,7 +1,9 @@
 """`export_model` (spacy_elmo/elmo/sources/export.py): the bundled model written as options.json,
 model.safetensors, lm_weights.hdf5 and a model card loads back from each weight file bit for bit; the
 folder loads by path and as a Hub reference; a folder holding files already and an ELMoForManyLangs
-model, which the layout cannot hold, are refused."""
+model, which the layout cannot hold, are refused; a clone of a Hub repository (only git's files) is a
+target; an export cut short never loads, and the next one completes it; a repository name the Hub
+forbids is refused before anything is written."""
 
 import json
 
@@ -10,8 +12,10 @@ import torch
 
 from spacy_elmo import load_bilm
 from spacy_elmo.elmo.errors import InputError
-from spacy_elmo.elmo.sources import DEFAULT_MODEL, reference_to
+from spacy_elmo.elmo.formats import InputFileError
+from spacy_elmo.elmo.sources import DEFAULT_MODEL, export, reference_to
 from spacy_elmo.elmo.sources.export import export_model
+from spacy_elmo.elmo.sources.hub.errors import ModelReferenceError
 from tests.support.hub_cache import add_repo, offline_cache
 from tests.support.paths import MANYLANGS_DIR
 
@@ -79,3 +83,46 @@ def test_a_biLM_as_it_is_now_is_exported_with_its_source_in_the_card(tmp_path):
     assert "the spaCy pipeline out/model-best" in files["card"].read_text(encoding="utf8")
     with pytest.raises(InputError, match="not a new or empty folder"):
         export_bilm(bilm, tmp_path / "tuned", "again")
+
+
+def test_an_export_cut_short_never_loads_and_the_next_one_completes_it(tmp_path, monkeypatch):
+    def killed(*args):
+        raise KeyboardInterrupt
+
+    folder = tmp_path / "tiny"
+    monkeypatch.setattr(export, "save_weights", killed)  # options.json and model.safetensors are written by then
+    with pytest.raises(KeyboardInterrupt):
+        export_model(reference_to("fixture-tiny"), folder)
+    assert (folder / "options.json").exists() and (folder / "model.safetensors").exists()
+    with pytest.raises(InputFileError, match="is an export that did not finish.*export` into it again"):
+        load_bilm(folder)
+    monkeypatch.undo()
+    export_model(reference_to("fixture-tiny"), folder)
+    assert torch.equal(
+        load_bilm(folder).forward_sentences(SENTENCES).layers,
+        load_bilm("fixture-tiny").forward_sentences(SENTENCES).layers,
+    )
+    assert sorted(path.name for path in folder.iterdir()) == [
+        "README.md",
+        "lm_weights.hdf5",
+        "model.safetensors",
+        "options.json",
+    ]
+
+
+def test_a_clone_of_a_hub_repository_is_a_target(tmp_path):
+    folder = tmp_path / "clone"
+    (folder / ".git").mkdir(parents=True)
+    (folder / ".git" / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf8")
+    (folder / ".gitattributes").write_text("*.safetensors filter=lfs\n", encoding="utf8")
+    export_model(reference_to("fixture-tiny"), folder, "org/tiny")
+    assert (folder / ".git" / "HEAD").read_text(encoding="utf8") == "ref: refs/heads/main\n"
+    assert {".git", ".gitattributes", "options.json", "model.safetensors"} <= {p.name for p in folder.iterdir()}
+    load_bilm(folder)
+
+
+@pytest.mark.parametrize("repo_id", ["a..b/c", "a--b/c", "tiny", "org/tiny.git", "org/-tiny"])
+def test_a_repository_name_the_hub_forbids_is_refused_before_anything_is_written(tmp_path, repo_id):
+    with pytest.raises(ModelReferenceError, match="is not a Hub repository name"):
+        export_model(reference_to("fixture-tiny"), tmp_path / "tiny", repo_id)
+    assert not (tmp_path / "tiny").exists()

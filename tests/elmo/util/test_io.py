@@ -7,6 +7,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from spacy_elmo.elmo.util import io
 from spacy_elmo.elmo.util.io import (
@@ -22,6 +24,21 @@ from spacy_elmo.elmo.util.io import (
     text_lines,
 )
 from tests.support.full_disk import FullDiskFile
+
+# Pieces of text files as bytes: line breaks of every kind, a byte-order mark, valid and broken UTF-8.
+TEXT_PIECES = [
+    b"a",
+    b" ",
+    b"\n",
+    b"\r",
+    b"\r\n",
+    b"\xc3\xa9",
+    b"\xe2\x82\xac",
+    b"\xef\xbb\xbf",
+    b"\xff",
+    b"\xc3",
+    b"\xed\xa0\x80",
+]
 
 
 def dead_pid() -> int:
@@ -136,6 +153,63 @@ def test_a_byte_order_mark_is_not_text(tmp_path):
     path.write_text("\ufeffword next\nsecond\n", encoding="utf8")
     assert read_text(path, "text").startswith("word next")
     assert list(text_lines(path, "text")) == ["word next\n", "second\n"]
+
+
+def test_a_bad_byte_is_reported_at_its_true_line(tmp_path):
+    path = tmp_path / "text.txt"
+    lines = [f"line {i} of the text , words and words" for i in range(5000)]
+    path.write_bytes("\n".join(lines[:2999]).encode() + b"\nthe bad \xff byte\n" + "\n".join(lines[3000:]).encode())
+    with pytest.raises(io.InputFileError, match=r"invalid start byte at line 3000\)"):
+        list(text_lines(path, "text"))
+    with pytest.raises(io.InputFileError, match=r"invalid start byte at line 3000\)"):
+        read_text(path, "text")
+
+
+def _read_with_each_reader():
+    from spacy_elmo.elmo.pretrain.corpus import corpus_lines
+    from spacy_elmo.elmo.pretrain.shards import pack_corpus
+    from spacy_elmo.elmo.pretrain.vocab import Vocabulary, count_tokens
+
+    return {
+        "corpus": lambda path: list(corpus_lines(path, "corpus")),
+        "vocabulary counts": lambda path: count_tokens([path]),
+        "vocabulary": Vocabulary.from_file,
+        "pack": lambda path: pack_corpus([path], path.parent / "packed", "c"),
+    }
+
+
+@pytest.mark.parametrize("reader", sorted(_read_with_each_reader()))
+def test_every_reader_of_text_names_the_true_line(tmp_path, reader):
+    path = tmp_path / "text.txt"
+    lines = ["<S>", "</S>", "<UNK>"] + [f"word{i} and more words here" for i in range(997)]
+    path.write_bytes(("\n".join(lines) + "\n").encode() * 3 + b"bad \xff\n")
+    with pytest.raises(io.InputFileError, match=r"at line 3001\)"):
+        _read_with_each_reader()[reader](path)
+
+
+def _true_lines(data: bytes):
+    """What a reader of `data` must give: its lines (universal newlines, no byte-order mark), or the line
+    (from 1) of its first byte that is not UTF-8, found with Python's own decoder and line splitting."""
+    from io import StringIO
+
+    text = data.decode("utf-8-sig", errors="surrogateescape")
+    lines = list(StringIO(text, newline=None))
+    bad = [i for i, line in enumerate(lines) if any("\udc80" <= c <= "\udcff" for c in line)]
+    return (None, bad[0] + 1) if bad else (lines, None)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.binary(max_size=64) | st.lists(st.sampled_from(TEXT_PIECES), max_size=40).map(b"".join))
+def test_any_bytes_read_as_their_lines_or_an_error_naming_the_true_line(tmp_path, data):
+    path = tmp_path / "text.txt"
+    path.write_bytes(data)
+    lines, bad_line = _true_lines(data)
+    for read in (lambda: list(text_lines(path, "text")), lambda: read_text(path, "text")):
+        if lines is None:
+            with pytest.raises(io.InputFileError, match=rf"at line {bad_line}\); is it the right file"):
+                read()
+        else:
+            assert read() in (lines, "".join(lines))
 
 
 def test_file_digests_hash_several_files_as_one_stream_and_copy_it(tmp_path):
