@@ -13,6 +13,7 @@ from tests.support.paths import REPO
 
 REGISTERED = [
     ("architectures", "spacy-elmo.BiLM.v2"),
+    ("architectures", "spacy-elmo.BiLM.v3"),
     ("architectures", "spacy-elmo.ElmoListener.v1"),
     ("architectures", "spacy-elmo.ElmoTok2Vec.v1"),
     ("layers", "spacy-elmo.ScalarMix.v2"),

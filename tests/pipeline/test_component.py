@@ -9,6 +9,7 @@ from spacy.tokens import Doc, DocBin
 
 from spacy_elmo import restore_vectors
 from spacy_elmo.elmo.formats import WeightsError
+from spacy_elmo.pipeline.bilm_layer.thinc_bilm import set_source
 from tests.support.pipelines import EXACT_LAYERS, elmo_config
 
 MONEY = "She went to the bank to withdraw money ."
@@ -102,8 +103,8 @@ def test_to_disk_and_load_needs_no_outside_file(nlp, tmp_path):
     nlp.to_disk(tmp_path / "pipeline")
     loaded = spacy.load(tmp_path / "pipeline")
     # Prove the loaded pipeline took its weights from its own directory, not the config's paths.
-    assert loaded.get_pipe("elmo").model.attrs["options"] is not None
-    loaded.get_pipe("elmo").model.attrs.update(options="/nonexistent/options.json", weights="/nonexistent.hdf5")
+    assert loaded.get_pipe("elmo").model.attrs["source"]["weights"] is not None
+    set_source(loaded.get_pipe("elmo").model, "/nonexistent/options.json", "/nonexistent.hdf5")
     # 1e-6, not equality: `nlp` has token rows cached from other batches, whose char-CNN rounding differs.
     for a, b in zip(_vectors(nlp.pipe(TEXTS)), _vectors(loaded.pipe(TEXTS))):
         np.testing.assert_allclose(a, b, atol=1e-6)
