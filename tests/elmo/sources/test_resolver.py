@@ -15,8 +15,9 @@ import spacy
 from thinc.api import Config
 
 from spacy_elmo import load_bilm
-from spacy_elmo.elmo.errors import ElmoError
+from spacy_elmo.elmo.errors import ElmoError, InputError
 from spacy_elmo.elmo.sources.hub import ModelNotDownloadedError, download_model, load_catalogue
+from spacy_elmo.elmo.sources.resolver import check_reference
 from tests.support.cli import assert_clear_error, run_cli
 from tests.support.hub_cache import add_repo, offline_cache
 from tests.support.paths import TINY_MODEL
@@ -168,3 +169,14 @@ def test_dump_with_an_empty_model_fails_with_one_line(in_a_model_folder, tmp_pat
     assert_clear_error(result, "`model` is empty")
     assert len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "out.hdf5").exists()
+
+
+@pytest.mark.parametrize("model", ["", " ", "hf:tiny", "hf:org/tiny@", "hf:org/a/b"])
+def test_check_reference_refuses_what_no_file_could_make_right(model):
+    with pytest.raises(InputError, match="is empty|hf:ORG/REPO"):
+        check_reference(model)
+
+
+@pytest.mark.parametrize("model", ["no-such-folder", "runs/elmo", "hf:org/tiny@v1", "fixture-tiny"])
+def test_check_reference_leaves_paths_and_names_to_when_the_weights_are_read(model):
+    check_reference(model)
