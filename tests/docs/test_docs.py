@@ -2,7 +2,7 @@
 sybil: Python blocks in one namespace per document, shell blocks with bash (`set -euo pipefail`). Each
 document runs in a sandbox folder of its own holding what a checkout holds after the README's set-up, on
 tiny data: the configs and tests, the `.venv` running these tests, a tiny stand-in for the
-published ELMo files (`elmo_options.json`, `elmo_weights.hdf5`: the fixture model), raw text
+published ELMo files (`elmo_options.json`, `elmo_weights.hdf5`, their folder `elmo_model`: the fixture model), raw text
 (`raw/*.txt`, public domain) and tiny tags / entities / both corpora where `make corpora` writes the real
 ones. `spacy train` stops after two steps (SPACY_CONFIG_OVERRIDES). A block that cannot run here says why
 in the Markdown, as `<!-- skip: next "reason" -->`; `ini`, `json` and `text` blocks are data."""
@@ -106,6 +106,7 @@ def sandbox_template(tmp_path_factory) -> Path:
     (root / ".venv").symlink_to(Path(sys.executable).parent.parent)
     (root / "elmo_options.json").symlink_to(FIXTURE_MODEL / "options.json")
     (root / "elmo_weights.hdf5").symlink_to(FIXTURE_MODEL / "weights.hdf5")
+    (root / "elmo_model").symlink_to(FIXTURE_MODEL)
     lines = SAMPLE.read_text(encoding="utf8").splitlines()
     (root / "raw").mkdir()
     (root / "raw" / "book-a.txt").write_text("\n".join(lines[:200]) + "\n", encoding="utf8")
