@@ -62,16 +62,8 @@ def build_bilm_v2(
     RETURNS (Model[List[Doc], List[Floats3d]]): BiLM.v3's layer.
     """
     model_reference(options, weights, name, path)
-    layer = build_bilm_v3(
-        path or options or name or DEFAULT_MODEL,
-        stateful=stateful,
-        max_batch_tokens=max_batch_tokens,
-        segmentation=segmentation,
-        warm_start=warm_start,
-        fast_mode=fast_mode,
-        tf32=tf32,
-        time_loop=time_loop,
-    )
+    model = path or options or name or DEFAULT_MODEL
+    layer = build_bilm_v3(model, stateful, max_batch_tokens, segmentation, warm_start, fast_mode, tf32, time_loop)
     if weights is not None:
         set_source(layer, str(options), weights)
     return layer

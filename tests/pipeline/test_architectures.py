@@ -15,7 +15,8 @@ from spacy.util import load_config, load_model_from_config, registry
 from spacy_elmo import load_bilm
 from spacy_elmo.elmo.errors import InputError
 from spacy_elmo.pipeline import architectures
-from spacy_elmo.pipeline.architectures import build_bilm_v2, build_bilm_v3
+from spacy_elmo.pipeline.architectures import build_bilm_v2, build_bilm_v3, build_sentence_windows_v1
+from spacy_elmo.pipeline.bilm_layer.thinc_bilm import run_settings
 from tests.support.paths import CONFIGS, FIXTURES, REPO, TINY_MODEL
 
 REGISTERED = [
@@ -122,3 +123,16 @@ def test_a_v2_config_that_exists_gives_the_vectors_of_the_shipped_v3_config(fixt
     np.testing.assert_allclose(
         layers[1], load_bilm(*fixture_paths).embed([["Alice", "went", "to", "the", "bank", "."]])[0], atol=1e-6
     )
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"stateful": True, "max_batch_tokens": 7, "warm_start": True, "tf32": True, "time_loop": "step"},
+        {"fast_mode": "int8", "segmentation": build_sentence_windows_v1(max_length=5, overlap=1)},
+    ],
+)
+def test_v2_hands_v3_each_run_setting(settings):
+    v2, v3 = build_bilm_v2(name="fixture-tiny", **settings), build_bilm_v3("fixture-tiny", **settings)
+    assert run_settings(v2) == run_settings(v3)
+    assert v2._func.keywords["segmenter"] == v3._func.keywords["segmenter"]
