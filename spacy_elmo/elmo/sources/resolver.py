@@ -61,7 +61,7 @@ def _check_given(**values: Optional[PathLike]) -> None:
         if isinstance(value, str) and not value.strip():
             raise InputError(
                 f"`{key}` is empty ({value!r}), which names no model (as a path, the working directory): give the "
-                f"model's path or name, or leave `{key}` unset (null) for the bundled default model"
+                f"model's path or name, or leave `{key}` out for the bundled default model"
             )
 
 

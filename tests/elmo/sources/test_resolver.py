@@ -148,7 +148,7 @@ def in_a_model_folder(tmp_path, monkeypatch):
     [({"path": ""}, "path"), ({"options": "", "weights": ""}, "options"), ({"name": " "}, "name")],
 )
 def test_an_empty_path_in_the_config_is_refused_when_it_is_built(in_a_model_folder, model, key):
-    with pytest.raises(ElmoError, match=f"`{key}` is empty .* leave `{key}` unset \\(null\\) for the bundled default"):
+    with pytest.raises(ElmoError, match=f"`{key}` is empty .* leave `{key}` out for the bundled default"):
         spacy.blank("en").add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v2", **model}})
 
 
