@@ -30,7 +30,7 @@ def make_nlp(store_layers: Union[bool, str, None], model: Optional[str]):
 
     nlp = spacy.blank("en")
     if store_layers is not None:
-        config = {"@architectures": "spacy-elmo.BiLM.v2", **({"path": model} if model else {})}
+        config = {"@architectures": "spacy-elmo.BiLM.v3", **({"model": model} if model else {})}
         nlp.add_pipe("elmo", config={"model": config, "store_layers": store_layers})
     return nlp
 

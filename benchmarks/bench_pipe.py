@@ -62,13 +62,7 @@ def make_nlp(directory: Path):
     nlp = spacy.blank("en")
     nlp.add_pipe(
         "elmo",
-        config={
-            "model": {
-                "@architectures": "spacy-elmo.BiLM.v2",
-                "options": str(directory / "options.json"),
-                "weights": str(directory / "weights.hdf5"),
-            }
-        },
+        config={"model": {"@architectures": "spacy-elmo.BiLM.v3", "model": str(directory)}},
     )
     nlp.initialize()
     return nlp

@@ -55,10 +55,7 @@ def main() -> None:
         write_model(size_options(args.size, []), directory)
         config = load_config(
             ROOT / "configs" / "tagger_elmo.cfg",
-            overrides={
-                "paths.elmo_options": str(directory / "options.json"),
-                "paths.elmo_weights": str(directory / "weights.hdf5"),
-            },
+            overrides={"paths.elmo_model": str(directory)},
             interpolate=True,
         )
         nlp = load_model_from_config(config, auto_fill=True)

@@ -41,10 +41,8 @@ def demo_command(
 
     nlp = spacy.blank("en")
     # The top layer shows context best: the mean of the layers includes the context-free token layer.
-    nlp.add_pipe(
-        "elmo",
-        config={"pooling": "top", "model": {"@architectures": "spacy-elmo.BiLM.v2", "name": model, "warm_start": True}},
-    )
+    bilm = {"@architectures": "spacy-elmo.BiLM.v3", "model": model, "warm_start": True}
+    nlp.add_pipe("elmo", config={"pooling": "top", "model": bilm})
     docs = list(nlp.pipe(SENTENCES))
     banks = [next(t for t in doc if t.text == "bank") for doc in docs]
     typer.echo(f"model {model}: token vectors of width {banks[0].vector.shape[0]} (top biLM layer)")

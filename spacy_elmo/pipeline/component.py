@@ -40,7 +40,7 @@ from thinc.api import Model, Optimizer
 from thinc.types import Floats3d
 from typing_extensions import Annotated
 
-from ..elmo.errors import ElmoError
+from ..elmo.errors import ElmoError, InputError
 from ..elmo.nn.pooling_weights import check_pooling, pooling_weights
 from ..elmo.util.validation import must_be, validate_arguments
 from .bilm_layer.thinc_bilm import declared_layers, ensure_loaded, predict_pieces
@@ -58,9 +58,10 @@ from .training_data import check_annotations, listening_heads, training_corpus
 # "mean", "top", fixed weights per layer, or any List[Floats3d] -> List[Floats2d] layer (layers/pooling.py).
 Pooling = Union[str, List[float], Model]
 
-# No source given: the default bundled model (spaCy merges these keys into a user's model config, so
-# naming a model here would clash with user-given options paths).
-DEFAULT_MODEL_CONFIG = {"@architectures": "spacy-elmo.BiLM.v2"}
+# No model given: BiLM.v3's default, the bundled default model (spaCy fills it in from the signature).
+DEFAULT_MODEL_CONFIG = {"@architectures": "spacy-elmo.BiLM.v3"}
+# The `[paths]` keys that name the biLM: the shipped configs' (BiLM.v3's `model`), and v2 configs' files.
+MODEL_PATHS = ("elmo_model", "elmo_options", "elmo_weights")
 
 
 # What every `elmo` component writes. spaCy keeps one `assigns` per factory, not per component, so
@@ -94,7 +95,7 @@ def make_elmo(
 
     nlp (Language): the pipeline the component is added to.
     name (str): the component's name; listeners name it as their `upstream`.
-    model (Model[List[Doc], List[Floats3d]]): the biLM layer (`spacy-elmo.BiLM.v2`); it gives every doc
+    model (Model[List[Doc], List[Floats3d]]): the biLM layer (`spacy-elmo.BiLM.v3`); it gives every doc
         its `[L+1, n, 2P]` layers.
     pooling (Union[str, List[float], Model]): how the token vectors of `doc._.elmo["vectors"]` and
         `token.vector` are made from the layers: "mean", "top", one weight per layer, or any
@@ -124,6 +125,36 @@ def make_elmo(
         set_tensor=set_tensor,
         cache_mb=cache_mb,
     )
+
+
+def check_model_paths_read(nlp: Language) -> None:
+    """spaCy adds an override of a `[paths]` key its config lacks without a word, so `--paths.elmo_options`
+    given to a config of BiLM.v3 (the shipped ones since v3), or `--paths.elmo_model` to one that does not
+    read it, would leave another model running than the one the user named: refused, naming the v3 form."""
+    config = nlp.config
+    paths = config.get("paths", {})
+    # Read: named as `${paths.KEY}` or, in a config loaded interpolated, its value found elsewhere.
+    values = list(_leaves({section: block for section, block in config.items() if section != "paths"}))
+    unread = [
+        key
+        for key in MODEL_PATHS
+        if paths.get(key) is not None and paths[key] not in values and f"${{paths.{key}}}" not in config.to_str()
+    ]
+    if unread:
+        named = ", ".join(f"paths.{key} = {paths[key]!r}" for key in unread)
+        raise InputError(
+            f"{named}: nothing in this config reads it, so another model would run. The shipped configs take "
+            "the model (a folder holding options.json and the weights, a model's name or hf:ORG/REPO) as "
+            "--paths.elmo_model; other configs as the `model` of spacy-elmo.BiLM.v3 (--components.elmo.model.model)"
+        )
+
+
+def _leaves(block: Any) -> Iterator[Any]:
+    if isinstance(block, dict):
+        for value in block.values():
+            yield from _leaves(value)
+    else:
+        yield block
 
 
 class ElmoComponent(TrainablePipe):
@@ -359,12 +390,14 @@ class ElmoComponent(TrainablePipe):
 
         get_examples (Callable[[], Iterable[Example]]): the training examples.
         nlp (Optional[Language]): the pipeline; with it, the enabled listening heads (and those of a
-            listening `tok2vec`) are checked to find their annotation in the examples.
-        options (Optional[str]): an options.json; from [initialize.components.<name>], it wins over
-            the model config.
+            listening `tok2vec`) are checked to find their annotation in the examples, and a `--paths.elmo_*`
+            override the config does not read is refused (check_model_paths_read).
+        options (Optional[str]): an options.json, or a model folder or archive; from
+            [initialize.components.<name>] (BiLM.v2 configs), it wins over the model config.
         weights (Optional[str]): the weights file for `options`.
         """
         if nlp is not None:
+            check_model_paths_read(nlp)
             heads = listening_heads(nlp, self.listening_components)
             check_annotations(heads, get_examples(), training_corpus(nlp))
         load_source(self.model, options, weights)

@@ -26,9 +26,11 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 from confection import Config, ConfigValidationError
 
 from ..elmo.errors import InputError
-from ..elmo.sources import reference_to
+from ..elmo.sources import DEFAULT_MODEL, reference_to
 
 ELMO_NAME = "elmo"
+BILM = "spacy-elmo.BiLM.v3"
+MODEL_PATH = "elmo_model"  # `[paths]`' key for the biLM's `model`, in the shipped configs too
 TOK2VEC_LISTENER = "spacy.Tok2VecListener.v1"
 HASH_EMBED_CNN = "spacy.HashEmbedCNN.v2"
 HASH_EMBED_CNN_SETTINGS = (
@@ -80,7 +82,8 @@ def fill_elmo_config(
     ElmoListener in every head's tok2vec, or in the shared one, filled with every default as `spacy init
     fill-config` fills.
 
-    model: a bundled or catalogue model's name, or a model directory or archive; None: the bundled default.
+    model: a bundled or catalogue model's name, a model directory or archive, or hf:ORG/REPO[@REVISION]
+        (`--model`'s reference); None: the bundled default.
     frozen: the biLM gets no gradient (False fine-tunes it through the listeners).
     tok2vec: "instead" or "beside" the heads' tok2vec (module docstring).
     shared: one mix in the `tok2vec` component the heads listen to, instead of one per head.
@@ -129,7 +132,7 @@ def fill_elmo_config(
     if tok2vec == "instead" and not shared:
         pipeline = _drop_unheard_tok2vecs(config, pipeline)
     config["nlp"]["pipeline"] = [ELMO_NAME, *pipeline]
-    components[ELMO_NAME] = {"factory": "elmo", "frozen": frozen, "model": _bilm_config(model)}
+    components[ELMO_NAME] = {"factory": "elmo", "frozen": frozen, "model": _bilm_config(config, model)}
     if config.get("system", {}).get("gpu_allocator") is None:
         config.setdefault("system", {})["gpu_allocator"] = GPU_ALLOCATOR
     if config["nlp"].get("batch_size", SPACY_BATCH_SIZE) == SPACY_BATCH_SIZE:  # a size of the user's own stays
@@ -194,13 +197,14 @@ def _set(block: Dict[str, Any], path: Path, value: Dict[str, Any]) -> None:
     _get(block, path[:-1])[path[-1]] = value
 
 
-def _bilm_config(model: Optional[str]) -> Dict[str, Any]:
-    """`spacy-elmo.BiLM.v2` naming `model` as `path`, `options` or `name`; checked now (an unknown
-    name fails here, with where names come from)."""
-    block: Dict[str, Any] = {"@architectures": "spacy-elmo.BiLM.v2"}
-    if model is not None:
-        block.update(reference_to(model).describe())
-    return block
+def _bilm_config(config: Config, model: Optional[str]) -> Dict[str, Any]:
+    """`spacy-elmo.BiLM.v3` reading `model` from `[paths] elmo_model`, as the shipped configs do (so that
+    `--paths.elmo_model` works on both); checked now, where the user is (an unknown name fails here,
+    with where names come from)."""
+    model = DEFAULT_MODEL if model is None else model
+    reference_to(model)
+    config.setdefault("paths", {})[MODEL_PATH] = model
+    return {"@architectures": BILM, "model": f"${{paths.{MODEL_PATH}}}"}
 
 
 def _elmo_tok2vec(

@@ -40,7 +40,7 @@ def test_russian_tagger_on_a_manylangs_model_trains_saves_and_loads(tmp_path):
     command = [sys.executable, "-m", "spacy", "train", str(CONFIG), "--output", str(out), "--nlp.lang", "ru"]
     command += ["--paths.train", str(_corpus(tmp_path / "train.spacy", 4))]
     command += ["--paths.dev", str(_corpus(tmp_path / "dev.spacy", 1))]
-    command += ["--components.elmo.model.path", str(model), "--training.max_steps", "6"]
+    command += ["--paths.elmo_model", str(model), "--training.max_steps", "6"]
     command += ["--training.eval_frequency", "3"]
     result = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:] + result.stdout[-3000:]

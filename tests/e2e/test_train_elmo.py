@@ -38,7 +38,8 @@ def _corpus(path, copies, entities=True):
 
 
 def _spacy_train(config, train, dev, out, fixture_paths, *overrides):
-    options, weights = fixture_paths
+    """The fixture model given as the shipped configs take one: its folder (options.json and weights)."""
+    model = fixture_paths[0].parent
     return run_cli(
         "train",
         config,
@@ -48,10 +49,8 @@ def _spacy_train(config, train, dev, out, fixture_paths, *overrides):
         train,
         "--paths.dev",
         dev,
-        "--paths.elmo_options",
-        options,
-        "--paths.elmo_weights",
-        weights,
+        "--paths.elmo_model",
+        model,
         "--training.eval_frequency",
         4,
         *overrides,

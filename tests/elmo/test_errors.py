@@ -19,6 +19,7 @@ from spacy_elmo.elmo.errors import DiskFullError, ElmoError, OutputFileError
 from spacy_elmo.elmo.sources.hub.errors import DownloadError, ModelNotDownloadedError, NetworkError
 from spacy_elmo.pipeline.architectures import (
     build_bilm_v2,
+    build_bilm_v3,
     build_elmo_listener_v1,
     build_scalar_mix_v2,
     build_sentence_windows_v1,
@@ -70,6 +71,8 @@ def test_the_package_raises_no_plain_builtin_errors():
         lambda: build_bilm_v2(max_batch_tokens=0),
         lambda: build_bilm_v2(weights="w.hdf5"),
         lambda: build_bilm_v2(segmentation="sentences"),
+        lambda: build_bilm_v3(""),
+        lambda: build_bilm_v3("hf:no-repo"),
         lambda: build_elmo_listener_v1(build_scalar_mix_v2(), width=0),
         lambda: ActivationCache(-1),
         lambda: CharacterMapper(2),

@@ -11,6 +11,7 @@ from spacy.util import registry
 from thinc.api import Model
 
 from spacy_elmo.elmo.errors import ElmoError
+from spacy_elmo.elmo.sources import DEFAULT_MODEL
 from spacy_elmo.pipeline.fill_config import (
     GPU_ALLOCATOR,
     MIX_DROPOUT,
@@ -156,11 +157,19 @@ def test_beside_keeps_the_shared_tok2vec_as_the_listeners_extra_features():
 def test_model_frozen_and_allocator():
     filled = fill_elmo_config(spacy_config(["tagger"]), model=str(TINY_MODEL), frozen=False)
     elmo = filled["components"]["elmo"]
-    assert elmo["frozen"] is False and elmo["model"]["path"] == str(TINY_MODEL)
+    assert elmo["frozen"] is False and filled.interpolate()["components"]["elmo"]["model"]["model"] == str(TINY_MODEL)
     assert filled["system"]["gpu_allocator"] == "pytorch"
-    assert fill_elmo_config(spacy_config(["tagger"]), model="fixture-tiny")["components"]["elmo"]["model"]["name"] == (
-        "fixture-tiny"
-    )
+    named = fill_elmo_config(spacy_config(["tagger"]), model="hf:org/tiny@v1")
+    assert named["paths"]["elmo_model"] == "hf:org/tiny@v1"
+    assert fill_elmo_config(spacy_config(["tagger"]))["paths"]["elmo_model"] == DEFAULT_MODEL
+
+
+def test_the_model_is_named_as_in_the_shipped_configs():
+    """One BiLM.v3 `model` read from `[paths] elmo_model`, so `--paths.elmo_model` works on both."""
+    shipped = Config().from_disk(CONFIGS / "tagger_elmo.cfg", interpolate=False)["components"]["elmo"]["model"]
+    filled = fill_elmo_config(spacy_config(["tagger"]))["components"]["elmo"]["model"]
+    assert filled["@architectures"] == shipped["@architectures"] == "spacy-elmo.BiLM.v3"
+    assert filled["model"] == shipped["model"] == "${paths.elmo_model}"
     chosen = spacy_config(["tagger"])
     chosen["system"]["gpu_allocator"] = "cupy"
     assert fill_elmo_config(chosen)["system"]["gpu_allocator"] == "cupy"  # the user's choice stays
@@ -171,6 +180,7 @@ def test_model_frozen_and_allocator():
     [
         (["textcat"], {}, "no component in .nlp. pipeline .* has a tok2vec .*: tagger, morphologizer, parser"),
         (["tagger"], {"model": "no-such-model"}, "no ELMo model 'no-such-model'"),
+        (["tagger"], {"model": "hf:no-repo"}, "hf:ORG/REPO"),
         (["tagger"], {"tok2vec": "around"}, "--tok2vec is 'instead' or 'beside', not 'around'"),
     ],
 )

@@ -27,8 +27,8 @@ factory = "elmo"
 cache_mb = 1024
 
 [components.elmo.model]
-@architectures = "spacy-elmo.BiLM.v2"
-name = "fixture-tiny"
+@architectures = "spacy-elmo.BiLM.v3"
+model = "fixture-tiny"
 max_batch_tokens = 4096
 
 [components.elmo.model.segmentation]
@@ -63,7 +63,7 @@ def _load(text):
     [
         (
             "max_batch_tokens = 4096",
-            "spacy-elmo.BiLM.v2: 'max_batch_tokens' must be an integer of at least 1, got '4096'",
+            "spacy-elmo.BiLM.v3: 'max_batch_tokens' must be an integer of at least 1, got '4096'",
         ),
         (
             "cache_mb = 1024",
@@ -136,7 +136,7 @@ def test_a_foreign_registry_entry_as_segmentation_is_refused_when_the_pipeline_i
     with pytest.raises(ElmoError) as caught:
         spacy.blank("en").add_pipe("elmo", config=elmo_config(segmentation=segmentation))
     message = str(caught.value)
-    assert message.startswith("spacy-elmo.BiLM.v2: 'segmentation' must be a Segmenter") and got in message
+    assert message.startswith("spacy-elmo.BiLM: 'segmentation' must be a Segmenter") and got in message
 
 
 @pytest.fixture(scope="module")

@@ -87,8 +87,7 @@ def test_when_spacys_training_loop_returns_the_cache_holds_nothing(tmp_path, fix
     overrides = {
         "paths.train": corpus,
         "paths.dev": corpus,
-        "paths.elmo_options": str(fixture_paths[0]),
-        "paths.elmo_weights": str(fixture_paths[1]),
+        "paths.elmo_model": str(fixture_paths[0].parent),
         "training.max_steps": 6,
         "training.eval_frequency": 2,
     }

@@ -4,6 +4,8 @@ scores it keeps, the report's error reduction and its bootstrap
 interval over seeds, and the timing script's pieces (round order, summary, thread settings, stamped
 logs)."""
 
+import argparse
+import contextlib
 import io
 import sys
 import time
@@ -21,7 +23,9 @@ from projects.downstream.scripts.run_grid import (
     SYSTEMS,
     THREAD_VARIABLES,
     Run,
+    add_elmo_arguments,
     config_file,
+    elmo_settings,
     grid,
     thread_env,
     train_command,
@@ -54,7 +58,7 @@ def test_elmo_configs_are_fill_elmos_with_the_grids_bilm(task):
     tok2vec = encoder["components"][head]["model"]["tok2vec"]
     assert tok2vec == filled["components"][head]["model"]["tok2vec"]  # the user's path, unchanged
     assert tok2vec["embed"]["@architectures"] == "spacy-elmo.ElmoListener.v1"
-    assert encoder["components"]["elmo"]["model"]["options"] == "${paths.elmo_options}"
+    assert encoder["components"]["elmo"]["model"]["model"] == "${paths.elmo_model}"
     if task not in make_configs.REFERENCE_TASKS:
         return
     alone = Config().from_disk(CONFIGS / f"{task}_elmo_alone.cfg", interpolate=False)
@@ -208,13 +212,13 @@ def test_timing_summary_takes_medians_and_paired_ratios():
 
 
 def test_the_timed_command_is_the_grids_and_names_the_biLM_only_for_elmo(tmp_path):
-    elmo = {"elmo_options": "o.json", "elmo_weights": "w.hdf5", "fast_mode": "bf16"}
+    elmo = {"elmo_model": "hf:org/elmo", "fast_mode": "bf16"}
     base = train_command(Run("pos", "all", "baseline", 0, 2000, 400), tmp_path, tmp_path, tmp_path / "m", elmo)
     with_elmo = train_command(Run("pos", "all", "elmo_encoder", 0, 2000, 400), tmp_path, tmp_path, tmp_path / "m", elmo)
     assert base[base.index("--training.max_steps") + 1] == "2000"
     assert base[base.index("--paths.train") + 1] == str(tmp_path / "pos" / "train-all.spacy")
-    assert "--paths.elmo_options" not in base
-    assert with_elmo[with_elmo.index("--paths.elmo_weights") + 1] == "w.hdf5"
+    assert "--paths.elmo_model" not in base
+    assert with_elmo[with_elmo.index("--paths.elmo_model") + 1] == "hf:org/elmo"
     assert with_elmo[with_elmo.index("--components.elmo.model.fast_mode") + 1] == "bf16"
     assert "--components.elmo.model.fast_mode" not in base
     assert with_elmo[4].endswith("pos_elmo_encoder.cfg")
@@ -252,3 +256,16 @@ def test_a_timed_log_stamps_every_line_and_finds_the_step_0_evaluation():
         assert float(stamped[:8]) >= 0 and stamped[9:] == original.rstrip("\n")
     assert first is not None and 0 <= first <= time.perf_counter() - started
     assert stamp_lines(spacy_output[:3], io.StringIO(), started) is None
+
+
+def test_the_biLMs_files_as_before_v3_are_refused_naming_the_one_model():
+    parser = argparse.ArgumentParser()
+    add_elmo_arguments(parser)
+    assert elmo_settings(parser, parser.parse_args(["--elmo-model", "fixture-tiny"]))["elmo_model"] == "fixture-tiny"
+    assert elmo_settings(parser, parser.parse_args(["--elmo-model=", "--elmo-options="]))["elmo_model"] is None
+    stderr = io.StringIO()
+    with pytest.raises(SystemExit), contextlib.redirect_stderr(stderr):
+        elmo_settings(parser, parser.parse_args(["--elmo-options", "o.json", "--elmo-weights", "w.hdf5"]))
+    assert (
+        "give the folder holding options.json and the weights as --elmo-model (--vars.elmo_model)" in stderr.getvalue()
+    )

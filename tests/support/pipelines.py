@@ -22,15 +22,15 @@ TAGGER_ON_ELMO = {
 EXACT_LAYERS = {"store_layers": True}
 
 # The settings of spacy-elmo.BiLM.v2 that say where its weights come from.
-SOURCE_KEYS = ("name", "path", "options", "weights")
+V2_SOURCE_KEYS = ("name", "path", "options", "weights")
 
 
 def elmo_config(**model: Any) -> Dict[str, Any]:
-    """An `elmo` component's config whose biLM (`spacy-elmo.BiLM.v2`) has the settings `model`; without a
-    source among them, the bundled fixture-tiny."""
-    if not any(key in model for key in SOURCE_KEYS):
-        model = {"name": "fixture-tiny", **model}
-    return {"model": {"@architectures": "spacy-elmo.BiLM.v2", **model}}
+    """An `elmo` component's config whose biLM has the settings `model`: `spacy-elmo.BiLM.v3` (its `model`
+    by default the bundled fixture-tiny), or `spacy-elmo.BiLM.v2` where they name its source settings."""
+    if any(key in model for key in V2_SOURCE_KEYS):
+        return {"model": {"@architectures": "spacy-elmo.BiLM.v2", **model}}
+    return {"model": {"@architectures": "spacy-elmo.BiLM.v3", "model": "fixture-tiny", **model}}
 
 
 def tiny_tagger_pipeline(frozen: bool) -> Language:

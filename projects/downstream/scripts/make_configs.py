@@ -83,14 +83,10 @@ def textcat_ensemble(base: Config) -> Config:
 
 
 def elmo_encoder(base: Config, task: str) -> Config:
-    """What `spacy init fill-elmo` makes of spaCy's config (the user's path, pipeline/fill_config.py), with
-    the biLM read from `paths.elmo_options` / `paths.elmo_weights` (unset: the bundled default)."""
+    """What `spacy init fill-elmo` makes of spaCy's config (the user's path, pipeline/fill_config.py): the
+    biLM read from `paths.elmo_model` (by default the bundled default)."""
     config = fill_elmo_config(base, frozen=True, tok2vec="instead")
-    config["paths"]["elmo_options"] = None
-    config["paths"]["elmo_weights"] = None
-    elmo = config["components"]["elmo"]
-    elmo["cache_mb"] = CACHE_MB
-    elmo["model"].update(options="${paths.elmo_options}", weights="${paths.elmo_weights}")
+    config["components"]["elmo"]["cache_mb"] = CACHE_MB
     return config
 
 

@@ -3,7 +3,7 @@
     python -m scripts.run_grid corpus/ configs/ runs/ [--jobs 2] [--tasks pos ner genre spans dep]
         [--sizes 500 2000 all]
         [--seeds 0 1 2] [--systems baseline elmo_encoder] [--smoke]
-        [--elmo-options PATH --elmo-weights PATH] [--fast-mode bf16]
+        [--elmo-model MODEL] [--fast-mode bf16]
 
 A run is (task, training size, system, seed): `spacy train` on `corpus/<task>/train-<size>-s<seed>.spacy`
 with dev for model selection (spaCy keeps `model-best` by the dev score), then `spacy evaluate` of
@@ -116,10 +116,32 @@ ONE_THREAD = thread_env(1)
 
 # The biLM settings a run of an ELMo system may change, and the config keys they override.
 ELMO_SETTINGS = {
-    "elmo_options": "paths.elmo_options",
-    "elmo_weights": "paths.elmo_weights",
+    "elmo_model": "paths.elmo_model",
     "fast_mode": "components.elmo.model.fast_mode",
 }
+
+
+def add_elmo_arguments(parser: argparse.ArgumentParser) -> None:
+    """The biLM options of the grid's scripts; `--elmo-options`/`--elmo-weights`, which the configs no
+    longer read (BiLM.v3), stay to be refused by name (`elmo_settings`)."""
+    parser.add_argument(
+        "--elmo-model",
+        default=None,
+        help="The biLM: a model folder (options.json and the weights), a model's name or hf:ORG/REPO "
+        "(default: the bundled one).",
+    )
+    parser.add_argument("--elmo-options", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--elmo-weights", default=None, help=argparse.SUPPRESS)
+
+
+def elmo_settings(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Dict[str, Optional[str]]:
+    """The biLM settings of `args` (empty strings, the project's defaults, mean the bundled biLM)."""
+    if args.elmo_options or args.elmo_weights:
+        parser.error(
+            "--elmo-options/--elmo-weights (--vars.elmo_options/elmo_weights): the configs take one model now; "
+            "give the folder holding options.json and the weights as --elmo-model (--vars.elmo_model)"
+        )
+    return {"elmo_model": args.elmo_model or None, "fast_mode": getattr(args, "fast_mode", None) or None}
 
 
 def train_command(run: Run, corpus: Path, configs: Path, output: Path, elmo: Dict[str, Optional[str]]) -> List[str]:
@@ -223,18 +245,12 @@ def main() -> None:
     parser.add_argument(
         "--smoke", action="store_true", help="Each task's systems, 4 steps: checks the pipeline, not ELMo."
     )
-    parser.add_argument("--elmo-options", default=None, help="options.json of the biLM (default: the bundled one).")
-    parser.add_argument("--elmo-weights", default=None)
+    add_elmo_arguments(parser)
     parser.add_argument(
         "--fast-mode", default=None, help="The biLM's fast mode (docs/fast_modes.md), e.g. bf16 (default: exact)."
     )
     args = parser.parse_args()
-    # Empty strings (the project's defaults) mean the bundled biLM.
-    elmo = {
-        "elmo_options": args.elmo_options or None,
-        "elmo_weights": args.elmo_weights or None,
-        "fast_mode": args.fast_mode or None,
-    }
+    elmo = elmo_settings(parser, args)
     runs = [
         run
         for run in grid(args.tasks, args.smoke, args.seeds)

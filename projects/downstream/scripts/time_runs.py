@@ -39,7 +39,7 @@ import torch
 
 from spacy_elmo.elmo.util.machine import cpu_name, machine
 
-from .run_grid import SCHEDULE, Run, thread_env, train_command
+from .run_grid import SCHEDULE, Run, add_elmo_arguments, elmo_settings, thread_env, train_command
 
 BASELINE = "baseline"
 TITLE = "Full `spacy train` runs timed in alternating rounds (`python -m scripts.time_runs`), nothing else running."
@@ -145,14 +145,13 @@ def main() -> None:
     parser.add_argument(
         "--output", type=Path, default=None, help="Also append the row to this markdown file (with a header if new)."
     )
-    parser.add_argument("--elmo-options", default=None)
-    parser.add_argument("--elmo-weights", default=None)
+    add_elmo_arguments(parser)
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
     if args.threads < 0:
         parser.error("--threads must be 0 (nothing pinned) or more")
-    elmo = {"elmo_options": args.elmo_options or None, "elmo_weights": args.elmo_weights or None}
+    elmo = elmo_settings(parser, args)
     steps, eval_every = SCHEDULE[args.size]
     runs = {system: Run(args.task, args.size, system, 0, steps, eval_every) for system in (BASELINE, args.system)}
     args.scratch.mkdir(parents=True, exist_ok=True)

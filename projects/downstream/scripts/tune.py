@@ -22,7 +22,7 @@ from typing import Dict, List, Tuple
 import srsly
 from spacy.util import load_config
 
-from .run_grid import SCHEDULE, SCORES, Run, execute
+from .run_grid import SCHEDULE, SCORES, Run, add_elmo_arguments, elmo_settings, execute
 
 
 def parse_variant(items: List[str]) -> Tuple[str, Dict[str, object]]:
@@ -51,8 +51,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=None, help="default: the grid's for --size")
     parser.add_argument("--eval-every", type=int, default=None, help="default: the grid's for --size")
     parser.add_argument("--variant", nargs="+", action="append", default=[], metavar="NAME KEY=VALUE")
-    parser.add_argument("--elmo-options", default=None, help="options.json of the biLM (default: the bundled one).")
-    parser.add_argument("--elmo-weights", default=None)
+    add_elmo_arguments(parser)
     args = parser.parse_args()
     steps, eval_every = SCHEDULE[args.size]
     steps, eval_every = args.steps or steps, args.eval_every or eval_every
@@ -61,7 +60,7 @@ def main() -> None:
     base = args.configs / f"{args.task}_{args.system}.cfg"
     variants = [("base", {})] + [parse_variant(items) for items in args.variant]
     metric = SCORES[args.task][0]
-    elmo: Dict = {"elmo_options": args.elmo_options or None, "elmo_weights": args.elmo_weights or None}
+    elmo = elmo_settings(parser, args)
     for name, overrides in variants:
         config = load_config(base, overrides=overrides, interpolate=False)
         config.to_disk(variant_configs / f"{args.task}_{name}.cfg")

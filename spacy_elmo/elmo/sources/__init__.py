@@ -1,5 +1,5 @@
 """Where models come from: the bundled models (bundled.py) and the one module that decides what a model
-reference is and loads it (resolver.py), for `load_bilm`, BiLM.v2, the `elmo` component, `dump` and
+reference is and loads it (resolver.py), for `load_bilm`, BiLM.v3, the `elmo` component, `dump` and
 `evaluate`. Names are imported from their modules on first use: `bundled` alone (the CLI's defaults)
 loads no torch."""
 

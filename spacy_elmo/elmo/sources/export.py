@@ -133,7 +133,7 @@ def model_card(bilm: BiLM, source: str, folder: str, repo_id: Optional[str] = No
         "",
         f'bilm = load_bilm("{reference}")',
         "nlp = spacy.blank('en')",
-        f'nlp.add_pipe("elmo", config={{"model": {{"@architectures": "spacy-elmo.BiLM.v2", "name": "{reference}"}}}})',
+        f'nlp.add_pipe("elmo", config={{"model": {{"@architectures": "spacy-elmo.BiLM.v3", "model": "{reference}"}}}})',
         "```",
         "",
         f'A local copy loads by its path (`load_bilm("{folder}")`); AllenNLP and bilm-tf read `{OPTIONS_FILE}` '

@@ -1,5 +1,5 @@
 """Where a biLM comes from: the one module that decides what a model reference is (`resolve`) and the
-one typed answer every caller takes (`ResolvedModel`): `load_bilm`, BiLM.v2 and the `elmo` component,
+one typed answer every caller takes (`ResolvedModel`): `load_bilm`, BiLM.v3 (and v2) and the `elmo` component,
 `dump` (local and Ray), the Ray Data embedder and `evaluate`.
 
 A reference is, in this order:
@@ -11,9 +11,9 @@ A reference is, in this order:
 4. `hf:ORG/REPO[@REVISION]`, a repository on the Hugging Face Hub holding a model folder of any of those
    formats, fetched into huggingface_hub's own cache when the weights are loaded (elmo/sources/hub/hf.py).
 
-Checks that need no file run when a reference is made (`model_reference`, `reference_to`), so a config
-with a bad one fails when it is built; files are read only when the weights are loaded or, cheaply, the
-options (`reference_options`).
+Checks that need no file run when a reference is made (`model_reference`, `reference_to`) or, for a
+config's one `model` (BiLM.v3), when the config is built (`check_reference`); files are read only when the
+weights are loaded or, cheaply, the options (`reference_options`).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def _check_given(**values: Optional[PathLike]) -> None:
         if isinstance(value, str) and not value.strip():
             raise InputError(
                 f"`{key}` is empty ({value!r}), which names no model (as a path, the working directory): give the "
-                f"model's path or name, or leave `{key}` unset (null) for the bundled default model"
+                f"model's path or name, or leave `{key}` out for the bundled default model"
             )
 
 
@@ -132,6 +132,17 @@ def reference_to(model: PathLike, weights: Optional[PathLike] = None) -> ModelRe
     if weights is not None or (Path(model).is_file() and not is_model_path(model)):
         return model_reference(options=model, weights=weights)
     return model_reference(path=model) if Path(model).exists() else model_reference(name=str(model))
+
+
+def check_reference(model: PathLike) -> None:
+    """The checks of `reference_to(model)` that hold wherever a config is read: an empty value and a
+    malformed `hf:` reference are refused. Whether the value is an existing path or a model's name is asked
+    when the weights are read (initialize or first use, `reference_to`), as spacy-curated-transformers
+    reads its model loaders only at initialize: a saved pipeline's config still names the folder it was
+    trained from, which need not exist where the pipeline is loaded, since the weights travel with it."""
+    _check_given(model=model)
+    if is_hf_reference(str(model)):
+        parse_hf_reference(str(model))
 
 
 @dataclass(frozen=True)

@@ -96,7 +96,7 @@ def check_segmenter(segmenter: object) -> Segmenter:
     problem = _not_a_segmenter(segmenter)
     if problem:
         raise InputError(
-            "spacy-elmo.BiLM.v2: 'segmentation' must be a Segmenter (spacy_elmo.pipeline.bilm_layer.segment."
+            "spacy-elmo.BiLM: 'segmentation' must be a Segmenter (spacy_elmo.pipeline.bilm_layer.segment."
             f"Segmenter: called with a doc and its kept token indices, it returns Segments), got "
             f"{_described(segmenter)}, which {problem}; give a function registered to return one, such as "
             "spacy-elmo.sentence_windows.v1, or null"
@@ -174,7 +174,7 @@ def build_sentence_windows_v1(
     max_length (int): pieces longer than this many tokens are read in windows; set it high to read long
         unsegmented docs whole (memory grows with it).
     overlap (int): tokens shared by neighbouring windows, as context on each side.
-    RETURNS (Segmenter): the segmenter `BiLM.v2`'s `segmentation` takes.
+    RETURNS (Segmenter): the segmenter `BiLM.v3`'s `segmentation` takes.
     """
     return SentenceWindows(split_sentences, max_length, overlap)
 

@@ -1,8 +1,9 @@
 """The torch BiLM as a thinc layer: `List[Doc] -> List[Floats3d]`, one `[L+1, n_tokens, 2P]` per doc.
 
-The layer never reads a file when it is built: it records where its weights come from (a model
-directory or zip archive of any format, options/weights paths, a bundled model's name, or else the
-default bundled model) and loads them on first use or in `initialize`. A pipeline saved with `to_disk`
+The layer never reads a file when it is built: it records where its weights come from (one reference,
+`--model`'s: a model's name, a folder or archive of any format, or `hf:ORG/REPO[@REV]`; BiLM.v2's options
+and weights paths as the pair `reference_to` takes) and loads them on first use or in `initialize`. A
+pipeline saved with `to_disk`
 carries options, parameters and what else its format needs (formats.describe) inside the torch shim's
 bytes, so `spacy.load` needs none of those paths any more, also when the layer sits inside another
 model (after `replace_listeners`).
@@ -29,12 +30,14 @@ from thinc.api import Model, PyTorchWrapper_v3, torch2xp
 from thinc.types import Floats3d
 from typing_extensions import Annotated
 
+from ...elmo.errors import InputError
 from ...elmo.nn.batch_plan import plan_batches
 from ...elmo.nn.bilm import BiLM
 from ...elmo.nn.fast.fast_bilm import FAST_MODES, FastModeError
 from ...elmo.nn.precision import fp32_scope
 from ...elmo.nn.run_options import AUTO, RunOptions
-from ...elmo.sources.resolver import ModelReference, model_reference, reference_options, resolve
+from ...elmo.sources.bundled import DEFAULT_MODEL
+from ...elmo.sources.resolver import ModelReference, check_reference, reference_options, reference_to, resolve
 from ...elmo.util.validation import must_be, validate_arguments
 from ..device import place_bilm
 from .bilm_holder import BiLMHolder, convert_inputs, convert_outputs, deserialize_holder, serialize_holder
@@ -47,6 +50,7 @@ InT = List[Doc]
 OutT = List[Floats3d]
 PathLike = Union[str, Path]
 PositiveInt = Annotated[int, must_be("an integer of at least 1", ge=1)]
+SOURCE = "source"  # the layer's attr that records where its weights come from: `reference_to`'s arguments
 
 # The layer's name, by which a pipeline's models are searched for their biLM (pipeline_bilm.py).
 LAYER_NAME = "elmo-bilm"
@@ -58,33 +62,34 @@ def declared_layers(model: Model) -> Optional[int]:
     bilm = get_bilm(model)
     if bilm is not None:
         return bilm.n_layers
-    options = reference_options(_reference(model))
+    try:
+        reference = _reference(model)
+    except InputError:  # names no model here (yet): loading says why
+        return None
+    options = reference_options(reference)
     return None if options is None else options.n_output_layers
 
 
-@validate_arguments("spacy-elmo.BiLM.v2")
-def build_bilm_v2(
-    options: Optional[PathLike] = None,
-    weights: Optional[PathLike] = None,
-    name: Optional[str] = None,
+@validate_arguments("spacy-elmo.BiLM.v3")
+def build_bilm_v3(
+    model: PathLike = DEFAULT_MODEL,
     stateful: bool = False,
     max_batch_tokens: PositiveInt = 4096,
     segmentation: SkipValidation[Optional[Segmenter]] = None,
     warm_start: bool = False,
     fast_mode: Optional[str] = None,
-    path: Optional[PathLike] = None,
     tf32: bool = False,
     time_loop: str = AUTO,
 ) -> Model[InT, OutT]:
-    """`spacy-elmo.BiLM.v2`: the biLM's layers per doc, `[L+1, n_tokens, 2P]`. The source is `path`, else
-    `name`, else `options` + `weights` (default: the bundled model); it is read at initialization or first
-    use, never when the config is built. It learns when run for training, unless its owner froze it: the
-    `elmo` component then never runs it so (its `frozen`); a head's own copy is frozen through `set_frozen`.
+    """`spacy-elmo.BiLM.v3`: the biLM's layers per doc, `[L+1, n_tokens, 2P]`, from the one model `model`
+    names, as `--model` does on every command. It is read at initialization or first use, never when the
+    config is built, and a saved pipeline carries the weights, so `spacy.load` reads nothing it names. It
+    learns when run for training, unless its owner froze it: the `elmo` component then never runs it so
+    (its `frozen`); a head's own copy is frozen through `set_frozen`.
 
-    options (Optional[Union[str, Path]]): an options.json, with `weights`.
-    weights (Optional[Union[str, Path]]): a weights.hdf5, with `options`.
-    name (Optional[str]): a bundled model, or a catalogue model once `python -m spacy_elmo download NAME`
-        has fetched it.
+    model (Union[str, Path]): a bundled model's name, a catalogue model's once `python -m spacy_elmo download
+        NAME` has fetched it, a model folder or archive of any format (formats.FORMATS; a folder holding
+        options.json and the weights), or `hf:ORG/REPO[@REVISION]` on the Hugging Face Hub.
     stateful (bool): carry the LSTM states from batch to batch, as the original (batches keep the docs'
         order).
     max_batch_tokens (int): at most this many padded tokens per batch.
@@ -93,16 +98,15 @@ def build_bilm_v2(
     warm_start (bool): every piece starts from a fixed warm LSTM state instead of zeros.
     fast_mode (Optional[str]): null (exact), "int8" (CPU) or "bf16" (GPU), a fast inexact copy for
         prediction and frozen training; where it cannot run, the exact biLM runs, with a warning.
-    path (Optional[Union[str, Path]]): a model directory or archive of any format (formats.FORMATS).
     tf32 (bool): TF32 products on a GPU (faster, about 1e-3 from the exact vectors); by default the biLM
         computes in full fp32 whatever torch's global flags (elmo/nn/precision.py).
     time_loop (str): how the LSTM steps through time (elmo/nn/time_loops/dispatch.py): "auto" (the device's default,
         today "step"), "step", or, experimental, "wavefront" or "captured" (the wavefront as CUDA graphs;
         on the CPU without a graph), exact as "step" is.
-    RETURNS (Model[List[Doc], List[Floats3d]]): the biLM layer; a bad source or setting is refused here, when
-        the config is built.
+    RETURNS (Model[List[Doc], List[Floats3d]]): the biLM layer; a malformed reference or a bad setting is
+        refused here, when the config is built; a name or path that names nothing, when it is read.
     """
-    model_reference(options, weights, name, path)  # refuses a bad reference when the config is built
+    check_reference(model)
     if fast_mode is not None and fast_mode not in FAST_MODES:
         raise FastModeError(f"unknown fast_mode {fast_mode!r}; choose one of {', '.join(FAST_MODES)} or null")
     if fast_mode is not None and stateful:
@@ -116,22 +120,26 @@ def build_bilm_v2(
         serialize_model=serialize_holder,
         deserialize_model=partial(deserialize_holder, warm_start=warm_start),
     )
-    return Model(
+    layer: Model[InT, OutT] = Model(
         LAYER_NAME,
         partial(_forward, segmenter=segmenter),  # a closure: attrs must serialize, a segmenter need not
         init=_init,
         layers=[wrapper],
         dims={"nO": None},
         attrs={
-            "options": None if options is None else str(options),
-            "weights": None if weights is None else str(weights),
-            "name": name,
-            "path": None if path is None else str(path),
             RUN_SETTINGS: RunSettings(
                 stateful, max_batch_tokens, fast_mode, tf32, warm_start=warm_start, time_loop=time_loop
             ),
         },
     )
+    set_source(layer, model)
+    return layer
+
+
+def set_source(model: Model, reference: PathLike, weights: Optional[PathLike] = None) -> None:
+    """Record where the layer's weights come from, as `reference_to` takes it: one reference, or (BiLM.v2's
+    `options` + `weights`, which no one reference names) an options.json and its weights file."""
+    model.attrs[SOURCE] = {"model": str(reference), "weights": None if weights is None else str(weights)}
 
 
 def _holder(model: Model) -> BiLMHolder:
@@ -162,18 +170,18 @@ def set_bilm(model: Model, bilm: BiLM) -> None:
 
 
 def _reference(model: Model) -> ModelReference:
-    """The source recorded in the layer's config."""
-    attrs = model.attrs
-    return ModelReference(
-        path=attrs.get("path"), options=attrs["options"], weights=attrs["weights"], name=attrs["name"]
-    )
+    """The source recorded in the layer's config, resolved into a reference now (an unknown name fails)."""
+    source = model.attrs[SOURCE]
+    return reference_to(source["model"], source["weights"])
 
 
 def load_source(model: Model, options: Optional[PathLike] = None, weights: Optional[PathLike] = None) -> None:
-    """Load the biLM from the given paths, else from the source recorded in the layer's config.
-    `options` alone may be a model directory or archive of any format (what `path` takes), so that
-    `--paths.elmo_options DIR` works with the shipped configs."""
-    set_bilm(model, resolve(_reference(model).overridden(options, weights)).load(run_settings(model).warm_start))
+    """Load the biLM from the given paths (BiLM.v2 configs' [initialize.components.<elmo component>]),
+    else from the source recorded in the layer's config. `options` alone may be a model directory or
+    archive of any format, so that `--paths.elmo_options DIR` works with v2 configs."""
+    given = options is not None or weights is not None
+    reference = ModelReference().overridden(options, weights) if given else _reference(model)
+    set_bilm(model, resolve(reference).load(run_settings(model).warm_start))
 
 
 def ensure_loaded(model: Model) -> BiLM:

@@ -257,7 +257,7 @@ def build_elmo_tok2vec_v1(
     """`spacy-elmo.ElmoTok2Vec.v1`: the listener's standalone twin, holding its own biLM (what
     `replace_listeners` produces).
 
-    bilm (Model[List[Doc], List[Floats3d]]): the biLM layer (`BiLM.v2`).
+    bilm (Model[List[Doc], List[Floats3d]]): the biLM layer (`BiLM.v3`).
     mix (Model[List[Floats3d], List[Floats2d]]): as in `ElmoListener.v1`.
     extra_features (Optional[Model[List[Doc], List[Floats2d]]]): as in `ElmoListener.v1`.
     width (Optional[int]): as in `ElmoListener.v1`.
@@ -271,7 +271,7 @@ def build_elmo_tok2vec_v1(
 def standalone_bilm(copy: Model, listener: ElmoListener, upstream: Any) -> Model:
     """What `replace_listeners` puts in a head for `listener` (the upstream's model attr
     `replace_listener`): the copy of the upstream `elmo` component's model without its pooling node (the
-    biLM, whose config, BiLM.v2, builds none), frozen as the upstream is, as ElmoTok2Vec.v1 sets its own."""
+    biLM, whose config, BiLM.v3, builds none), frozen as the upstream is, as ElmoTok2Vec.v1 sets its own."""
     copy.layers[1:] = []
     set_frozen(copy, upstream.frozen)
     return copy

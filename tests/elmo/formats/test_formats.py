@@ -136,7 +136,7 @@ def test_spacy_path_and_options_are_exclusive():
 
 
 def test_initialize_takes_a_model_directory_as_options(tmp_path):
-    """`--paths.elmo_options DIR` with the shipped configs: [initialize.components.elmo] options."""
+    """`--paths.elmo_options DIR` with a BiLM.v2 config: [initialize.components.elmo] options."""
     nlp = spacy.blank("ru")
     nlp.add_pipe("elmo", config=EXACT_LAYERS)
     nlp.get_pipe("elmo").initialize(lambda: [], nlp=nlp, options=str(MANYLANGS))

@@ -137,7 +137,7 @@ def test_flags_are_restored_after_an_exception_inside(caller, small_bilm):
 @pytest.mark.parametrize("tf32", [False, True])
 def test_the_component_computes_in_fp32_unless_its_tf32_option_and_restores(caller, monkeypatch, tf32):
     """Prediction, and fine-tuning's forward and backward (a full backward hook sees the gradients
-    through the char-CNN), with `tf32` of `spacy-elmo.BiLM.v2` as the config sets it."""
+    through the char-CNN), with `tf32` of `spacy-elmo.BiLM.v3` as the config sets it."""
     nlp = spacy.blank("en")
     nlp.add_pipe("elmo", config={**elmo_config(tf32=tf32), "frozen": False})
     nlp.add_pipe("tagger", config=TAGGER_ON_ELMO)
@@ -156,11 +156,11 @@ def test_the_component_computes_in_fp32_unless_its_tf32_option_and_restores(call
 
 
 def test_the_layer_builder_takes_tf32_and_defaults_to_exact():
-    from spacy_elmo.pipeline.architectures import build_bilm_v2
+    from spacy_elmo.pipeline.architectures import build_bilm_v3
     from spacy_elmo.pipeline.bilm_layer.thinc_bilm import run_settings
 
-    assert run_settings(build_bilm_v2()).tf32 is False
-    assert run_settings(build_bilm_v2(tf32=True)).tf32 is True
+    assert run_settings(build_bilm_v3()).tf32 is False
+    assert run_settings(build_bilm_v3(tf32=True)).tf32 is True
 
 
 def test_nested_and_concurrent_calls_share_one_scope(caller):

@@ -50,7 +50,7 @@ def test_the_card_says_what_it_is_where_from_and_how_to_load_it(exported):
     card = files["card"].read_text(encoding="utf8")
     assert card.startswith("---\nlibrary_name: spacy-elmo\n")
     assert f"**Source**: {DEFAULT_MODEL}" in card and "2 LSTM layers of 512 cells" in card
-    assert 'load_bilm("hf:org/gutenberg")' in card and '"name": "hf:org/gutenberg"' in card
+    assert 'load_bilm("hf:org/gutenberg")' in card and '"model": "hf:org/gutenberg"' in card
     assert json.dumps(load_bilm(DEFAULT_MODEL).options.to_dict(), indent=2) in card
 
 

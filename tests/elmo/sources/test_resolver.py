@@ -1,5 +1,5 @@
 """One way to name a model everywhere: a published model's catalogue name works in `load_bilm`, the spaCy
-config (`spacy-elmo.BiLM.v2` `name`) and `dump` once `download` has put it in the cache, and fails with
+config (`spacy-elmo.BiLM.v3` `model`) and `dump` once `download` has put it in the cache, and fails with
 the download command before. The download comes from a `file://` mirror holding the tiny fixture model
 under the catalogue's own URLs (no internet). A Hugging Face Hub reference (`hf:ORG/REPO`) works in the
 same places, read from a Hub cache made in the test, offline. An empty path or name, which as a path is
@@ -15,8 +15,9 @@ import spacy
 from thinc.api import Config
 
 from spacy_elmo import load_bilm
-from spacy_elmo.elmo.errors import ElmoError
+from spacy_elmo.elmo.errors import ElmoError, InputError
 from spacy_elmo.elmo.sources.hub import ModelNotDownloadedError, download_model, load_catalogue
+from spacy_elmo.elmo.sources.resolver import check_reference
 from tests.support.cli import assert_clear_error, run_cli
 from tests.support.hub_cache import add_repo, offline_cache
 from tests.support.paths import TINY_MODEL
@@ -54,14 +55,21 @@ def test_a_catalogue_name_not_downloaded_fails_with_the_download_command(cache):
     # The config builds (a saved pipeline naming the model carries its weights and must load anywhere);
     # the weights' first use says what to run.
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config=elmo_config(name=NAME))
+    nlp.add_pipe("elmo", config=elmo_config(model=NAME))
     with pytest.raises(ModelNotDownloadedError, match=f"python -m spacy_elmo download {NAME}"):
         nlp.initialize()
 
 
 def test_an_unknown_name_lists_where_names_come_from(cache):
     with pytest.raises(ElmoError, match="spacy_elmo models"):
+        load_bilm("no-such-elmo")
+    with pytest.raises(ElmoError, match="spacy_elmo models"):  # BiLM.v2's `name` is a name: refused when built
         spacy.blank("en").add_pipe("elmo", config=elmo_config(name="no-such-elmo"))
+    # BiLM.v3's `model` may name a folder that is not here (a saved pipeline's): refused when it is read.
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo", config=elmo_config(model="no-such-elmo"))
+    with pytest.raises(ElmoError, match="no ELMo model 'no-such-elmo': not an existing file .*spacy_elmo models"):
+        nlp.initialize()
 
 
 def assert_loads_everywhere(name, tmp_path):
@@ -71,10 +79,10 @@ def assert_loads_everywhere(name, tmp_path):
         np.testing.assert_array_equal(got, want)
 
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config={**elmo_config(name=name), **EXACT_LAYERS})
+    nlp.add_pipe("elmo", config={**elmo_config(model=name), **EXACT_LAYERS})
     nlp.initialize()
     np.testing.assert_allclose(nlp(" ".join(SENTENCES[0]))._.elmo["layers"], expected[0], atol=1e-6)
-    assert Config(nlp.config)["components"]["elmo"]["model"]["name"] == name
+    assert Config(nlp.config)["components"]["elmo"]["model"]["model"] == name
 
     text = tmp_path / "text.txt"
     text.write_text("\n".join(" ".join(s) for s in SENTENCES) + "\n", encoding="utf8")
@@ -93,9 +101,9 @@ def test_a_downloaded_catalogue_name_loads_everywhere(cache, mirror, tmp_path):
 def test_a_config_naming_a_downloaded_model_round_trips(cache, mirror, tmp_path):
     download_model(NAME, base_url=mirror, progress=False)
     nlp = spacy.blank("de")
-    nlp.add_pipe("elmo", config={**elmo_config(name=NAME), **EXACT_LAYERS})
+    nlp.add_pipe("elmo", config={**elmo_config(model=NAME), **EXACT_LAYERS})
     nlp.initialize()
-    assert Config(nlp.config)["components"]["elmo"]["model"]["name"] == NAME
+    assert Config(nlp.config)["components"]["elmo"]["model"]["model"] == NAME
     # The model named, not the default one: its layers are the tiny model's that the mirror served.
     expected = load_bilm(TINY_MODEL).embed([["Bank", "."]])[0]
     np.testing.assert_allclose(nlp("Bank .")._.elmo["layers"], expected, atol=1e-6)
@@ -119,11 +127,11 @@ def test_a_hub_reference_loads_everywhere_a_name_does(hub_cache, tmp_path):
 
 def test_a_hub_reference_not_cached_builds_and_fails_at_initialize(hub_cache):
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config=elmo_config(name="hf:org/missing"))
+    nlp.add_pipe("elmo", config=elmo_config(model="hf:org/missing"))
     with pytest.raises(ModelNotDownloadedError, match="hf download org/missing"):
         nlp.initialize()
     with pytest.raises(ElmoError, match="hf:ORG/REPO"):
-        spacy.blank("en").add_pipe("elmo", config=elmo_config(name="hf:missing"))
+        spacy.blank("en").add_pipe("elmo", config=elmo_config(model="hf:missing"))
 
 
 @pytest.fixture
@@ -140,7 +148,7 @@ def in_a_model_folder(tmp_path, monkeypatch):
     [({"path": ""}, "path"), ({"options": "", "weights": ""}, "options"), ({"name": " "}, "name")],
 )
 def test_an_empty_path_in_the_config_is_refused_when_it_is_built(in_a_model_folder, model, key):
-    with pytest.raises(ElmoError, match=f"`{key}` is empty .* leave `{key}` unset \\(null\\) for the bundled default"):
+    with pytest.raises(ElmoError, match=f"`{key}` is empty .* leave `{key}` out for the bundled default"):
         spacy.blank("en").add_pipe("elmo", config={"model": {"@architectures": "spacy-elmo.BiLM.v2", **model}})
 
 
@@ -161,3 +169,14 @@ def test_dump_with_an_empty_model_fails_with_one_line(in_a_model_folder, tmp_pat
     assert_clear_error(result, "`model` is empty")
     assert len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "out.hdf5").exists()
+
+
+@pytest.mark.parametrize("model", ["", " ", "hf:tiny", "hf:org/tiny@", "hf:org/a/b"])
+def test_check_reference_refuses_what_no_file_could_make_right(model):
+    with pytest.raises(InputError, match="is empty|hf:ORG/REPO"):
+        check_reference(model)
+
+
+@pytest.mark.parametrize("model", ["no-such-folder", "runs/elmo", "hf:org/tiny@v1", "fixture-tiny"])
+def test_check_reference_leaves_paths_and_names_to_when_the_weights_are_read(model):
+    check_reference(model)

@@ -271,7 +271,7 @@ def test_replace_listeners_inside_the_shipped_encoder_config():
 
     path = CONFIGS / "tagger_elmo.cfg"
     config = Config().from_disk(
-        path, overrides={"paths.train": "x", "paths.dev": "x", "components.elmo.model.name": "fixture-tiny"}
+        path, overrides={"paths.train": "x", "paths.dev": "x", "paths.elmo_model": "fixture-tiny"}
     )
     nlp = load_model_from_config(config, auto_fill=True)
     examples = [Example.from_dict(nlp.make_doc("The bank rose ."), {"tags": ["D", "N", "V", "P"]})]

@@ -5,7 +5,7 @@ import pytest
 import spacy
 from thinc.api import Model
 
-from spacy_elmo.pipeline.architectures import build_bilm_v2, build_scalar_mix_v2
+from spacy_elmo.pipeline.architectures import build_bilm_v3, build_scalar_mix_v2
 from spacy_elmo.pipeline.layers.pooling import build_pooling_v1
 from spacy_elmo.pipeline.layers.read_rows import ROW_WISE, apply_to_read_rows, mix_read_rows
 from tests.support.pipelines import elmo_config
@@ -23,7 +23,7 @@ def _read(doc):
 
 
 def _bilm():
-    bilm = build_bilm_v2(name="fixture-tiny")
+    bilm = build_bilm_v3("fixture-tiny")
     bilm.initialize()
     return bilm
 
