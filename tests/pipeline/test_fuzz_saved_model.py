@@ -1,0 +1,83 @@
+"""Fuzzing a saved pipeline's `elmo/model` (saved_model.py, bilm_layer/bilm_holder.py): changed, cut and
+random bytes of the file as saved, and of a safetensors header behind no digest (a pipeline saved before
+it, or a crafted file), give the vectors the pipeline was saved with or a SavedWeightsError naming the
+file, never another exception and never other vectors."""
+
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import pytest
+import spacy
+from hypothesis import example, given
+
+from spacy_elmo.pipeline.errors import SavedWeightsError
+from tests.support.fuzz import Damage, damages, fuzz_settings
+from tests.support.pipelines import elmo_config
+from tests.support.saved_pipelines import holder_of, thinc_bytes
+
+TEXT = "She sat on the bank ."
+ELMO = elmo_config()
+
+
+class Saved(NamedTuple):
+    model_file: bytes  # elmo/model as saved, with its digest
+    legacy: bytes  # thinc's bytes alone, as saved before the digest
+    header: slice  # the safetensors header's bytes (its length and JSON) in `legacy`
+    vectors: np.ndarray
+    folder: Path
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo", config=ELMO)
+    nlp.initialize()
+    folder = tmp_path_factory.mktemp("saved")
+    nlp.to_disk(folder)
+    model_file = (folder / "elmo" / "model").read_bytes()
+    legacy = thinc_bytes(model_file)
+    weights = holder_of(model_file)["safetensors"]
+    start = legacy.index(weights)
+    header = slice(start, start + 8 + int.from_bytes(weights[:8], "little"))
+    return Saved(model_file, legacy, header, nlp(TEXT)._.elmo["vectors"], folder)
+
+
+def _loads_as_saved_or_refused(saved: Saved, data: bytes) -> None:
+    """The property: the saved vectors, or SavedWeightsError naming the file."""
+    (saved.folder / "elmo" / "model").write_bytes(data)
+    nlp = spacy.blank("en")
+    elmo = nlp.add_pipe("elmo", config=ELMO)
+    try:
+        elmo.from_disk(saved.folder / "elmo", exclude=["vocab"])
+    except SavedWeightsError as err:
+        assert str(saved.folder / "elmo" / "model") in str(err)
+        return
+    np.testing.assert_array_equal(nlp(TEXT)._.elmo["vectors"], saved.vectors)
+
+
+@fuzz_settings(slow=False)
+@given(damage=damages())
+@example(damage=Damage(keep=1000))
+def test_a_damaged_model_file_loads_as_saved_or_is_refused(saved, damage):
+    _loads_as_saved_or_refused(saved, damage.apply(saved.model_file))
+
+
+@pytest.mark.slow
+@fuzz_settings(slow=True)
+@given(damage=damages())
+def test_a_damaged_model_file_loads_as_saved_or_is_refused_long_run(saved, damage):
+    _loads_as_saved_or_refused(saved, damage.apply(saved.model_file))
+
+
+@fuzz_settings(slow=False)
+@given(damage=damages())
+def test_a_damaged_safetensors_header_behind_no_digest_loads_as_saved_or_is_refused(saved, damage):
+    _loads_as_saved_or_refused(saved, damage.apply(saved.legacy, saved.header.start, saved.header.stop))
+
+
+@pytest.mark.slow
+@fuzz_settings(slow=True)
+@given(damage=damages())
+def test_a_damaged_safetensors_header_behind_no_digest_loads_as_saved_or_is_refused_long_run(saved, damage):
+    _loads_as_saved_or_refused(saved, damage.apply(saved.legacy, saved.header.start, saved.header.stop))
