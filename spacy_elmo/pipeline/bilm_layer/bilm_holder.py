@@ -103,8 +103,10 @@ def deserialize_holder(_: BiLMHolder, data: bytes, device: torch.device, warm_st
     cold as the config it is loaded with says (`warm_start`): the saved warm state is kept where the
     config wants one, a cold biLM made warm from its own weights, a warm one made cold."""
     msg = decoded(data, "the saved elmo biLM")
+    if "options" not in msg:  # None where no biLM was loaded; absent, the layer would load its config's
+        raise SavedWeightsError(f"the saved elmo biLM holds no options: {SAVED_FIX}")
     holder = BiLMHolder()
-    if msg.get("options") is not None:
+    if msg["options"] is not None:
         holder.bilm = _rebuilt(msg)
         if "safetensors" not in msg:
             raise SavedWeightsError(

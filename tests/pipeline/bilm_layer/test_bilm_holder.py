@@ -124,8 +124,9 @@ def _header_changed(old, new):
         (lambda saved: saved["options"]["lstm"].update(dim="wide"), "options do not describe a model"),
         (lambda saved: saved.update(options=[1, 2]), "options do not describe a model"),
         (lambda saved: saved.update(safetensors=12), "weights are damaged"),
+        (lambda saved: saved.pop("options"), "holds no options"),
     ],
-    ids=["int32", "shape", "name", "options", "options_type", "weights_type"],
+    ids=["int32", "shape", "name", "options", "options_type", "weights_type", "no_options"],
 )
 def test_saved_tensors_are_checked_against_the_options_before_loading(change, message):
     """Each of these once loaded: an int32 tensor copied value by value into the float parameters."""
