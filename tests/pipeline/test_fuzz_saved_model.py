@@ -1,7 +1,8 @@
 """Fuzzing a saved pipeline's `elmo/model` (saved_model.py, bilm_layer/bilm_holder.py): changed, cut and
 random bytes of the file as saved, and of a safetensors header behind no digest (a pipeline saved before
 it, or a crafted file), give the vectors the pipeline was saved with or a SavedWeightsError naming the
-file, never another exception and never other vectors."""
+file, never another exception and never other vectors. Behind no digest, the whole file is held to the
+package's error or a working biLM (a changed option or weight reads as it is there)."""
 
 from pathlib import Path
 from typing import NamedTuple, Optional
@@ -11,6 +12,7 @@ import pytest
 import spacy
 from hypothesis import example, given
 
+from spacy_elmo.elmo.errors import OptionsError
 from spacy_elmo.pipeline.errors import SavedWeightsError
 from tests.support.fuzz import Damage, damages, fuzz_settings
 from tests.support.pipelines import elmo_config
@@ -45,20 +47,21 @@ def saved(tmp_path_factory):
 
 def _vectors(saved: Saved, data: bytes) -> Optional[np.ndarray]:
     """The vectors of TEXT from a pipeline whose `elmo/model` holds `data`, or None where that is refused
-    with a SavedWeightsError naming the file."""
+    with the package's error naming the file: SavedWeightsError, or OptionsError for options out of their
+    bounds (only behind no digest)."""
     (saved.folder / "elmo" / "model").write_bytes(data)
     nlp = spacy.blank("en")
     elmo = nlp.add_pipe("elmo", config=ELMO)
     try:
         elmo.from_disk(saved.folder / "elmo", exclude=["vocab"])
-    except SavedWeightsError as err:
+    except (SavedWeightsError, OptionsError) as err:
         assert str(saved.folder / "elmo" / "model") in str(err)
         return None
     return nlp(TEXT)._.elmo["vectors"]
 
 
 def _loads_as_saved_or_refused(saved: Saved, data: bytes) -> None:
-    """The property: the saved vectors, or SavedWeightsError naming the file."""
+    """The property: the saved vectors, or the package's error naming the file."""
     vectors = _vectors(saved, data)
     if vectors is not None:
         np.testing.assert_array_equal(vectors, saved.vectors)

@@ -71,11 +71,16 @@ def first_line(err: BaseException) -> str:
 
 
 def _rebuilt(msg: Dict[str, Any]) -> BiLM:
-    """The untrained biLM the saved options and format parts describe."""
+    """The untrained biLM the saved options and format parts describe (options out of bounds: their own
+    OptionsError, naming the key)."""
     try:
         return rebuild(ElmoOptions.from_dict(msg["options"]), msg)
-    except (ElmoError, *DECODE_ERRORS) as err:
-        raise SavedWeightsError(f"the saved elmo biLM's options do not describe a model ({err}): {SAVED_FIX}") from None
+    except ElmoError:
+        raise
+    except DECODE_ERRORS as err:
+        raise SavedWeightsError(
+            f"the saved elmo biLM's options and format parts do not describe a model ({first_line(err)}): {SAVED_FIX}"
+        ) from None
 
 
 def _load_safetensors(data: Any, expected: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:

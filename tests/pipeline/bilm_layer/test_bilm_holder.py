@@ -10,6 +10,7 @@ import spacy
 import srsly
 import torch
 
+from spacy_elmo.elmo.errors import OptionsError
 from spacy_elmo.pipeline.bilm_layer.bilm_holder import SavedWeightsError
 from tests.support.pipelines import elmo_config
 from tests.support.saved_pipelines import holder_of, with_holder_changed
@@ -121,12 +122,12 @@ def _header_changed(old, new):
         (_header_changed(b'"F32"', b'"I32"'), r"'bilm\.\S+' is torch\.int32 of shape .* build torch\.float32"),
         (_header_changed(b"[262,4]", b"[4,262]"), r"of shape \[4, 262\], but its options build .* \[262, 4\]"),
         (_header_changed(b'"bilm.', b'"bilx.'), r"weights lack 'bilm\.\S+', a tensor of the biLM its options"),
-        (lambda saved: saved["options"]["lstm"].update(dim="wide"), "options do not describe a model"),
-        (lambda saved: saved.update(options=[1, 2]), "options do not describe a model"),
+        (lambda saved: saved.update(manylangs="abc"), "format parts do not describe a model"),
+        (lambda saved: saved.update(tfhub=[1, 2]), "format parts do not describe a model"),
         (lambda saved: saved.update(safetensors=12), "weights are damaged"),
         (lambda saved: saved.pop("options"), "holds no options"),
     ],
-    ids=["int32", "shape", "name", "options", "options_type", "weights_type", "no_options"],
+    ids=["int32", "shape", "name", "manylangs_part", "tfhub_part", "weights_type", "no_options"],
 )
 def test_saved_tensors_are_checked_against_the_options_before_loading(change, message):
     """Each of these once loaded: an int32 tensor copied value by value into the float parameters."""
@@ -135,3 +136,12 @@ def test_saved_tensors_are_checked_against_the_options_before_loading(change, me
     nlp.initialize()
     with pytest.raises(SavedWeightsError, match=message):
         spacy.blank("en").add_pipe("elmo", config=ELMO).from_bytes(_with_saved_biLM(elmo.to_bytes(), change))
+
+
+def test_saved_options_out_of_bounds_are_an_options_error_naming_the_key():
+    nlp = spacy.blank("en")
+    elmo = nlp.add_pipe("elmo", config=ELMO)
+    nlp.initialize()
+    data = _with_saved_biLM(elmo.to_bytes(), lambda saved: saved["options"]["lstm"].update(dim="wide"))
+    with pytest.raises(OptionsError, match="'lstm.dim' must be a valid integer"):
+        spacy.blank("en").add_pipe("elmo", config=ELMO).from_bytes(data)
