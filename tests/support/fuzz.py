@@ -4,7 +4,7 @@ error, never another exception.
 
 Each such test runs twice: a short, derandomized run in the everyday suite and a long, random one under
 `@pytest.mark.slow` (`--slow`, CI). A damage a long run finds failing is kept as an `@example` of the
-test (a `Damage` reads as the code that makes it), so it runs every time.
+everyday test (a `Damage` reads as the code that makes it), so it runs every time.
 """
 
 from dataclasses import dataclass
