@@ -34,7 +34,7 @@ from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc
 from spacy.training import Example, validate_examples
-from spacy.util import from_bytes, from_disk, minibatch, to_disk
+from spacy.util import from_bytes, from_disk, minibatch, to_bytes, to_disk
 from spacy.vocab import Vocab
 from thinc.api import Model, Optimizer
 from thinc.types import Floats3d
@@ -45,6 +45,7 @@ from ..elmo.nn.pooling_weights import check_pooling, pooling_weights
 from ..elmo.util.validation import must_be, validate_arguments
 from .bilm_layer.thinc_bilm import declared_layers, ensure_loaded, predict_pieces
 from .doc_data import layer_dtype, set_doc_data
+from .errors import SavedWeightsError
 from .frozen_cache import FrozenLayerCache
 from .hooks import ensure_extension, install_hooks
 from .layers import ElmoListener, apply_to_read_rows, load_source
@@ -52,7 +53,7 @@ from .layers.listener import feed_listeners, gradient_callbacks, no_gradient, re
 from .layers.pooling import build_pooling_v1
 from .layers.read_rows import ROW_WISE
 from .layers.scalar_mix import mixes_in
-from .saved_model import load_model_bytes, replace_file
+from .saved_model import load_model_bytes, model_bytes, replace_file
 from .training_data import check_annotations, listening_heads, training_corpus
 
 # "mean", "top", fixed weights per layer, or any List[Floats3d] -> List[Floats2d] layer (layers/pooling.py).
@@ -208,6 +209,7 @@ class ElmoComponent(TrainablePipe):
         return list(self.listener_map.keys())
 
     def add_listener(self, listener: ElmoListener, component_name: str) -> None:
+        self._check_width(listener, component_name)
         self.listener_map.setdefault(component_name, [])
         if listener not in self.listener_map[component_name]:
             self.listener_map[component_name].append(listener)
@@ -220,6 +222,20 @@ class ElmoComponent(TrainablePipe):
                 del self.listener_map[component_name]
             return True
         return False
+
+    def _check_width(self, listener: ElmoListener, component_name: str) -> None:
+        """A listener built for layers of another width than this biLM gives (a saved pipeline whose
+        `elmo/model` comes from another model) is refused when the pipeline is linked, not at the
+        first doc inside a matrix product."""
+        if not (listener.has_dim("nO") and self.model.has_dim("nO")):
+            return
+        built_for, gives = listener.get_dim("nO"), self.model.get_dim("nO")
+        if built_for != gives:
+            raise SavedWeightsError(
+                f"{component_name!r} listens for {built_for}-wide layers, but the {self.name!r} component's biLM "
+                f"gives {gives}-wide ones: the saved {self.name}/model and {component_name}/model come from two "
+                f"pipelines. Copy the saved pipeline whole, or train {component_name!r} again on this biLM"
+            )
 
     def find_listeners(self, component: Any) -> None:
         """Bind the listeners in a later component whose upstream is this one (or "*"); spaCy calls it
@@ -408,9 +424,16 @@ class ElmoComponent(TrainablePipe):
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         """The biLM is loaded first (before `initialize` or first use it is only a recorded source), so
-        the bytes carry its options and weights, and the pooling layer's parameters with them."""
+        the bytes carry its options and weights, and the pooling layer's parameters with them, beside
+        their digest (saved_model.py)."""
+        self._validate_serialization_attrs()
         ensure_loaded(self.model)
-        return super().to_bytes(exclude=exclude)
+        fields: Dict[str, Callable[[], bytes]] = {
+            "cfg": lambda: srsly.json_dumps(self.cfg),
+            "vocab": lambda: self.vocab.to_bytes(exclude=exclude),
+            "model": lambda: model_bytes(self.model),
+        }
+        return to_bytes(fields, exclude)
 
     def to_disk(self, path: Any, *, exclude: Iterable[str] = tuple()) -> None:
         """As to_bytes; `cfg` and `model` are each written beside and renamed (module docstring)."""
@@ -419,7 +442,7 @@ class ElmoComponent(TrainablePipe):
         fields: Dict[str, Callable[[Path], Any]] = {
             "cfg": lambda p: replace_file(p, (srsly.json_dumps(self.cfg, indent=2) + "\n").encode("utf8")),
             "vocab": lambda p: self.vocab.to_disk(p, exclude=exclude),
-            "model": lambda p: replace_file(p, self.model.to_bytes()),
+            "model": lambda p: replace_file(p, model_bytes(self.model)),
         }
         to_disk(path, fields, exclude)
 
@@ -444,8 +467,8 @@ class ElmoComponent(TrainablePipe):
         }
         try:
             from_disk(path, fields, exclude)
-        except ElmoError as err:  # a saved biLM that is refused: say which folder holds it
-            raise type(err)(f"pipeline component {path}: {err}") from None
+        except ElmoError as err:  # a saved biLM that is refused: say which pipeline and file hold it
+            raise type(err)(f"{Path(path) / 'model'}: {err}") from None
         return self
 
     def add_label(self, label: str) -> int:

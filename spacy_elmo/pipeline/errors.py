@@ -20,5 +20,6 @@ class AlignmentError(InputError):
 
 
 class SavedWeightsError(InputError):
-    """A saved biLM whose safetensors weights are missing or cannot be read (a damaged or cut-short
-    pipeline, or one not saved by this spacy-elmo)."""
+    """A saved biLM that does not decode, fails its digest, holds tensors its options do not build, or gives
+    layers of another width than its listeners were built for (a damaged or cut-short pipeline, one not
+    saved by this spacy-elmo, or parts of two pipelines)."""

@@ -4,23 +4,88 @@ node) and each file replaced whole.
 The model's bytes hold the biLM and the pooling's parameters. The settings stay the config's (thinc would
 write the saved attrs over them), and a saved pooling of another kind than the config builds is not read:
 the config's is used as it builds.
+
+The saved bytes carry their sha256: a changed byte in a weight gives other vectors with no error of its
+own (a dtype `F32` read as `I32` loads), so it is found by the digest, at load. Pipelines saved before the
+digest hold thinc's bytes alone and load unchecked. Bytes that do not decode, damaged or of another
+program, give `SavedWeightsError`, never the decoder's own error.
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
+from typing import Any, Dict
 
 import srsly
 from thinc.api import Model
 
+from ..elmo.errors import ElmoError
 from ..elmo.util.io import atomic_output
+from .bilm_layer.bilm_holder import DECODE_ERRORS, SAVED_FIX, decoded, first_line
+from .bilm_layer.thinc_bilm import get_bilm
+from .errors import SavedWeightsError
+
+# What thinc writes for a model (`Model.to_dict`): all a pipeline saved before the digest holds.
+_THINC_KEYS = {"nodes", "attrs", "params", "shims"}
+_DIGEST_KEYS = {"model", "sha256"}
+
+
+def model_bytes(model: Model) -> bytes:
+    """The bytes of `model` (the biLM layer's) as the component saves them: thinc's, with their sha256."""
+    data = model.to_bytes()
+    return srsly.msgpack_dumps({"model": data, "sha256": hashlib.sha256(data).hexdigest()})
 
 
 def load_model_bytes(model: Model, pooling: Model, data: bytes) -> None:
     """`model` (the biLM layer's, `pooling` its node) from `data`: the pooling's parameters where the
     saved pooling has the same layers, its attrs kept as configured; else the biLM's alone."""
-    msg = srsly.msgpack_loads(data)
+    data = _checked(data)
+    msg = decoded(data, "the saved elmo layer")
+    if not _THINC_KEYS <= set(msg) or not all(isinstance(msg[key], list) for key in _THINC_KEYS):
+        raise SavedWeightsError(f"the saved elmo layer is not a thinc model's bytes: {SAVED_FIX}")
     configured = [dict(node.attrs) for node in pooling.walk()]
+    try:
+        _check_width(model, msg)
+        _load(model, msg, data)
+    except ElmoError:
+        raise
+    except DECODE_ERRORS as err:
+        raise SavedWeightsError(f"the saved elmo layer does not load ({first_line(err)}): {SAVED_FIX}") from None
+    finally:
+        for node, attrs in zip(pooling.walk(), configured):
+            node.attrs.clear()
+            node.attrs.update(attrs)
+
+
+def _checked(data: bytes) -> bytes:
+    """thinc's bytes inside `data`, their digest checked (bytes saved before the digest: as they are)."""
+    msg = decoded(data, "the saved elmo layer")
+    if set(msg) == _THINC_KEYS:
+        return data
+    if set(msg) != _DIGEST_KEYS or not isinstance(msg["model"], bytes) or not isinstance(msg["sha256"], str):
+        raise SavedWeightsError(f"the saved elmo layer holds neither a model nor its digest: {SAVED_FIX}")
+    if hashlib.sha256(msg["model"]).hexdigest() != msg["sha256"]:
+        raise SavedWeightsError(
+            "the saved elmo layer's bytes fail their sha256 check: they changed after the pipeline was saved "
+            f"(a damaged disk or copy); {SAVED_FIX}"
+        )
+    return msg["model"]
+
+
+def _check_width(model: Model, msg: Dict[str, Any]) -> None:
+    """A layer that already has its width (loaded or initialized) keeps it: thinc would refuse the saved
+    one with its own error."""
+    saved = msg["nodes"][0]["dims"].get("nO")
+    if model.has_dim("nO") and saved is not None and saved != model.get_dim("nO"):
+        raise SavedWeightsError(
+            f"the saved elmo biLM gives {saved}-wide layers but this component's gives {model.get_dim('nO')}-wide "
+            "ones, which its listeners were built for: load the saved pipeline whole (spacy.load), or train "
+            "the listening components again on the saved biLM"
+        )
+
+
+def _load(model: Model, msg: Dict[str, Any], data: bytes) -> None:
     if [node["name"] for node in msg["nodes"]] == [node.name for node in model.walk()]:
         model.from_bytes(data)
     else:
@@ -28,12 +93,12 @@ def load_model_bytes(model: Model, pooling: Model, data: bytes) -> None:
         model.layers[1:] = []
         try:
             n_nodes = len(list(model.walk()))
-            model.from_dict({key: msg[key][:n_nodes] for key in ("nodes", "attrs", "params", "shims")})
+            model.from_dict({key: msg[key][:n_nodes] for key in _THINC_KEYS})
         finally:
             model.layers[1:] = carried
-    for node, attrs in zip(pooling.walk(), configured):
-        node.attrs.clear()
-        node.attrs.update(attrs)
+    bilm = get_bilm(model)
+    if bilm is not None:  # the width the biLM gives, whatever the saved dims say
+        model.set_dim("nO", bilm.output_dim, force=True)
 
 
 def replace_file(path: Path, data: bytes) -> None:

@@ -1,16 +1,20 @@
-"""The elmo component's `to_disk`: a failure mid-write keeps the previous files whole, and a pipeline saved
-before `initialize()` or first use carries its weights."""
+"""The elmo component's `to_disk`: a failure mid-write keeps the previous files whole, a pipeline saved
+before `initialize()` or first use carries its weights, and a saved biLM of another width than the
+listening components were built for is refused when the pipeline loads."""
 
 import shutil
 
 import numpy as np
 import pytest
 import spacy
+from spacy.training import Example
 from thinc.api import Model
 
 from spacy_elmo.elmo.errors import InputFileError
 from spacy_elmo.elmo.sources import bundled_model_paths
-from tests.support.pipelines import elmo_config
+from spacy_elmo.pipeline.bilm_layer.thinc_bilm import set_bilm
+from spacy_elmo.pipeline.errors import SavedWeightsError
+from tests.support.pipelines import elmo_config, narrow_bilm, tiny_tagger_pipeline
 
 TEXT = "The bank raised its rates ."
 TINY = elmo_config()
@@ -90,3 +94,19 @@ def test_a_pipeline_saved_before_the_pooling_was_kept_loads(tmp_path):
     (tmp_path / "elmo" / "model").write_bytes(model.to_bytes())
     model.layers[1:] = pooling
     np.testing.assert_array_equal(spacy.load(tmp_path)(TEXT)._.elmo["vectors"], nlp(TEXT)._.elmo["vectors"])
+
+
+def test_an_elmo_model_of_another_width_is_refused_at_load_naming_both_widths(tmp_path):
+    """Another model size's `elmo/model` copied into a saved pipeline once loaded and failed at the first
+    doc, inside a matrix product of the tagger's."""
+    nlp = tiny_tagger_pipeline(frozen=True)
+    example = Example.from_dict(nlp.make_doc("a b c"), {"tags": ["N", "V", "N"]})
+    nlp.initialize(lambda: [example])
+    nlp.to_disk(tmp_path / "pipeline")
+    other = spacy.blank("en")
+    elmo = other.add_pipe("elmo", config=TINY)
+    set_bilm(elmo.model, narrow_bilm())
+    other.to_disk(tmp_path / "other")
+    shutil.copy(tmp_path / "other" / "elmo" / "model", tmp_path / "pipeline" / "elmo" / "model")
+    with pytest.raises(SavedWeightsError, match="'tagger' listens for 32-wide layers, .* biLM gives 16-wide ones"):
+        spacy.load(tmp_path / "pipeline")

@@ -59,3 +59,14 @@ def textcat_of(architecture: str, factory: str = "textcat") -> Callable[[Any], N
         }
 
     return change
+
+
+def narrow_bilm() -> Any:
+    """An untrained BiLM of fixture-tiny's options but 8-wide projections: 16-wide layers where
+    fixture-tiny's are 32 (another model size, for the checks of widths)."""
+    from spacy_elmo.elmo.nn.bilm import BiLM
+    from spacy_elmo.elmo.nn.options import ElmoOptions, with_changes
+    from spacy_elmo.elmo.sources import MODELS_DIR
+
+    options = ElmoOptions.from_file(MODELS_DIR / "fixture-tiny" / "options.json")
+    return BiLM(with_changes(options, {"lstm.projection_dim": 8})).eval()

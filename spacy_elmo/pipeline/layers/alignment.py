@@ -11,11 +11,16 @@ float32, float64; a parameter, one with `requires_grad`, a sparse one); it is re
 run code. Its shape is checked before anything is materialized (a saved tensor can be a stride-0 view of
 one number, as wide as it likes), and it is checked finite after the cast to float32, whose range is
 smaller than float64's.
+
+torch's reader checks no checksum: a file in torch's zip format (torch 1.6 and later) has its members'
+CRC-32s checked here first, so a changed byte in the matrix is refused instead of read; the older format
+(the published matrices') records none. Whatever fails to decode, in torch's unpickler or its zip reader,
+gives AlignmentError: damaged bytes raise many kinds of error there.
 """
 
 from __future__ import annotations
 
-import pickle
+import warnings
 import zipfile
 from pathlib import Path
 from typing import Any, Callable, List, Tuple, cast
@@ -45,6 +50,7 @@ _NUMPY_GLOBALS: List[Any] = [
     np.dtype,
     *{type(np.dtype(t)) for t in _FLOAT_TYPES},
 ]
+_ZIP_MAGIC = b"PK\x03\x04"
 # The widest matrix read: the published ones map 1024-wide vectors; a wider one is refused before it is
 # materialized (8192 x 8192 float32 is 256 MiB).
 MAX_WIDTH = 8192
@@ -71,15 +77,35 @@ def read_alignment(reference: str) -> Floats2d:
     path = alignment_path(reference)
     if not hasattr(torch.serialization, "safe_globals"):
         raise AlignmentError(f"reading {path} needs torch 2.5 or later (torch.serialization.safe_globals)")
+    # torch's unpickler and readers raise a dozen kinds of error on damaged bytes (IndexError, LookupError,
+    # AssertionError, struct.error, ...): whatever they raise, the file does not decode.
     try:
-        with torch.serialization.safe_globals(_NUMPY_GLOBALS):
+        _check_crcs(path)
+        with torch.serialization.safe_globals(_NUMPY_GLOBALS), warnings.catch_warnings():
+            # a changed protocol byte makes torch ask the reader to file an issue with torch
+            warnings.filterwarnings("ignore", message="Detected pickle protocol")
             data = torch.load(path, map_location="cpu", weights_only=True)
-    except (pickle.UnpicklingError, RuntimeError, EOFError, OSError, zipfile.BadZipFile, ValueError) as err:
+    except Exception as err:
         first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise AlignmentError(
-            f"{path} is not an alignment matrix saved by torch.save (a NumPy array or tensor): {first_line}"
+            f"{path} is not an alignment matrix saved by torch.save (a NumPy array or tensor): {first_line}. "
+            "Download the model again with --force, or save the matrix again with torch.save"
         ) from None
     return _float32_matrix(data, path)
+
+
+def _check_crcs(path: Path) -> None:
+    """Every member of a zip-format file matches the CRC-32 torch.save recorded for it (0: none recorded,
+    torch.serialization.set_crc32_options(False)); zipfile raises BadZipFile where one does not."""
+    with open(path, "rb") as file:
+        if file.read(4) != _ZIP_MAGIC:  # torch's test of its format; the older one starts with a pickle
+            return
+    with zipfile.ZipFile(path) as archive:
+        for info in archive.infolist():
+            if info.CRC or not info.file_size:
+                with archive.open(info) as member:
+                    while member.read(1 << 20):
+                        pass
 
 
 def _float32_matrix(data: Any, path: Path) -> Floats2d:

@@ -10,8 +10,10 @@ import spacy
 import srsly
 import torch
 
+from spacy_elmo.elmo.errors import OptionsError
 from spacy_elmo.pipeline.bilm_layer.bilm_holder import SavedWeightsError
 from tests.support.pipelines import elmo_config
+from tests.support.saved_pipelines import holder_of, with_holder_changed
 
 ELMO = elmo_config()
 
@@ -27,24 +29,14 @@ class _RunsCode:
 
 
 def _with_saved_biLM(data, change):
-    """The component's bytes `data` with the biLM's saved message (bilm_holder.serialize_holder's) changed
-    in place by `change`; the layers of bytes are thinc's model, its PyTorch shim, the holder."""
+    """The component's bytes `data` with the biLM's saved message changed in place by `change`."""
     msg = srsly.msgpack_loads(data)
-    model = srsly.msgpack_loads(msg["model"])
-    shims = next(shims for shims in model["shims"] if shims)
-    shim = srsly.msgpack_loads(shims[0])
-    saved = srsly.msgpack_loads(shim["state"])
-    change(saved)
-    shim["state"] = srsly.msgpack_dumps(saved)
-    shims[0] = srsly.msgpack_dumps(shim)
-    msg["model"] = srsly.msgpack_dumps(model)
+    msg["model"] = with_holder_changed(msg["model"], change)
     return srsly.msgpack_dumps(msg)
 
 
 def _saved_biLM(data):
-    found = []
-    _with_saved_biLM(data, found.append)
-    return found[0]
+    return holder_of(srsly.msgpack_loads(data)["model"])
 
 
 def _as_pickled(elmo, state):
@@ -112,3 +104,44 @@ def test_from_bytes_refuses_it_too(crafted_pipeline, monkeypatch):
     with pytest.raises(SavedWeightsError):
         elmo.from_bytes(data)
     assert not marker.exists()
+
+
+def _header_changed(old, new):
+    """A change of the safetensors header's text (the same length: the data offsets stay right)."""
+
+    def change(saved):
+        assert len(old) == len(new) and old in saved["safetensors"]
+        saved["safetensors"] = saved["safetensors"].replace(old, new, 1)
+
+    return change
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (_header_changed(b'"F32"', b'"I32"'), r"'bilm\.\S+' is torch\.int32 of shape .* build torch\.float32"),
+        (_header_changed(b"[262,4]", b"[4,262]"), r"of shape \[4, 262\], but its options build .* \[262, 4\]"),
+        (_header_changed(b'"bilm.', b'"bilx.'), r"weights lack 'bilm\.\S+', a tensor of the biLM its options"),
+        (lambda saved: saved.update(manylangs="abc"), "format parts do not describe a model"),
+        (lambda saved: saved.update(tfhub=[1, 2]), "format parts do not describe a model"),
+        (lambda saved: saved.update(safetensors=12), "weights are damaged"),
+        (lambda saved: saved.pop("options"), "holds no options"),
+    ],
+    ids=["int32", "shape", "name", "manylangs_part", "tfhub_part", "weights_type", "no_options"],
+)
+def test_saved_tensors_are_checked_against_the_options_before_loading(change, message):
+    """Each of these once loaded: an int32 tensor copied value by value into the float parameters."""
+    nlp = spacy.blank("en")
+    elmo = nlp.add_pipe("elmo", config=ELMO)
+    nlp.initialize()
+    with pytest.raises(SavedWeightsError, match=message):
+        spacy.blank("en").add_pipe("elmo", config=ELMO).from_bytes(_with_saved_biLM(elmo.to_bytes(), change))
+
+
+def test_saved_options_out_of_bounds_are_an_options_error_naming_the_key():
+    nlp = spacy.blank("en")
+    elmo = nlp.add_pipe("elmo", config=ELMO)
+    nlp.initialize()
+    data = _with_saved_biLM(elmo.to_bytes(), lambda saved: saved["options"]["lstm"].update(dim="wide"))
+    with pytest.raises(OptionsError, match="'lstm.dim' must be a valid integer"):
+        spacy.blank("en").add_pipe("elmo", config=ELMO).from_bytes(data)
