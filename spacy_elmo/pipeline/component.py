@@ -11,12 +11,12 @@ does not (the default, as in the paper) the biLM runs without autograd and its l
 
 The cache lives from the first `update` to `finish_training()`. spaCy's loop gives a pipeline no sign
 that training ended but its logger's `finalize`, where `spacy-elmo.MixLogger.v1` (training_log.py) calls
-it; a loop of one's own calls it when done. Outside that, predict keeps nothing (a serving pipeline does
-not grow) and shows no progress bar.
+it; a loop of one's own calls it when done. Outside that, predict runs the model alone (a serving
+pipeline never touches the cache, keeps nothing and shows no progress bar).
 
-The pooling layer is a node of the biLM layer's model (after its torch wrapper, which alone runs), so
-spaCy's serialization of `model` carries its parameters: a ScalarMix started from a TF-Hub module keeps
-the module's mix where the module is not. `replace_listeners` copies the biLM without it. Files are
+The pooling is a part of the component, saved on its own beside the biLM layer (`elmo/pooling`,
+saved_model.py): a ScalarMix started from a TF-Hub module keeps the module's mix where the module is
+not, and the biLM layer is the biLM alone (what `replace_listeners` copies into a head). Files are
 written beside and renamed: spaCy rewrites a saved pipeline in place (`spacy train`'s model-best), and a
 kill mid-write must leave the previous files whole.
 """
@@ -53,7 +53,7 @@ from .layers.listener import feed_listeners, gradient_callbacks, no_gradient, re
 from .layers.pooling import build_pooling_v1
 from .layers.read_rows import ROW_WISE
 from .layers.scalar_mix import mixes_in
-from .saved_model import load_model_bytes, model_bytes, replace_file
+from .saved_model import load_model_bytes, load_pooling_bytes, model_bytes, read_part, replace_file
 from .training_data import check_annotations, listening_heads, training_corpus
 
 # "mean", "top", fixed weights per layer, or any List[Floats3d] -> List[Floats2d] layer (layers/pooling.py).
@@ -182,7 +182,6 @@ class ElmoComponent(TrainablePipe):
         ensure_extension()
         self.vocab = vocab
         self.model = model
-        model.layers[1:] = [self.pooling]  # serialized with the biLM; only the wrapper, layers[0], runs
         model.attrs["replace_listener"] = standalone_bilm
         # spaCy hands this callback configs alone, so it is given `frozen` now.
         model.attrs["replace_listener_cfg"] = partial(replace_listener_cfg, frozen=frozen)
@@ -265,12 +264,14 @@ class ElmoComponent(TrainablePipe):
     # Prediction --------------------------------------------------------------------------------
 
     def predict(self, docs: Iterable[Doc]) -> List[Floats3d]:
-        """The biLM's layers of `docs`; while training with a frozen biLM, from the cache.
+        """The biLM's layers of `docs`: the model's; while a pipeline trains with a frozen biLM (the cache
+        is live: its evaluations), from the cache.
 
         docs (Iterable[Doc]): the docs, tokenized.
         RETURNS (List[Floats3d]): `[L+1, n, 2P]` per doc.
         """
-        return self.cache.layers(list(docs))
+        docs = list(docs)
+        return self.cache.layers(docs) if self.cache.live else self.model.predict(docs)
 
     def __call__(self, doc: Doc) -> Doc:
         """`TrainablePipe.__call__`, annotating as `pipe` does (`_annotate`).
@@ -424,14 +425,15 @@ class ElmoComponent(TrainablePipe):
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         """The biLM is loaded first (before `initialize` or first use it is only a recorded source), so
-        the bytes carry its options and weights, and the pooling layer's parameters with them, beside
-        their digest (saved_model.py)."""
+        the bytes carry its options and weights, and the pooling's parameters beside them, each part with
+        its digest (saved_model.py)."""
         self._validate_serialization_attrs()
         ensure_loaded(self.model)
         fields: Dict[str, Callable[[], bytes]] = {
             "cfg": lambda: srsly.json_dumps(self.cfg),
             "vocab": lambda: self.vocab.to_bytes(exclude=exclude),
             "model": lambda: model_bytes(self.model),
+            "pooling": lambda: model_bytes(self.pooling),
         }
         return to_bytes(fields, exclude)
 
@@ -443,6 +445,7 @@ class ElmoComponent(TrainablePipe):
             "cfg": lambda p: replace_file(p, (srsly.json_dumps(self.cfg, indent=2) + "\n").encode("utf8")),
             "vocab": lambda p: self.vocab.to_disk(p, exclude=exclude),
             "model": lambda p: replace_file(p, model_bytes(self.model)),
+            "pooling": lambda p: replace_file(p, model_bytes(self.pooling)),
         }
         to_disk(path, fields, exclude)
 
@@ -452,7 +455,8 @@ class ElmoComponent(TrainablePipe):
         self.cache.release()  # new weights: cached layers would be stale
         fields: Dict[str, Callable[[bytes], Any]] = {
             "vocab": lambda b: self.vocab.from_bytes(b, exclude=exclude),
-            "model": lambda b: load_model_bytes(self.model, self.pooling, b),
+            "model": lambda b: load_model_bytes(self.model, b),
+            "pooling": lambda b: load_pooling_bytes(self.pooling, b),
         }
         from_bytes(bytes_data, fields, exclude)
         return self
@@ -463,12 +467,15 @@ class ElmoComponent(TrainablePipe):
         self._validate_serialization_attrs()
         fields: Dict[str, Callable[[Path], Any]] = {
             "vocab": lambda p: self.vocab.from_disk(p, exclude=exclude),
-            "model": lambda p: load_model_bytes(self.model, self.pooling, p.read_bytes()),
+            "model": lambda p: load_model_bytes(self.model, read_part(p)),
+            "pooling": lambda p: load_pooling_bytes(self.pooling, read_part(p)),
         }
         try:
             from_disk(path, fields, exclude)
-        except ElmoError as err:  # a saved biLM that is refused: say which pipeline and file hold it
-            raise type(err)(f"{Path(path) / 'model'}: {err}") from None
+        except ElmoError as err:  # a saved part that is refused: say which pipeline and file hold it
+            part = "pooling" if "elmo pooling" in str(err) else "model"
+            message = str(err) if str(Path(path)) in str(err) else f"{Path(path) / part}: {err}"
+            raise type(err)(message) from None
         return self
 
     def add_label(self, label: str) -> int:

@@ -1,9 +1,8 @@
-"""Reading and writing the `elmo` component's saved parts: the model's bytes (the biLM and its pooling
-node) and each file replaced whole.
+"""Reading and writing the `elmo` component's saved parts: the biLM layer's bytes (`model`), the
+pooling's (`pooling`), and each file replaced whole.
 
-The model's bytes hold the biLM and the pooling's parameters. The settings stay the config's (thinc would
-write the saved attrs over them), and a saved pooling of another kind than the config builds is not read:
-the config's is used as it builds.
+The settings stay the config's (thinc would write the saved attrs over them), and a saved pooling of
+another kind than the config builds is not read: the config's is used as it builds.
 
 The saved bytes carry their sha256: a changed byte in a weight gives other vectors with no error of its
 own (a dtype `F32` read as `I32` loads), so it is found by the digest, at load. Pipelines saved before the
@@ -37,37 +36,57 @@ def model_bytes(model: Model) -> bytes:
     return srsly.msgpack_dumps({"model": data, "sha256": hashlib.sha256(data).hexdigest()})
 
 
-def load_model_bytes(model: Model, pooling: Model, data: bytes) -> None:
-    """`model` (the biLM layer's, `pooling` its node) from `data`: the pooling's parameters where the
-    saved pooling has the same layers, its attrs kept as configured; else the biLM's alone."""
-    data = _checked(data)
-    msg = decoded(data, "the saved elmo layer")
-    if not _THINC_KEYS <= set(msg) or not all(isinstance(msg[key], list) for key in _THINC_KEYS):
-        raise SavedWeightsError(f"the saved elmo layer is not a thinc model's bytes: {SAVED_FIX}")
-    configured = [dict(node.attrs) for node in pooling.walk()]
+def load_model_bytes(model: Model, data: bytes) -> None:
+    """The biLM layer `model` from `data`, checked (digest, a thinc model's bytes, the width)."""
+    msg = _thinc_message(data, "the saved elmo layer")
     try:
         _check_width(model, msg)
-        _load(model, msg, data)
+        model.from_dict(msg)
     except ElmoError:
         raise
     except DECODE_ERRORS as err:
         raise SavedWeightsError(f"the saved elmo layer does not load ({first_line(err)}): {SAVED_FIX}") from None
+    bilm = get_bilm(model)
+    if bilm is not None:  # the width the biLM gives, whatever the saved dims say
+        model.set_dim("nO", bilm.output_dim, force=True)
+
+
+def load_pooling_bytes(pooling: Model, data: bytes) -> None:
+    """The pooling's parameters from `data` (checked: digest, a thinc model's bytes) where the saved
+    pooling has the same layers as `pooling`, its attrs kept as configured; a pooling of another kind is
+    left as the config builds it."""
+    msg = _thinc_message(data, "the saved elmo pooling")
+    if [node.get("name") for node in msg["nodes"]] != [node.name for node in pooling.walk()]:
+        return
+    configured = [dict(node.attrs) for node in pooling.walk()]
+    try:
+        pooling.from_dict(msg)
+    except DECODE_ERRORS as err:
+        raise SavedWeightsError(f"the saved elmo pooling does not load ({first_line(err)}): {SAVED_FIX}") from None
     finally:
         for node, attrs in zip(pooling.walk(), configured):
             node.attrs.clear()
             node.attrs.update(attrs)
 
 
-def _checked(data: bytes) -> bytes:
+def _thinc_message(data: bytes, what: str) -> Dict[str, Any]:
+    """thinc's message inside `data` (a model's saved bytes), the digest checked."""
+    msg = decoded(_checked(data, what), what)
+    if not _THINC_KEYS <= set(msg) or not all(isinstance(msg[key], list) for key in _THINC_KEYS):
+        raise SavedWeightsError(f"{what} is not a thinc model's bytes: {SAVED_FIX}")
+    return msg
+
+
+def _checked(data: bytes, what: str) -> bytes:
     """thinc's bytes inside `data`, their digest checked (bytes saved before the digest: as they are)."""
-    msg = decoded(data, "the saved elmo layer")
+    msg = decoded(data, what)
     if set(msg) == _THINC_KEYS:
         return data
     if set(msg) != _DIGEST_KEYS or not isinstance(msg["model"], bytes) or not isinstance(msg["sha256"], str):
-        raise SavedWeightsError(f"the saved elmo layer holds neither a model nor its digest: {SAVED_FIX}")
+        raise SavedWeightsError(f"{what} holds neither a model nor its digest: {SAVED_FIX}")
     if hashlib.sha256(msg["model"]).hexdigest() != msg["sha256"]:
         raise SavedWeightsError(
-            "the saved elmo layer's bytes fail their sha256 check: they changed after the pipeline was saved "
+            f"{what}'s bytes fail their sha256 check: they changed after the pipeline was saved "
             f"(a damaged disk or copy); {SAVED_FIX}"
         )
     return msg["model"]
@@ -85,20 +104,12 @@ def _check_width(model: Model, msg: Dict[str, Any]) -> None:
         )
 
 
-def _load(model: Model, msg: Dict[str, Any], data: bytes) -> None:
-    if [node["name"] for node in msg["nodes"]] == [node.name for node in model.walk()]:
-        model.from_bytes(data)
-    else:
-        carried = model.layers[1:]
-        model.layers[1:] = []
-        try:
-            n_nodes = len(list(model.walk()))
-            model.from_dict({key: msg[key][:n_nodes] for key in _THINC_KEYS})
-        finally:
-            model.layers[1:] = carried
-    bilm = get_bilm(model)
-    if bilm is not None:  # the width the biLM gives, whatever the saved dims say
-        model.set_dim("nO", bilm.output_dim, force=True)
+def read_part(path: Path) -> bytes:
+    """The bytes of a saved part, or a SavedWeightsError naming it when it is missing or unreadable."""
+    try:
+        return path.read_bytes()
+    except OSError as err:
+        raise SavedWeightsError(f"{path} cannot be read ({err.strerror or err}): {SAVED_FIX}") from None
 
 
 def replace_file(path: Path, data: bytes) -> None:

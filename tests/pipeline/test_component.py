@@ -348,3 +348,17 @@ def test_the_model_paths_a_config_reads_pass(interpolate):
     overrides = {"paths.elmo_model": "fixture-tiny"}
     nlp = load_model_from_config(load_config(CONFIGS / "tagger_elmo.cfg", overrides, interpolate), auto_fill=True)
     check_model_paths_read(nlp)
+
+
+def test_a_serving_pipeline_never_reads_the_frozen_cache(fixture_paths, monkeypatch):
+    """`predict` runs the model; the cache is a training object, read only while it lives."""
+    nlp = _nlp(fixture_paths)
+    elmo = nlp.get_pipe("elmo")
+
+    def no_cache(*args, **kwargs):
+        raise AssertionError("a serving pipeline read the frozen cache")
+
+    monkeypatch.setattr(elmo.cache, "layers", no_cache)
+    assert nlp("The bank .")._.elmo["vectors"].shape[0] == 3
+    assert [doc._.elmo["vectors"].shape[0] for doc in nlp.pipe(["A b", "c"])] == [2, 1]
+    assert len(elmo.predict([nlp.make_doc("x y")])) == 1

@@ -25,7 +25,7 @@ def test_a_write_cut_short_keeps_the_saved_model(tmp_path, monkeypatch):
     nlp.add_pipe("elmo", config=TINY)
     nlp.initialize()
     nlp.to_disk(tmp_path)
-    saved = {name: (tmp_path / "elmo" / name).read_bytes() for name in ("model", "cfg")}
+    saved = {name: (tmp_path / "elmo" / name).read_bytes() for name in ("model", "pooling", "cfg")}
 
     def crash(self):
         raise KeyboardInterrupt("killed while the model's bytes were being written")
@@ -35,7 +35,7 @@ def test_a_write_cut_short_keeps_the_saved_model(tmp_path, monkeypatch):
         nlp.to_disk(tmp_path)
     monkeypatch.undo()
     assert {name: (tmp_path / "elmo" / name).read_bytes() for name in saved} == saved
-    assert sorted(p.name for p in (tmp_path / "elmo").iterdir()) == ["cfg", "model"]  # no temp file left
+    assert sorted(p.name for p in (tmp_path / "elmo").iterdir()) == ["cfg", "model", "pooling"]  # no temp file left
     np.testing.assert_array_equal(spacy.load(tmp_path)(TEXT)._.elmo["vectors"], nlp(TEXT)._.elmo["vectors"])
 
 

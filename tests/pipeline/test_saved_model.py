@@ -12,7 +12,7 @@ import srsly
 
 from spacy_elmo.pipeline.bilm_layer.thinc_bilm import set_bilm
 from spacy_elmo.pipeline.errors import SavedWeightsError
-from spacy_elmo.pipeline.saved_model import load_model_bytes, model_bytes, replace_file
+from spacy_elmo.pipeline.saved_model import load_model_bytes, load_pooling_bytes, model_bytes, replace_file
 from tests.support.pipelines import elmo_config, narrow_bilm
 
 TEXT = "She sat on the bank ."
@@ -32,7 +32,8 @@ def test_a_model_saved_with_another_kind_of_pooling_loads_the_biLMs_weights():
     for parameter in other.model.layers[0].shims[0]._model.parameters():  # other weights until loaded
         parameter.data.mul_(2.0)
     assert not np.array_equal(other_nlp(TEXT)._.elmo["layers"], expected)
-    load_model_bytes(other.model, other.pooling, elmo.model.to_bytes())
+    load_model_bytes(other.model, model_bytes(elmo.model))
+    load_pooling_bytes(other.pooling, model_bytes(elmo.pooling))
     np.testing.assert_array_equal(other_nlp(TEXT)._.elmo["layers"], expected)
     assert next(other.pooling.walk()).name != next(elmo.pooling.walk()).name  # the configured kind stays
 
@@ -42,7 +43,7 @@ def test_the_pooling_keeps_the_attrs_it_was_built_with():
     _, loaded = _component("top")
     node = next(loaded.pooling.walk())
     node.attrs["marker"] = "configured"
-    load_model_bytes(loaded.model, loaded.pooling, saved.model.to_bytes())
+    load_pooling_bytes(loaded.pooling, model_bytes(saved.pooling))
     assert next(loaded.pooling.walk()).attrs["marker"] == "configured"
 
 
@@ -96,11 +97,11 @@ def test_the_digest_covers_the_pooling_too():
     nlp, elmo = _component({"@layers": "spacy-elmo.ScalarMix.v2", "trainable": False, "weights": [1.0, 2.0, 3.0]})
     nlp(TEXT)  # the mix's parameters are made at the first batch
     data = elmo.to_bytes()
-    inner = srsly.msgpack_loads(srsly.msgpack_loads(data)["model"])["model"]
+    inner = srsly.msgpack_loads(srsly.msgpack_loads(data)["pooling"])["model"]
     weights = np.asarray([1.0, 2.0, 3.0], dtype=np.float32).tobytes()
     assert inner.count(weights) == 1
     changed = np.asarray([1.0, 2.0, 4.0], dtype=np.float32).tobytes()
-    with pytest.raises(SavedWeightsError, match="sha256"):
+    with pytest.raises(SavedWeightsError, match="saved elmo pooling.*sha256"):
         spacy.blank("en").add_pipe("elmo", config={**elmo_config(), "pooling": "mean"}).from_bytes(
             data.replace(weights, changed)
         )
@@ -111,4 +112,20 @@ def test_a_saved_biLM_of_another_width_is_refused_naming_both_widths():
     _, other = _component("mean")
     set_bilm(other.model, narrow_bilm())
     with pytest.raises(SavedWeightsError, match="saved elmo biLM gives 16-wide layers .* gives 32-wide"):
-        load_model_bytes(loaded.model, loaded.pooling, model_bytes(other.model))
+        load_model_bytes(loaded.model, model_bytes(other.model))
+
+
+def test_the_pooling_is_saved_on_its_own_and_a_missing_part_is_named(tmp_path):
+    """A trainable mix's learned weights travel in `elmo/pooling`, beside the biLM layer's `elmo/model`."""
+    mix = {"@layers": "spacy-elmo.ScalarMix.v2", "trainable": False, "weights": [1.0, 2.0, 3.0]}
+    nlp, elmo = _component(mix)
+    nlp(TEXT)
+    path, _ = _saved_pipeline(tmp_path, nlp)
+    assert (path / "elmo" / "pooling").is_file()
+    assert [node.name for node in elmo.model.walk()] == [
+        node.name for node in elmo.model.walk() if node is not elmo.pooling
+    ]
+    np.testing.assert_array_equal(spacy.load(path)(TEXT)._.elmo["vectors"], nlp(TEXT)._.elmo["vectors"])
+    (path / "elmo" / "pooling").unlink()
+    with pytest.raises(SavedWeightsError, match=f"{re.escape(str(path))}/elmo/pooling cannot be read"):
+        spacy.load(path)

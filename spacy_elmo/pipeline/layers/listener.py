@@ -270,9 +270,8 @@ def build_elmo_tok2vec_v1(
 
 def standalone_bilm(copy: Model, listener: ElmoListener, upstream: Any) -> Model:
     """What `replace_listeners` puts in a head for `listener` (the upstream's model attr
-    `replace_listener`): the copy of the upstream `elmo` component's model without its pooling node (the
-    biLM, whose config, BiLM.v3, builds none), frozen as the upstream is, as ElmoTok2Vec.v1 sets its own."""
-    copy.layers[1:] = []
+    `replace_listener`): the copy of the upstream `elmo` component's model, the biLM layer, frozen as the
+    upstream is, as ElmoTok2Vec.v1 sets its own."""
     set_frozen(copy, upstream.frozen)
     return copy
 
