@@ -50,10 +50,10 @@ def onednn_linear_add(x: torch.Tensor, add: torch.Tensor, packed: torch.Tensor) 
 def cpu_bf16_units() -> Optional[bool]:
     """Whether torch's own CPU feature check (cpuinfo, which also asks whether the OS enabled the
     registers) finds bf16 matrix units, AVX512_BF16 or AMX; None where this build has no such check."""
-    checks = [getattr(torch.cpu, name, None) for name in ("_is_avx512_bf16_supported", "_is_amx_tile_supported")]
-    if any(check is None for check in checks):
-        return None
-    return any(check() for check in checks)
+    checks: List[Optional[Callable[[], bool]]] = [
+        getattr(torch.cpu, name, None) for name in ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+    ]
+    return None if None in checks else any(check() for check in checks if check is not None)
 
 
 def version(tensor: torch.Tensor) -> int:
