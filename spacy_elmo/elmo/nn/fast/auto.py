@@ -29,9 +29,14 @@ ROUNDS = 3
 
 
 def _probe_seconds(model: BiLM, embedded: torch.Tensor) -> float:
+    """One call's wall time; on a GPU until its kernels have finished, not only been launched."""
     lengths = np.full(embedded.shape[0], embedded.shape[1], dtype=np.int64)
+    if embedded.is_cuda:
+        torch.cuda.synchronize(embedded.device)
     start = time.perf_counter()
     model.forward_embedded(embedded, lengths)
+    if embedded.is_cuda:
+        torch.cuda.synchronize(embedded.device)
     return time.perf_counter() - start
 
 
