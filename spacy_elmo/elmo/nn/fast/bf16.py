@@ -98,27 +98,31 @@ class Bf16BiLSTMLayer(FastLayer):
         copies = self._packed[name].get(weight, lambda w: [w[d].t() for d in range(N_DIRECTIONS)])
         return _packed(x.to(torch.bfloat16), copies)
 
-    def _fp32_sum(self, base: torch.Tensor, parts: List[torch.Tensor], rows: int) -> torch.Tensor:
-        """`base` (`[D, rows or 1, out]`, fp32) + each direction's bf16 product, into a new fp32 tensor."""
-        out = base.new_empty(N_DIRECTIONS, rows, parts[0].shape[-1])
+    def _fp32(self, parts: List[torch.Tensor], base: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """Each direction's bf16 product, plus `base` (`[D, rows or 1, out]`, fp32) where given, written
+        into one new fp32 tensor `[D, rows, out]` (one pass per direction, no stacked bf16 copy)."""
+        out = parts[0].new_empty(len(parts), *parts[0].shape, dtype=torch.float32)
         for d, part in enumerate(parts):
-            torch.add(base[d], part, out=out[d])
+            if base is None:
+                out[d].copy_(part)
+            else:
+                torch.add(base[d], part, out=out[d])
         return out
 
     def input_products(self, x: torch.Tensor, directions: slice) -> torch.Tensor:
         parts = self._cpu_products(x, "input")
         if parts is not None:
-            return self._fp32_sum(self.gate_bias, parts, x.shape[1])
+            return self._fp32(parts, self.gate_bias)
         return torch.bmm(x.to(torch.bfloat16), self.input_bf16).float() + self.gate_bias
 
     def step_gates(self, x_gates: torch.Tensor, h: torch.Tensor, directions: slice) -> torch.Tensor:
         parts = self._cpu_products(h, "state")
         if parts is not None:
-            return self._fp32_sum(x_gates, parts, h.shape[1])
+            return self._fp32(parts, x_gates)
         return torch.bmm(h.to(torch.bfloat16), self.state_bf16).float() + x_gates
 
     def projection_products(self, m: torch.Tensor, directions: slice) -> torch.Tensor:
         parts = self._cpu_products(m, "projection")
         if parts is not None:
-            return torch.stack(parts).float()
+            return self._fp32(parts)
         return torch.bmm(m.to(torch.bfloat16), self.projection_bf16).float()
