@@ -20,6 +20,7 @@ import torch
 from spacy.tokens import DocBin
 
 from benchmarks.common import machine
+from spacy_elmo.elmo.nn.fast.fast_bilm import FAST_MODE_SETTINGS
 
 
 def main() -> None:
@@ -28,7 +29,7 @@ def main() -> None:
     parser.add_argument("--options", default=None)
     parser.add_argument("--weights", default=None)
     parser.add_argument("--batch-size", type=int, default=256)
-    parser.add_argument("--fast-mode", default=None, choices=["int8"], help="default: the exact biLM")
+    parser.add_argument("--fast-mode", default=None, choices=FAST_MODE_SETTINGS, help="default: the exact biLM")
     parser.add_argument("--max-batch-tokens", type=int, default=4096)
     args = parser.parse_args()
     torch.set_num_threads(1)

@@ -46,3 +46,20 @@ def test_each_fast_mode_is_scored_beside_the_exact_biLM(tmp_path, capsys, monkey
     assert float(rows[0][1]) > 50, "the pipeline must tag for a change to show"
     assert rows[0][2] == "0" and int(rows[1][2]) > 0 and all(total == "10" for *_, total in rows)
     assert copies and set(copies) == {"int8"}, "the int8 rows must come from the int8 copy"
+
+
+def test_the_speed_table_names_auto_s_choice_and_a_mode_the_cpu_cannot_run(fixture_paths, capsys, monkeypatch):
+    """At the fixture model's size: each mode's row, auto's named by its choice, bf16 said not to run
+    where the CPU has no bf16 units."""
+    from benchmarks import bench_fast
+    from spacy_elmo.elmo.nn.fast import auto, bf16
+    from spacy_elmo.elmo.nn.options import ElmoOptions
+
+    monkeypatch.setattr(bf16, "has_bf16_units", lambda: False)
+    monkeypatch.setattr(auto, "speedup", lambda exact, fast: 2.0)
+    monkeypatch.setattr(bench_fast, "preset", lambda size: ElmoOptions.from_file(fixture_paths[0]))
+    bench_fast.bench_size("tiny", ["int8", "bf16", "auto"], [1, 4], 40, bench_fast.DEFAULT_TEXT, rounds=2)
+    out = capsys.readouterr().out
+    assert "bf16: not run here: this CPU has no bf16 units" in out
+    rows = re.findall(r"^\s+(\d+)\s+(\S+)\s+[\d.]+\s+[\d.]+x", out, re.MULTILINE)
+    assert rows == [(b, m) for b in ("1", "4") for m in ("exact", "int8", "auto:int8")]

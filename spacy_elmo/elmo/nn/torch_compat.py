@@ -7,6 +7,7 @@ and only here.
   public call reaches it;
 - the multi-tensor `_foreach` ops and dynamo's settings (elmo/pretrain/step_modes.py): the arithmetic of
   torch's own Adagrad and SGD, one launch per op for all parameters;
+- torch's CPU feature checks for bf16 units (elmo/nn/fast/bf16.py);
 - a tensor's version counter, which every in-place change bumps (elmo/nn/kernels.py's packed copies);
 - inductor's option names in `THREADS_AT_CALL` (elmo/nn/time_loops/wave_cell.py, elmo/pretrain/step_modes.py).
 """
@@ -44,6 +45,15 @@ def onednn_linear(x: torch.Tensor, packed: torch.Tensor, bias: Optional[torch.Te
 def onednn_linear_add(x: torch.Tensor, add: torch.Tensor, packed: torch.Tensor) -> torch.Tensor:
     """x . packed weight + `add`, the sum fused as the product's post-op."""
     return torch.ops.mkldnn._linear_pointwise.binary(x, add, packed, None, "add")
+
+
+def cpu_bf16_units() -> Optional[bool]:
+    """Whether torch's own CPU feature check (cpuinfo, which also asks whether the OS enabled the
+    registers) finds bf16 matrix units, AVX512_BF16 or AMX; None where this build has no such check."""
+    checks: List[Optional[Callable[[], bool]]] = [
+        getattr(torch.cpu, name, None) for name in ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+    ]
+    return None if None in checks else any(check() for check in checks if check is not None)
 
 
 def version(tensor: torch.Tensor) -> int:

@@ -25,7 +25,7 @@ from typing import Dict, Literal, Optional, Union
 from ..errors import InputError, InputFileError
 from ..formats import is_model_path, load_model, load_options_and_weights, model_options
 from ..nn.bilm import BiLM
-from ..nn.fast.fast_bilm import make_fast
+from ..nn.fast.fast_bilm import make_fast, resolve_mode
 from ..nn.options import ElmoOptions
 from .bundled import DEFAULT_MODEL, bundled_models
 from .hub import downloaded_model_dir, is_catalogue_name
@@ -248,9 +248,11 @@ def load_bilm(
     - `options` (a path to options.json or ElmoOptions) with `weights` loaded (random initialisation
       when `weights` is None).
     `warm_start`: see BiLM.set_warm_start. `fast_mode`: None (exact), or a fast mode's frozen copy
-    ("int8" on a CPU, "bf16" for a GPU: elmo/nn/fast/fast_bilm.make_fast, docs/fast_modes.md)."""
+    ("int8" on a CPU, "bf16" on a GPU or a CPU with bf16 units, "auto": the one that pays here, else
+    the exact biLM; elmo/nn/fast/fast_bilm.make_fast, docs/fast_modes.md)."""
     if isinstance(options, ElmoOptions):
         bilm = _warm(load_options_and_weights(options, weights), warm_start)
     else:
         bilm = resolve(reference_to(options, weights)).load(warm_start, untrained=True)
-    return bilm if fast_mode is None else make_fast(bilm, fast_mode)
+    mode = None if fast_mode is None else resolve_mode(bilm, fast_mode)
+    return bilm if mode is None else make_fast(bilm, mode)

@@ -26,7 +26,7 @@ import torch
 
 from ...elmo.manylangs.model import ManyLangsBiLM
 from ...elmo.nn.bilm import BiLM
-from ...elmo.nn.fast.fast_bilm import FastModeUnavailable, make_fast
+from ...elmo.nn.fast.fast_bilm import FastModeUnavailable, make_fast, resolve_mode
 
 
 class ProcessState:
@@ -37,16 +37,17 @@ class ProcessState:
         self._threads_settled = False
 
     def fast_copy(self, bilm: BiLM, mode: str) -> Optional[BiLM]:
-        """The `mode` copy of `bilm`, or None where the mode cannot run on its device (int8 on a GPU):
-        the layer then runs the exact biLM, which is the faster one there, so one config serves every
-        machine."""
+        """The `mode` copy of `bilm`, or None where the mode cannot run on its device (int8 on a GPU, bf16
+        on a CPU without bf16 units) or "auto" found no mode faster than exact: the layer then runs the
+        exact biLM, which is the faster one there, so one config serves every machine."""
         cached = self._fast.get(bilm)
         if cached is not None and cached[0] == mode:
             return cached[1]
         try:
             if isinstance(bilm, ManyLangsBiLM):
                 raise FastModeUnavailable(f"the {mode!r} fast mode does not run ELMoForManyLangs models")
-            copy: Optional[BiLM] = make_fast(bilm, mode)
+            chosen = resolve_mode(bilm, mode)
+            copy: Optional[BiLM] = None if chosen is None else make_fast(bilm, chosen)
         except FastModeUnavailable as error:
             warnings.warn(f"fast_mode {mode!r} is not used: {error}. Running the exact biLM instead.", stacklevel=3)
             copy = None

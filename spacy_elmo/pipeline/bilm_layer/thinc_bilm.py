@@ -33,7 +33,7 @@ from typing_extensions import Annotated
 from ...elmo.errors import InputError
 from ...elmo.nn.batch_plan import plan_batches
 from ...elmo.nn.bilm import BiLM
-from ...elmo.nn.fast.fast_bilm import FAST_MODES, FastModeError
+from ...elmo.nn.fast.fast_bilm import FastModeError, check_fast_mode
 from ...elmo.nn.precision import fp32_scope
 from ...elmo.nn.run_options import AUTO, RunOptions
 from ...elmo.sources.bundled import DEFAULT_MODEL
@@ -96,7 +96,8 @@ def build_bilm_v3(
     segmentation (Optional[Segmenter]): cuts docs into the pieces the biLM reads (a registered `@misc`
         function's result); null: `spacy-elmo.sentence_windows.v1` with its defaults.
     warm_start (bool): every piece starts from a fixed warm LSTM state instead of zeros.
-    fast_mode (Optional[str]): null (exact), "int8" (CPU) or "bf16" (GPU), a fast inexact copy for
+    fast_mode (Optional[str]): null (exact), "int8" (CPU), "bf16" (GPU, or a CPU with bf16 units) or
+        "auto" (the one measured to beat exact here, else exact; logged), a fast inexact copy for
         prediction and frozen training; where it cannot run, the exact biLM runs, with a warning.
     tf32 (bool): TF32 products on a GPU (faster, about 1e-3 from the exact vectors); by default the biLM
         computes in full fp32 whatever torch's global flags (elmo/nn/precision.py).
@@ -107,8 +108,8 @@ def build_bilm_v3(
         refused here, when the config is built; a name or path that names nothing, when it is read.
     """
     check_reference(model)
-    if fast_mode is not None and fast_mode not in FAST_MODES:
-        raise FastModeError(f"unknown fast_mode {fast_mode!r}; choose one of {', '.join(FAST_MODES)} or null")
+    if fast_mode is not None:
+        check_fast_mode(fast_mode)
     if fast_mode is not None and stateful:
         raise FastModeError("fast_mode runs stateless only; set stateful = false or fast_mode = null")
     RunOptions(tf32, time_loop)  # refuses an unknown time_loop when the config is built

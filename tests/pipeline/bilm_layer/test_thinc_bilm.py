@@ -40,7 +40,8 @@ def docs():
 @pytest.mark.parametrize(
     "settings, error, message",
     [
-        ({"fast_mode": "int4"}, FastModeError, "unknown fast_mode 'int4'"),
+        ({"fast_mode": "int4"}, FastModeError, "unknown fast_mode .int4.; choose one of int8, bf16, auto, or null"),
+        ({"fast_mode": "auto", "stateful": True}, FastModeError, "fast_mode runs stateless only"),
         ({"fast_mode": "int8", "stateful": True}, FastModeError, "fast_mode runs stateless only"),
         ({"max_batch_tokens": 0}, ElmoError, "'max_batch_tokens' must be an integer of at least 1, got 0"),
         (

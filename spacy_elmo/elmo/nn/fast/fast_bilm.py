@@ -2,8 +2,10 @@
 
     fast = make_fast(bilm, "int8")   # a frozen, stateless copy with the same embed / forward API
 
-"int8" (CPUs): every LSTM product an int8 product (int8.py). "bf16" (for GPUs): every LSTM product bf16
-into fp32 (bf16.py). Both keep the exact model's step loop, gate arithmetic and clipping (fast_layer.py).
+"int8" (CPUs): every LSTM product an int8 product (int8.py). "bf16" (GPUs, and CPUs with bf16 units):
+every LSTM product bf16 into fp32 (bf16.py). Both keep the exact model's step loop, gate arithmetic and
+clipping (fast_layer.py). "auto": bf16 where it beats exact on this machine, else int8 where that does,
+else exact, by a short timing (auto.py).
 
 Measured speed and deviation: benchmarks/bench_fast.py, docs/fast_modes.md (which also says why a
 `torch.nn.LSTM`-based mode is not offered: it measured slower than the exact path).
@@ -25,12 +27,35 @@ from ..bilm import BiLM
 from ..errors import FastModeError, FastModeUnavailable
 from ..lstm import BiLSTMStack
 from ..run_options import EXACT, RunOptions
-from .bf16 import Bf16BiLSTMLayer
+from . import auto, bf16
 from .int8 import Int8BiLSTMLayer
 
-__all__ = ["FAST_MODES", "FastBiLM", "FastModeError", "FastModeUnavailable", "make_fast", "unavailable_reason"]
+__all__ = [
+    "AUTO",
+    "FAST_MODES",
+    "FAST_MODE_SETTINGS",
+    "FastBiLM",
+    "FastModeError",
+    "FastModeUnavailable",
+    "check_fast_mode",
+    "make_fast",
+    "resolve_mode",
+    "unavailable_reason",
+]
 
 FAST_MODES = ("int8", "bf16")
+AUTO = "auto"
+# What a user may ask for: a mode, or "auto" (the mode that pays here, measured).
+FAST_MODE_SETTINGS = (*FAST_MODES, AUTO)
+
+
+def check_fast_mode(mode: str) -> None:
+    """Refuse a fast mode setting that is neither a mode nor "auto"."""
+    if mode not in FAST_MODE_SETTINGS:
+        raise FastModeError(
+            f"unknown fast_mode {mode!r}; choose one of {', '.join(FAST_MODE_SETTINGS)}, "
+            "or null (the exact BiLM itself) for exact outputs"
+        )
 
 
 def unavailable_reason(mode: str, device: torch.device) -> Optional[str]:
@@ -40,21 +65,36 @@ def unavailable_reason(mode: str, device: torch.device) -> Optional[str]:
             f"the 'int8' fast mode runs on the CPU only (fbgemm's int8 products), but the biLM is on "
             f"{device}; use the exact BiLM (fast_mode = null) there"
         )
+    if mode == "bf16" and device.type == "cpu":
+        return bf16.missing_bf16_units()
     return None
+
+
+def resolve_mode(bilm: BiLM, mode: str) -> Optional[str]:
+    """The mode `mode` names for `bilm`: itself, or for "auto" the one measured to pay on this machine
+    (None: the exact biLM), the choice logged (auto.py)."""
+    check_fast_mode(mode)
+    if mode != AUTO:
+        return mode
+    candidates = [m for m in ("bf16", "int8") if unavailable_reason(m, bilm.device) is None]
+    return auto.choose_mode(bilm, candidates, _copy)
 
 
 def make_fast(bilm: BiLM, mode: str) -> "FastBiLM":
     """A frozen, stateless copy of `bilm` whose LSTM runs in `mode` (see the module docstring for what
-    each mode gives up). The exact `bilm` is left untouched."""
-    if mode not in FAST_MODES:
-        raise FastModeError(
-            f"unknown fast mode {mode!r}; choose one of {', '.join(FAST_MODES)}, "
-            "or use the BiLM itself for exact outputs"
-        )
-    reason = unavailable_reason(mode, bilm.device)
+    each mode gives up; "auto" raises `FastModeUnavailable` where no mode beats exact). The exact
+    `bilm` is left untouched."""
+    chosen = resolve_mode(bilm, mode)
+    if chosen is None:
+        raise FastModeUnavailable("no fast mode ran faster than the exact biLM here; use the BiLM itself")
+    reason = unavailable_reason(chosen, bilm.device)
     if reason is not None:
         raise FastModeUnavailable(reason)
-    fast_layer = Int8BiLSTMLayer if mode == "int8" else Bf16BiLSTMLayer
+    return _copy(bilm, chosen)
+
+
+def _copy(bilm: BiLM, mode: str) -> "FastBiLM":
+    fast_layer = Int8BiLSTMLayer if mode == "int8" else bf16.Bf16BiLSTMLayer
     layers = [fast_layer(layer) for layer in bilm.lstm.layers]
     return FastBiLM(bilm, BiLSTMStack.of_layers(layers, bilm.lstm.use_skip_connections), mode)
 

@@ -38,7 +38,7 @@ def test_fast_model_is_a_snapshot(fixture_bilm):
 
 def test_unknown_mode_is_refused(fixture_bilm):
     assert FAST_MODES == ("int8", "bf16")
-    with pytest.raises(FastModeError, match="unknown fast mode .fused.; choose one of int8, bf16"):
+    with pytest.raises(FastModeError, match="unknown fast_mode .fused.; choose one of int8, bf16, auto, or null"):
         make_fast(fixture_bilm, "fused")
 
 
