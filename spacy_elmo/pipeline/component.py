@@ -14,7 +14,7 @@ that training ended but its logger's `finalize`, where `spacy-elmo.MixLogger.v1`
 it; a loop of one's own calls it when done. Outside that, predict runs the model alone (a serving
 pipeline never touches the cache, keeps nothing and shows no progress bar).
 
-The pooling is a part of the component, saved on its own beside the biLM layer (`elmo/pooling`,
+The pooling is a part of the component, saved on its own beside the biLM layer (`pooling` in its folder,
 saved_model.py): a ScalarMix started from a TF-Hub module keeps the module's mix where the module is
 not, and the biLM layer is the biLM alone (what `replace_listeners` copies into a head). Files are
 written beside and renamed: spaCy rewrites a saved pipeline in place (`spacy train`'s model-best), and a
@@ -224,7 +224,7 @@ class ElmoComponent(TrainablePipe):
 
     def _check_width(self, listener: ElmoListener, component_name: str) -> None:
         """A listener built for layers of another width than this biLM gives (a saved pipeline whose
-        `elmo/model` comes from another model) is refused when the pipeline is linked, not at the
+        biLM file comes from another model) is refused when the pipeline is linked, not at the
         first doc inside a matrix product."""
         if not (listener.has_dim("nO") and self.model.has_dim("nO")):
             return
