@@ -7,6 +7,7 @@ import contextlib
 import errno
 import glob
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -289,6 +290,21 @@ def read_text(path: Union[str, Path], what: str, error: Type[InputFileError] = I
         raise _not_utf8(path, what, err, error) from None
     except OSError as err:
         raise error(f"{what} file {path} cannot be read: {err.strerror}") from None
+
+
+# What json.loads raises for text it cannot turn into a value: JSONDecodeError (a ValueError), a
+# ValueError for an integer of more than 4,300 digits, a RecursionError for arrays nested thousands deep.
+JSON_ERRORS = (ValueError, RecursionError)
+
+
+def read_json(path: Union[str, Path], what: str, error: Type[InputFileError] = InputFileError) -> Any:
+    """The file's JSON value; `error` naming the file for text that is no JSON json can hold."""
+    text = read_text(path, what, error)
+    try:
+        return json.loads(text)
+    except JSON_ERRORS as err:
+        problem = "arrays or objects nested too deeply" if isinstance(err, RecursionError) else str(err)
+        raise error(f"{what} file {path} is not valid JSON: {problem}") from None
 
 
 def text_lines(path: Union[str, Path], what: str, error: Type[InputFileError] = InputFileError) -> Iterator[str]:

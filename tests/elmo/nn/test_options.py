@@ -2,6 +2,7 @@ import json
 
 import pytest
 
+from spacy_elmo.elmo.errors import OptionsFileError
 from spacy_elmo.elmo.nn.options import PRESETS, ElmoOptions, OptionsError, preset, with_changes
 from tests.support.paths import ALLENNLP_DIR, BILM_TF_DIR
 
@@ -81,6 +82,17 @@ def test_file_errors(tmp_path):
     bad.write_text("{not json")
     with pytest.raises(OptionsError, match="not valid JSON"):
         ElmoOptions.from_file(bad)
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [("[" * 100_000 + "]" * 100_000, "nested too deeply"), ('{"lstm": ' + "9" * 5000 + "}", "digits")],
+)
+def test_json_that_python_cannot_hold_is_the_files_error(tmp_path, text, problem):
+    path = tmp_path / "options.json"
+    path.write_text(text)
+    with pytest.raises(OptionsFileError, match=f"options file {path} is not valid JSON: .*{problem}"):
+        ElmoOptions.from_file(path)
 
 
 def test_presets_are_the_published_sizes():
