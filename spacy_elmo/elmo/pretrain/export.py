@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from ..formats import WeightsError, load_weights, save_weights
+from ..formats.base import read_float_array
 from ..nn.chars import N_CHARS_PREDICT
 from ..nn.options import ElmoOptions
 from ..util.io import HDF5_DAMAGE, atomic_output, open_hdf5
@@ -101,13 +102,18 @@ def load_softmax(model: LanguageModel, path: Union[str, Path], vocab: Vocabulary
             raise WeightsError(f"{path} holds no softmax (datasets softmax/W and softmax/b)")
         expected = (len(saved_vocab), model.options.projection_dim)
         for name, shape in (("softmax/W", expected), ("softmax/b", expected[:1])):
+            if not isinstance(f[name], h5py.Dataset):
+                kind = type(f[name]).__name__.lower()
+                raise WeightsError(f"{path}: {name} is an HDF5 {kind}, not a dataset of weights; is it a softmax file?")
             if f[name].shape != shape:  # checked before reading: the shape is what gets allocated
                 raise WeightsError(
                     f"{path}: {name} has shape {f[name].shape}, expected {shape} for its vocabulary and options"
                 )
         try:
-            weight = np.asarray(f["softmax/W"][()], dtype=np.float32)
-            bias = np.asarray(f["softmax/b"][()], dtype=np.float32)
+            weight = read_float_array(f["softmax/W"], path, "softmax/W")
+            bias = read_float_array(f["softmax/b"], path, "softmax/b")
+        except WeightsError:
+            raise
         except HDF5_DAMAGE as err:
             raise WeightsError(f"softmax file {path} cannot be read ({err}); it is damaged or truncated") from None
     pairs = [(i, saved_vocab.index[w]) for i, w in enumerate(vocab.words) if w in saved_vocab.index]
