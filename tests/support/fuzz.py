@@ -1,0 +1,90 @@
+"""The fuzz suite's two runs and the mutations it makes of valid files.
+
+Each property test runs twice from one definition (`RUNS`): a short run in the everyday suite, the
+same examples every time, and a long random one with `--slow`. No example database is kept: a failing
+input found is pasted into its test as an `@example`, where it stays a regression case."""
+
+import json
+from datetime import timedelta
+from typing import Any, Iterator, Tuple
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+
+# `slow`, for `@pytest.mark.parametrize("slow", RUNS)`: the long run is marked slow.
+RUNS = [pytest.param(False, id="short"), pytest.param(True, id="long", marks=pytest.mark.slow)]
+
+
+def fuzz_settings(slow: bool) -> settings:
+    """Few examples within a deadline (a reader slower than that on a tiny file is a bug), or many."""
+    return settings(
+        max_examples=300 if slow else 8,
+        deadline=timedelta(seconds=30 if slow else 10),
+        derandomize=not slow,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+
+
+def _flipped(raw: bytes, draw) -> bytes:
+    data = bytearray(raw)
+    for position, bit in draw(st.lists(st.tuples(st.integers(0, len(raw) - 1), st.integers(0, 7)), min_size=1)):
+        data[position] ^= 1 << bit
+    return bytes(data)
+
+
+def mutated(raw: bytes) -> st.SearchStrategy[bytes]:
+    """`raw` with bits flipped, cut short, with bytes spliced in, or replaced by random bytes."""
+
+    @st.composite
+    def mutation(draw) -> bytes:
+        kind = draw(st.sampled_from(["flip", "truncate", "splice", "random"]))
+        if kind == "flip" and raw:
+            return _flipped(raw, draw)
+        if kind == "truncate":
+            return raw[: draw(st.integers(0, max(len(raw) - 1, 0)))]
+        if kind == "splice":
+            start = draw(st.integers(0, len(raw)))
+            end = draw(st.integers(start, min(len(raw), start + 16)))
+            return raw[:start] + draw(st.binary(max_size=16)) + raw[end:]
+        return draw(st.binary(max_size=4096))
+
+    return mutation()
+
+
+# Values of every JSON type, and a few that readers mishandle: huge, negative, non-finite, nested.
+ODD_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.sampled_from([0, -1, 2**63, 10**30, 1e308, float("nan"), float("inf"), "", [], {}, [[]]]),
+    st.floats(),
+    st.text(max_size=8),
+    st.lists(st.integers(-3, 300), max_size=3),
+    st.dictionaries(st.text(max_size=4), st.integers(), max_size=2),
+)
+
+
+def _slots(value: Any) -> Iterator[Tuple[Any, Any]]:
+    """Every (container, key or index) inside a parsed JSON value."""
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else []
+    for key, inner in items:
+        yield value, key
+        yield from _slots(inner)
+
+
+def json_swapped(value: Any) -> st.SearchStrategy[Any]:
+    """`value` (parsed JSON) with one value inside it replaced by one of `ODD_VALUES`, or one key removed."""
+
+    @st.composite
+    def swap(draw) -> Any:
+        copy = json.loads(json.dumps(value))
+        container, key = draw(st.sampled_from(list(_slots(copy))))
+        if isinstance(container, dict) and draw(st.booleans()):
+            del container[key]
+        else:
+            container[key] = draw(ODD_VALUES)
+        return copy
+
+    return swap()
