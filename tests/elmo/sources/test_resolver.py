@@ -15,7 +15,7 @@ import spacy
 from thinc.api import Config
 
 from spacy_elmo import load_bilm
-from spacy_elmo.elmo.errors import ElmoError
+from spacy_elmo.elmo.errors import ElmoError, InputError
 from spacy_elmo.elmo.sources.hub import ModelNotDownloadedError, download_model, load_catalogue
 from tests.support.cli import assert_clear_error, run_cli
 from tests.support.hub_cache import add_repo, offline_cache
@@ -161,3 +161,16 @@ def test_dump_with_an_empty_model_fails_with_one_line(in_a_model_folder, tmp_pat
     assert_clear_error(result, "`model` is empty")
     assert len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "out.hdf5").exists()
+
+
+@pytest.mark.parametrize(
+    "model, message",
+    [
+        (None, "no model given"),
+        (3, "`model` is 3 \\(a int\\), which names no model"),
+        ("x" * 5000, "neither a model name nor a path this system can look up \\(File name too long\\)"),
+    ],
+)
+def test_a_reference_that_names_nothing_is_refused_by_name(model, message):
+    with pytest.raises(InputError, match=message):
+        load_bilm(model)
