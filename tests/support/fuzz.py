@@ -1,8 +1,11 @@
-"""The fuzz suite's two runs and the mutations it makes of valid files.
+"""The fuzz tests' hypothesis settings and damage to files: every reader of a user's file has a property
+test over mutated, truncated and random bytes, whose property is a correct result or the package's
+error, never another exception.
 
-Each property test runs twice from one definition (`RUNS`): a short run in the everyday suite, the
-same examples every time, and a long random one with `--slow`. No example database is kept: a failing
-input found is pasted into its test as an `@example`, where it stays a regression case."""
+Each such test runs twice: a short, derandomized run in the everyday suite and a long, random one under
+`@pytest.mark.slow` (`--slow`, CI). A damage a long run finds failing is kept as an `@example` of the
+test, so it runs every time. tests/fuzz/ holds the readers' suites (`RUNS`, `mutated`, `json_swapped`).
+"""
 
 import json
 from datetime import timedelta
@@ -12,19 +15,24 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-# `slow`, for `@pytest.mark.parametrize("slow", RUNS)`: the long run is marked slow.
-RUNS = [pytest.param(False, id="short"), pytest.param(True, id="long", marks=pytest.mark.slow)]
+_QUIET = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large]
+# A generous bound per example: a reader that slows to this on a small file is a hang in the making.
+_DEADLINE = timedelta(seconds=20)
+settings.register_profile(
+    "fuzz", max_examples=8, deadline=_DEADLINE, derandomize=True, database=None, suppress_health_check=_QUIET
+)
+settings.register_profile(
+    "fuzz-slow", max_examples=400, deadline=_DEADLINE, database=None, suppress_health_check=_QUIET
+)
 
 
 def fuzz_settings(slow: bool) -> settings:
-    """Few examples within a deadline (a reader slower than that on a tiny file is a bug), or many."""
-    return settings(
-        max_examples=300 if slow else 8,
-        deadline=timedelta(seconds=30 if slow else 10),
-        derandomize=not slow,
-        database=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    )
+    """The everyday suite's short run, or with `slow` the long one (for a test marked slow)."""
+    return settings.get_profile("fuzz-slow" if slow else "fuzz")
+
+
+# `slow` for `@pytest.mark.parametrize("slow", RUNS)`: one definition, both runs, the long one marked slow.
+RUNS = [pytest.param(False, id="short"), pytest.param(True, id="long", marks=pytest.mark.slow)]
 
 
 def _flipped(raw: bytes, draw) -> bytes:
