@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from spacy_elmo.elmo.errors import ElmoError
 from spacy_elmo.elmo.formats import load_model, model_options
-from tests.support.fuzz import RUNS, fuzz_settings, json_swapped, mutated
+from tests.support.fuzz import RUNS, fuzz_file, fuzz_settings, json_swapped, mutated
 from tests.support.paths import ALLENNLP_DIR, FIXTURES, MANYLANGS_DIR
 
 FOLDERS = {"elmoformanylangs": MANYLANGS_DIR / "words-2layers-relu", "tfhub": FIXTURES / "elmo-tfhub" / "dp-1shard"}
@@ -80,12 +80,4 @@ def archives(tmp_path_factory):
 @pytest.mark.parametrize("slow", RUNS)
 @pytest.mark.parametrize("name", ["model.zip", "model.tar.gz"])
 def test_a_mutated_archive_loads_or_fails_naming_it(slow, name, archives, tmp_path):
-    path = tmp_path / name
-
-    @fuzz_settings(slow)
-    @given(raw=mutated(archives[name]))
-    def check(raw):
-        path.write_bytes(raw)
-        _loads_or_names(path)
-
-    check()
+    fuzz_file(slow, tmp_path / name, archives[name], _loads_or_names)

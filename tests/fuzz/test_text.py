@@ -15,7 +15,7 @@ from spacy_elmo.elmo.pretrain.corpus import corpus_stats, read_sentences
 from spacy_elmo.elmo.pretrain.shards import LEXICON_FILE, pack_corpus, shard_lines
 from spacy_elmo.elmo.pretrain.vocab import SPECIALS, Vocabulary, build_vocabulary, count_tokens
 from spacy_elmo.elmo.util.io import text_lines
-from tests.support.fuzz import RUNS, fuzz_settings, mutated
+from tests.support.fuzz import RUNS, fuzz_file, fuzz_settings, mutated
 from tests.support.paths import TRAIN_TEXT, TRAIN_VOCAB
 
 # Characters that split lines or words in some readers and not in others, and undecodable bytes.
@@ -33,17 +33,12 @@ def _names(path, read):
 
 @pytest.mark.parametrize("slow", RUNS)
 def test_a_mutated_vocabulary_reads_or_fails_naming_it(slow, tmp_path):
-    path = tmp_path / "vocab.txt"
-
-    @fuzz_settings(slow)
-    @given(raw=mutated(TRAIN_VOCAB.read_bytes()))
-    def check(raw):
-        path.write_bytes(raw)
+    def read(path):
         vocab = _names(path, lambda: Vocabulary.from_file(path))
         if vocab is not None:
             assert tuple(vocab.words[:3]) == SPECIALS and len(set(vocab.words)) == len(vocab)
 
-    check()
+    fuzz_file(slow, tmp_path / "vocab.txt", TRAIN_VOCAB.read_bytes(), read)
 
 
 @pytest.mark.parametrize("slow", RUNS)

@@ -14,7 +14,7 @@ from spacy_elmo import load_bilm
 from spacy_elmo.elmo.errors import InputFileError
 from spacy_elmo.elmo.formats import load_model
 from spacy_elmo.elmo.formats.bilm_safetensors import save_safetensors
-from tests.support.fuzz import RUNS, fuzz_settings, mutated
+from tests.support.fuzz import RUNS, fuzz_file, fuzz_settings, mutated
 from tests.support.hdf5_changes import CHANGES, LOADABLE
 from tests.support.paths import ALLENNLP_DIR
 
@@ -52,15 +52,10 @@ def test_a_changed_dataset_loads_only_while_it_holds_the_weights(slow, tmp_path)
 
 @pytest.mark.parametrize("slow", RUNS)
 def test_mutated_weights_bytes_load_or_fail_naming_the_file(slow, tmp_path):
-    weights = tmp_path / "weights.hdf5"
-
-    @fuzz_settings(slow)
-    @given(raw=mutated(WEIGHTS.read_bytes()))
-    def check(raw):
-        weights.write_bytes(raw)
+    def read(weights):
         _loads_finite_or_names(weights, lambda: load_bilm(OPTIONS, weights))
 
-    check()
+    fuzz_file(slow, tmp_path / "weights.hdf5", WEIGHTS.read_bytes(), read)
 
 
 @pytest.mark.parametrize("slow", RUNS)

@@ -9,10 +9,11 @@ test, so it runs every time. tests/fuzz/ holds the readers' suites (`RUNS`, `mut
 
 import json
 from datetime import timedelta
-from typing import Any, Iterator, Tuple
+from pathlib import Path
+from typing import Any, Callable, Iterator, Tuple
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 _QUIET = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large]
@@ -96,3 +97,15 @@ def json_swapped(value: Any) -> st.SearchStrategy[Any]:
         return copy
 
     return swap()
+
+
+def fuzz_file(slow: bool, path: Path, valid: bytes, read: Callable[[Path], Any]) -> None:
+    """Run `read(path)` (which asserts its property) with `path` holding each of `valid`'s mutations."""
+
+    @fuzz_settings(slow)
+    @given(raw=mutated(valid))
+    def check(raw: bytes) -> None:
+        path.write_bytes(raw)
+        read(path)
+
+    check()
