@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from spacy_elmo import load_bilm
@@ -62,6 +62,8 @@ def test_load_bilm_takes_any_reference_or_says_why_not(slow, monkeypatch, tmp_pa
         warm_start=st.one_of(st.booleans(), ODD),
         fast_mode=st.one_of(st.none(), st.sampled_from(["int8", "bf16", "x"]), ODD),
     )
+    @example(options=None, weights=None, warm_start=False, fast_mode=None)  # Path(None)
+    @example(options="x" * 5000, weights=None, warm_start=False, fast_mode=None)  # ENAMETOOLONG
     def check(options, weights, warm_start, fast_mode):
         try:
             bilm = load_bilm(options, weights, warm_start=warm_start, fast_mode=fast_mode)
@@ -100,6 +102,11 @@ def test_embed_takes_any_arguments_or_says_why_not(slow, fixture_bilm):
 
     @fuzz_settings(slow)
     @given(arguments=_embed_arguments())
+    @example(arguments={"sentences": None})
+    @example(arguments={"sentences": [["a"], None]})
+    @example(arguments={"sentences": [["a"]], "batch_size": None})
+    @example(arguments={"sentences": [["a"]], "max_batch_tokens": ""})
+    @example(arguments={"sentences": [["a"]], "layers": 1})
     def check(arguments):
         try:
             arrays = fixture_bilm.embed(**arguments)
@@ -107,7 +114,7 @@ def test_embed_takes_any_arguments_or_says_why_not(slow, fixture_bilm):
             return
         finally:
             fixture_bilm.reset_states()
-        sentences, layers, pool = arguments["sentences"], arguments["layers"], arguments["pool"]
+        sentences, layers, pool = arguments["sentences"], arguments.get("layers", "all"), arguments.get("pool")
         assert len(arrays) == len(sentences)
         for sentence, array in zip(sentences, arrays):
             per_token = (len(sentence), width) if pool is None else (width,)

@@ -7,7 +7,7 @@ import shutil
 
 import h5py
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from spacy_elmo.elmo.errors import ElmoError, InputFileError
@@ -47,6 +47,9 @@ def test_a_changed_softmax_dataset_loads_only_while_it_holds_the_weights(slow, m
 
     @fuzz_settings(slow)
     @given(name=st.sampled_from(["softmax/W", "softmax/b"]), change=st.sampled_from(sorted(CHANGES)))
+    @example(name="softmax/W", change="a group")  # AttributeError
+    @example(name="softmax/W", change="strings")  # parsed silently
+    @example(name="softmax/W", change="near float32's limit")  # an infinite perplexity, exit code 0
     def check(name, change):
         shutil.rmtree(folder, ignore_errors=True)
         shutil.copytree(model_dir, folder)
