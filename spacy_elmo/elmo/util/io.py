@@ -322,8 +322,9 @@ def text_lines(path: Union[str, Path], what: str, error: Type[InputFileError] = 
 
 
 # What h5py raises for a file whose metadata (superblock, object headers, B-trees) is damaged: it turns
-# HDF5's errors into RuntimeError ("bad object header version number"), KeyError, OSError or ValueError.
-HDF5_DAMAGE = (OSError, RuntimeError, KeyError, ValueError, TypeError)
+# HDF5's errors into RuntimeError ("bad object header version number"), KeyError, OSError or ValueError,
+# and one inside its link visitor's callback into SystemError.
+HDF5_DAMAGE = (OSError, RuntimeError, KeyError, ValueError, TypeError, SystemError)
 
 
 def open_hdf5(

@@ -56,3 +56,14 @@ def test_a_softmax_of_no_finite_floats_is_refused(tmp_path, change, message):
         CHANGES[change](f, "softmax/W")
     with pytest.raises(WeightsError, match=message):
         load_language_model(model_dir)
+
+
+def test_a_softmax_whose_links_hdf5_cannot_visit_is_refused(tmp_path):
+    """One flipped bit (found by the fuzz suite) makes h5py's link visitor fail inside its callback,
+    which h5py reports as SystemError."""
+    model_dir = untrained_export(tmp_path / "model")
+    raw = bytearray((model_dir / "softmax.hdf5").read_bytes())
+    raw[856] ^= 0x80
+    (model_dir / "softmax.hdf5").write_bytes(bytes(raw))
+    with pytest.raises(WeightsError, match="softmax file .*softmax.hdf5 is damaged: HDF5 cannot read its structure"):
+        load_language_model(model_dir)
