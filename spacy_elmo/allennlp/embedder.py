@@ -6,7 +6,8 @@ dataset per sentence (keyed by its line index, or the sentence itself with `use_
 Stateful by default, as AllenNLP's was: `embed_sentences` and `embed_file` batch consecutive sentences
 and row i of a batch starts from the state row i of the previous batch ended with, so a sentence's
 vectors depend on the sentences before it in the same rows. `stateful=False` makes each sentence's
-vectors its own; `reset_states()` forgets the carried states once.
+vectors its own; `reset_states()` forgets the carried states once. Batches from several threads take
+turns, as `Elmo`'s calls do (elmo.StateLock).
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ import numpy as np
 import torch
 
 from ..elmo.errors import InputError
+from ..elmo.nn.chars import refuse_strings
 from ..elmo.util.io import atomic_output, text_lines
-from .elmo import PathLike, load_for_allennlp
+from .elmo import PathLike, StateLock, load_for_allennlp
 
 DEFAULT_BATCH_SIZE = 64
 OUTPUT_FORMATS = ("all", "top", "average")
@@ -50,29 +52,42 @@ class ElmoEmbedder:
             self.bilm.to(torch.device("cuda", cuda_device))
         self.cuda_device = cuda_device
         self.stateful = stateful
+        self._state_lock = StateLock()
 
     def reset_states(self) -> None:
         """Forget the states carried from earlier batches."""
-        self.bilm.reset_states()
+        with self._state_lock:  # not halfway through another thread's call, which would store its states after
+            self.bilm.reset_states()
 
     def _empty(self) -> np.ndarray:
         return np.zeros((self.bilm.n_layers, 0, self.bilm.output_dim), dtype=np.float32)
 
     def batch_to_embeddings(self, batch: List[List[str]]) -> Tuple[torch.Tensor, torch.Tensor]:
         """Activations `[batch, L+1, timesteps, dim]` and mask `[batch, timesteps]` (long, as 0.9's)."""
-        with torch.no_grad():
+        return self._embeddings(batch, "batch_to_embeddings")
+
+    def _embeddings(self, batch: List[List[str]], caller: str) -> Tuple[torch.Tensor, torch.Tensor]:
+        refuse_strings(batch, caller)
+        if not batch:
+            layers = torch.zeros(0, self.bilm.n_layers, 0, self.bilm.output_dim, device=self.bilm.device)
+            return layers, torch.zeros(0, 0, dtype=torch.long, device=self.bilm.device)
+        with self._state_lock.held_for(self.stateful), torch.no_grad():
             output = self.bilm.forward_sentences(batch, stateful=self.stateful)
         return output.layers.transpose(0, 1), output.mask.long()
 
     def embed_sentence(self, sentence: List[str]) -> np.ndarray:
         """One sentence's `[L+1, n_tokens, dim]`."""
-        return self.embed_batch([sentence])[0]
+        return self._embed_batch([sentence], "embed_sentence")[0]
 
     def embed_batch(self, batch: List[List[str]]) -> List[np.ndarray]:
-        """Each sentence's `[L+1, n_tokens, dim]`; an empty sentence gives `[L+1, 0, dim]`."""
+        """Each sentence's `[L+1, n_tokens, dim]`; an empty sentence gives `[L+1, 0, dim]`, an empty
+        batch an empty list."""
+        return self._embed_batch(batch, "embed_batch")
+
+    def _embed_batch(self, batch: List[List[str]], caller: str) -> List[np.ndarray]:
         if batch == [[]]:
             return [self._empty()]
-        embeddings, mask = self.batch_to_embeddings(batch)
+        embeddings, mask = self._embeddings(batch, caller)
         lengths = mask.sum(dim=1).tolist()
         layers = embeddings.cpu().numpy()
         return [layers[i, :, :length].copy() if length else self._empty() for i, length in enumerate(lengths)]
@@ -83,9 +98,11 @@ class ElmoEmbedder:
         """`embed_batch` over consecutive groups of `batch_size` sentences, lazily."""
         if batch_size < 1:
             raise InputError(f"batch_size must be at least 1, got {batch_size}")
+        if isinstance(sentences, str):  # not a stream of sentences, but one sentence's characters
+            refuse_strings(sentences, "embed_sentences")
         sentences = iter(sentences)
         while batch := list(islice(sentences, batch_size)):
-            yield from self.embed_batch(batch)
+            yield from self._embed_batch(batch, "embed_sentences")
 
     def embed_file(
         self,

@@ -15,13 +15,15 @@ import torch
 from torch import nn
 
 from ..elmo.errors import InputError
+from ..elmo.util.validation import float32_values
 
 LAYER_NORM_EPS = 1e-12
 
 
 class ScalarMix(nn.Module):
     """`mixture_size` layers in, one out. `initial_scalar_parameters`: the pre-softmax weights (default
-    all zero: the mean); `trainable=False` freezes them and `gamma`."""
+    all zero: the mean), finite float32 numbers as the spaCy side's `ScalarMix.v2` weights (one NaN or
+    inf would make every output NaN); `trainable=False` freezes them and `gamma`."""
 
     def __init__(
         self,
@@ -31,17 +33,20 @@ class ScalarMix(nn.Module):
         trainable: bool = True,
     ) -> None:
         super().__init__()
-        if initial_scalar_parameters is None:
-            initial_scalar_parameters = [0.0] * mixture_size
-        if len(initial_scalar_parameters) != mixture_size:
+        initial = (
+            [0.0] * mixture_size
+            if initial_scalar_parameters is None
+            else float32_values(initial_scalar_parameters, "scalar_mix_parameters")
+        )
+        if len(initial) != mixture_size:
             raise InputError(
-                f"scalar_mix_parameters has {len(initial_scalar_parameters)} values but the biLM has "
+                f"scalar_mix_parameters has {len(initial)} values but the biLM has "
                 f"{mixture_size} layers: give one pre-softmax weight per layer, the token layer first"
             )
         self.mixture_size = mixture_size
         self.do_layer_norm = do_layer_norm
         self.scalar_parameters = nn.ParameterList(
-            [nn.Parameter(torch.tensor([float(value)]), requires_grad=trainable) for value in initial_scalar_parameters]
+            [nn.Parameter(torch.tensor([value]), requires_grad=trainable) for value in initial]
         )
         self.gamma = nn.Parameter(torch.tensor([1.0]), requires_grad=trainable)
 

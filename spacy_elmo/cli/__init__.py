@@ -7,11 +7,12 @@ import sys
 
 import typer
 
-from ..elmo.errors import ElmoError
+from ..elmo.errors import ElmoError, InputError
 from . import (  # noqa: F401  (each module adds its command to `app`)
     demo,
     download,
     dump,
+    elmo,
     evaluate,
     export,
     fill_elmo,
@@ -24,6 +25,7 @@ from . import (  # noqa: F401  (each module adds its command to `app`)
     vocab,
 )
 from .app import app
+from .habits import habit_pointer
 from .signals import handle_sigterm
 
 
@@ -32,6 +34,8 @@ def main() -> None:
     130 and SIGTERM with 143 (signals.py)."""
     handle_sigterm()
     try:
+        if pointer := habit_pointer(sys.argv[1:]):
+            raise InputError(pointer)
         app()
     except ElmoError as err:
         typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)

@@ -1,16 +1,14 @@
 """`dump`: a text file's biLM layers into HDF5, the layout of the original's dataset dump; with
-`--engine ray`, many files, one HDF5 each, on a Ray cluster (spacy_elmo/embed)."""
+`--engine ray`, many files, one HDF5 each, on a Ray cluster. The arguments only: the library's
+`elmo/embed/dump.py` checks them, picks the engine and writes."""
 
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from ..elmo.errors import InputError
 from ..elmo.sources.bundled import DEFAULT_MODEL
 from .app import app
-
-ENGINES = ("local", "ray")
 
 
 @app.command("dump")
@@ -85,72 +83,28 @@ def dump_command(
 ) -> None:
     """Write one dataset per input line, key = the line index, shape [L+1, n_tokens, 2P] (float32), or
     what --layers and --pool keep of it, stored as --dtype and --compression say."""
-    from tqdm import tqdm
+    from ..elmo.embed.dump import DumpSettings, dump
 
-    from ..elmo.embed import check_has_tokens, dump_on_ray, write_layers
-    from ..elmo.embed.storage import Storage
-    from ..elmo.nn.layer_choice import OutputChoice, layers_from_text
-    from ..elmo.nn.run_options import RunOptions
-    from ..elmo.sources import reference_to, resolve
-    from ..elmo.util.io import count_lines
-    from ..pipeline.device import place_bilm, use_gpu_id
-
-    if (options is None) != (weights is None):
-        raise InputError("give both --options and --weights, or neither (and a model name or directory)")
-    output = OutputChoice(layers_from_text(layers), None if pool == "none" else pool)
-    storage = Storage(dtype, None if compression == "none" else compression, compression_level)
-    run = RunOptions(time_loop=time_loop)
-    if stateful and max_batch_tokens is not None:
-        raise InputError("--stateful batches are consecutive --batch-size groups; drop --max-batch-tokens")
-    resolved = resolve(reference_to(model) if options is None else reference_to(options, weights))
-    if engine == "ray":
-        if gpu_id >= 0:
-            raise InputError("--gpu-id is for --engine local; on Ray give --gpus-per-worker")
-        if output_path.exists() and not output_path.is_dir():
-            raise InputError(f"{output_path} is a file; with --engine ray give the folder to write the shards to")
-        with tqdm(unit="shard", desc="dump", disable=not progress, delay=1) as bar:
-            manifest = dump_on_ray(
-                input_path,
-                output_path,
-                resolved,
-                address=address,
-                workers=workers,
-                gpus_per_worker=gpus_per_worker,
-                batch_size=batch_size,
-                stateful=stateful,
-                overwrite=overwrite,
-                on_shard=lambda shard: bar.update(),
-                output=output,
-                storage=storage,
-                max_batch_tokens=max_batch_tokens,
-                run=run,
-            )
-        sentences = sum(shard.sentences or 0 for shard in manifest.shards)
-        typer.echo(f"wrote {len(manifest.shards)} shards, {sentences} sentences, to {output_path} (manifest.json)")
-        return
-    if engine != "local":
-        raise InputError(f"--engine {engine!r} is not one of {', '.join(ENGINES)}")
-    if address is not None or workers is not None or gpus_per_worker:
-        raise InputError("--address, --workers and --gpus-per-worker are for --engine ray")
-    if output_path.is_dir():
-        raise InputError(f"{output_path} is a folder; give the HDF5 file to write (a folder is for --engine ray)")
-    if output_path.exists() and not overwrite:
-        raise InputError(f"{output_path} exists; pass --overwrite to replace it, or choose another output file")
-    check_has_tokens(input_path)
-    n_lines = count_lines(input_path)
-    use_gpu_id(gpu_id)
-    bilm = place_bilm(resolved.load())
-    with tqdm(total=n_lines, unit="sent", desc="dump", disable=not progress) as bar:
-        written = write_layers(
-            bilm,
-            input_path,
-            output_path,
-            batch_size,
-            stateful,
-            on_block=bar.update,
-            output=output,
-            storage=storage,
-            max_batch_tokens=max_batch_tokens,
-            run=run,
-        )
-    typer.echo(f"wrote {written.sentences} sentences to {output_path}")
+    settings = DumpSettings(
+        model=model,
+        options=options,
+        weights=weights,
+        batch_size=batch_size,
+        max_batch_tokens=max_batch_tokens,
+        layers=layers,
+        pool=pool,
+        dtype=dtype,
+        compression=compression,
+        compression_level=compression_level,
+        stateful=stateful,
+        time_loop=time_loop,
+        progress=progress,
+        overwrite=overwrite,
+        engine=engine,
+        address=address,
+        workers=workers,
+        gpu_id=gpu_id,
+        gpus_per_worker=gpus_per_worker,
+    )
+    summary = dump(input_path, output_path, settings, on_warning=lambda text: typer.echo(f"warning: {text}", err=True))
+    typer.echo(summary.describe(output_path))

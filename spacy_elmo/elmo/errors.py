@@ -17,7 +17,8 @@ class InputError(ElmoError, ValueError):
 
 class InputFileError(InputError):
     """A file the package reads is missing, not a file, unreadable or in the wrong format: every such
-    problem, whatever the file (options, weights, softmax, corpus, vocabulary, dump input), has this
+    problem, whatever the file (options, weights, a model folder or archive of no known format, a TF-Hub
+    module, a catalogue, softmax, corpus, vocabulary, dump input), has this
     type, and the message names the file and what is wrong with it."""
 
 
@@ -29,9 +30,6 @@ class DiskFullError(OutputFileError):
     """No room left where a file is written (a run directory, the model cache); the one full-disk error."""
 
 
-class OptionsError(InputError):
-    """An options.json that cannot describe an ELMo model; the message names the key."""
-
-
-class OptionsFileError(OptionsError, InputFileError):
-    """An options file that is missing, not JSON text, or describes no ELMo model; names the file."""
+class OptionsError(InputFileError):
+    """An options.json (or options given as a dict) that cannot describe an ELMo model, or an options file
+    that is missing or not JSON; the message names the file and the key."""

@@ -1,5 +1,5 @@
 """Which device the biLM runs on: the one of thinc's current ops, as spaCy chooses it with `--gpu-id`.
-The component (`layers/thinc_bilm.set_bilm`) and `dump --gpu-id` both go through here, so one local GPU
+The component (`bilm_layer/thinc_bilm.set_bilm`) and `dump --gpu-id` both go through here, so one local GPU
 is picked and used the same way everywhere (thinc's `require_gpu`, as `spacy train --gpu-id` calls it)."""
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ When the stored offsets no longer match the doc's tokens, the rows are re-aligne
 so): a token that is one stored token keeps its row; a token inside one stored token (a split piece)
 gets that token's row; a token made of whole stored tokens (a merge) gets the mean of their rows,
 leaving out whitespace tokens; rows of characters outside the doc (the rest of the parent doc after
-`as_doc`) are dropped. A token that cuts through a stored token otherwise raises `MisalignedDataError`:
+`as_doc`) are dropped. A token that cuts through a stored token otherwise raises `DocDataError`:
 its row would be another token's.
 """
 
@@ -35,7 +35,7 @@ from spacy.attrs import IDX, LENGTH
 from spacy.tokens import Doc
 
 from ..elmo.errors import InputError
-from .errors import DocDataError, MisalignedDataError
+from .errors import DocDataError
 
 EXTENSION = "elmo"
 
@@ -155,7 +155,7 @@ def _realign(doc: Doc, data: Dict[str, np.ndarray], current: np.ndarray) -> Dict
         first = int(np.searchsorted(starts, start, side="left"))
         last = int(np.searchsorted(ends, end, side="right"))
         if first >= last or starts[first] != start or ends[last - 1] != end:
-            raise MisalignedDataError(
+            raise DocDataError(
                 f"token {i} ({doc[i].text!r}, characters {start}-{end}) does not line up with the tokens "
                 "the elmo component saw (it is neither one of them, nor inside one, nor made of whole "
                 "ones), so no row of doc._.elmo belongs to it; run the elmo component on the doc again"

@@ -5,13 +5,9 @@ from __future__ import annotations
 from ..elmo.errors import InputError
 
 
-class MisalignedDataError(InputError):
-    """A doc's tokens no longer line up with the tokens its ELMo data was computed for."""
-
-
 class DocDataError(InputError):
     """A doc's `doc._.elmo` that is not what the `elmo` component writes for that doc (keys, dtypes,
-    shapes, width)."""
+    shapes, width), or whose tokens no longer line up with those it was computed for."""
 
 
 class MissingAnnotationError(InputError):

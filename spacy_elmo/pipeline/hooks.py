@@ -19,7 +19,7 @@ import numpy as np
 from spacy.tokens import Doc, Span, Token
 
 from ..elmo.errors import InputError
-from .bilm_layer.batch_plan import read_by_bilm
+from .bilm_layer.read_tokens import read_by_bilm
 from .doc_data import EXTENSION, get_doc_data, rows_match, stored_data
 
 Obj = Union[Doc, Span, Token]
@@ -102,7 +102,7 @@ def ensure_extension() -> None:
 
 def restore_vectors(docs: Iterable[Doc]) -> int:
     """Re-install the vector hooks on docs that carry ELMo data but lost their hooks in a bytes round
-    trip, after checking the data fits the doc (`DocDataError`, `MisalignedDataError`). Returns how
+    trip, after checking the data fits the doc (`DocDataError`, `DocDataError`). Returns how
     many docs got them; docs without ELMo data are left as they are."""
     ensure_extension()
     count = 0

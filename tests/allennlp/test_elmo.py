@@ -1,5 +1,10 @@
 """AllenNLP's `Elmo` and `batch_to_ids`: its documented ids, shapes, masks and boundaries, its state
-across calls, and the same numbers as `load_bilm` on the same weights."""
+across calls, and the same numbers as `load_bilm` on the same weights; what it refuses, and its
+threads' turns."""
+
+import copy
+import pickle
+import threading
 
 import numpy as np
 import pytest
@@ -9,6 +14,7 @@ from spacy_elmo.allennlp import Elmo, batch_to_ids
 from spacy_elmo.allennlp import elmo as elmo_module
 from spacy_elmo.elmo.errors import InputError
 from spacy_elmo.elmo.nn.chars import CharacterMapper
+from tests.support.concurrency import Overlaps, in_threads
 
 SENTENCES = [["The", "cat", "sat", "."], ["Dogs"], []]
 VOCAB = ["@@PADDING@@", "The", "cat", "sat", ".", "Dogs"]
@@ -167,3 +173,117 @@ def test_urls_and_bad_arguments_are_named(fixture_paths):
         Elmo(*fixture_paths, 1, scalar_mix_parameters=[0.0, 1.0])
     with pytest.raises(InputError, match="at least 1"):
         Elmo(*fixture_paths, 0)
+
+
+def test_an_options_file_without_weights_is_refused(fixture_paths):
+    """It would be an untrained biLM: random vectors, without a word."""
+    with pytest.raises(InputError, match=r"options.json is an options file without its weight file.*model folder"):
+        Elmo(fixture_paths[0], None, 1)
+
+
+def test_a_model_folder_stands_for_both_files(make_elmo, fixture_paths):
+    ids = batch_to_ids(SENTENCES)
+    from_folder = Elmo(fixture_paths[0].parent, None, 1, dropout=0.0, stateful=False).eval()(ids)
+    from_files = make_elmo(stateful=False)(ids)
+    torch.testing.assert_close(from_folder["elmo_representations"][0], from_files["elmo_representations"][0])
+
+
+@pytest.mark.parametrize("batch", ["She went to the bank", ["She went to the bank"], [["a"], "b c"]])
+def test_batch_to_ids_refuses_strings_for_token_lists(batch):
+    with pytest.raises(InputError, match="batch_to_ids takes sentences as lists of tokens"):
+        batch_to_ids(batch)
+
+
+@pytest.mark.parametrize("keep", [False, True])
+@pytest.mark.parametrize("batch, rows", [([], 0), ([[]], 1), ([[], []], 2)])
+def test_empty_batches_give_empty_outputs_of_the_documented_shapes(make_elmo, batch, rows, keep):
+    """`[batch, timesteps, dim]` and `[batch, timesteps]`, timesteps 0 (+2 with the boundaries)."""
+    out = make_elmo(2, keep_sentence_boundaries=keep)(batch_to_ids(batch))
+    time = 2 if keep else 0
+    assert [r.shape for r in out["elmo_representations"]] == [(rows, time, 32)] * 2
+    assert out["mask"].shape == (rows, time) and out["mask"].dtype == torch.bool
+    assert out["mask"].all() if keep else True
+
+
+def test_empty_leading_dimensions_keep_their_shape(make_elmo):
+    out = make_elmo()(torch.zeros(2, 0, 3, 50, dtype=torch.long))
+    assert out["elmo_representations"][0].shape == (2, 0, 3, 32) and out["mask"].shape == (2, 0, 3)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int16, np.uint16])
+def test_narrower_integer_ids_give_the_int64_results(make_elmo, dtype):
+    """NumPy's int32 arrays give int32 tensors; AllenNLP takes them."""
+    ids = batch_to_ids(SENTENCES)
+    narrow = torch.from_numpy(ids.numpy().astype(dtype))
+    got = make_elmo(stateful=False)(narrow)
+    want = make_elmo(stateful=False)(ids)
+    torch.testing.assert_close(got["elmo_representations"][0], want["elmo_representations"][0], atol=0, rtol=0)
+    torch.testing.assert_close(got["mask"], want["mask"])
+
+
+def test_int32_word_inputs_give_the_int64_results(make_elmo):
+    cached = make_elmo(vocab_to_cache=VOCAB, stateful=False)
+    ids = batch_to_ids(SENTENCES)
+    got, want = cached(ids, WORD_IDS.int()), cached(ids, WORD_IDS)
+    torch.testing.assert_close(got["elmo_representations"][0], want["elmo_representations"][0], atol=0, rtol=0)
+    with pytest.raises(InputError, match=r"word_inputs must be \[batch, timesteps\], got shape \(\)"):
+        cached(ids, torch.tensor(1))
+    with pytest.raises(InputError, match=r"word_inputs as a torch tensor of integers \(indices into vocab_to_cache"):
+        cached(ids, WORD_IDS.float())
+
+
+@pytest.mark.parametrize(
+    "ids, match",
+    [
+        (batch_to_ids(SENTENCES).numpy(), r"as a torch tensor of integers \(batch_to_ids makes them.*got ndarray"),
+        (batch_to_ids(SENTENCES).float(), "as a torch tensor of integers.*got a torch.float32 tensor"),
+        (batch_to_ids(SENTENCES) + 300, r"must lie in 0\.\.261"),
+        (-batch_to_ids(SENTENCES), r"must lie in 0\.\.261"),
+    ],
+)
+def test_ids_that_are_no_character_ids_are_named(make_elmo, ids, match):
+    with pytest.raises(InputError, match=match):
+        make_elmo()(ids)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf"), 1e39, "0.5", None])
+def test_scalar_mix_parameters_are_held_to_the_float32_rule(fixture_paths, bad):
+    """As the spaCy side's ScalarMix.v2 weights: one of them made every output NaN."""
+    with pytest.raises(InputError, match=r"scalar_mix_parameters\[1\] must be a finite number within float32"):
+        Elmo(*fixture_paths, 1, scalar_mix_parameters=[0.0, bad, 0.0])
+
+
+def test_stateful_calls_from_two_threads_take_turns(make_elmo):
+    """Each call starts from the states a whole earlier call left: the two results are a serial run's
+    first and second calls, whichever thread came first; the calls never overlap."""
+    ids = batch_to_ids(SENTENCES)
+    serial = make_elmo()
+    expected = [serial(ids)["elmo_representations"][0] for _ in range(2)]
+    elmo = make_elmo()
+    elmo.bilm.forward = slowed = Overlaps(elmo.bilm.forward)
+    results = in_threads(lambda: elmo(ids)["elmo_representations"][0])
+    assert slowed.most == 1
+    first = 0 if torch.allclose(results[0], expected[0]) else 1
+    torch.testing.assert_close(results[first], expected[0])
+    torch.testing.assert_close(results[1 - first], expected[1])
+
+
+def test_a_copy_or_pickle_has_its_own_lock(make_elmo):
+    elmo = make_elmo()
+    for twin in (copy.deepcopy(elmo), pickle.loads(pickle.dumps(elmo))):
+        assert twin._state_lock is not elmo._state_lock
+        twin(batch_to_ids(SENTENCES))
+
+
+def test_reset_states_waits_for_a_running_call(make_elmo):
+    """A reset during another thread's call would come before that call stores its states: forgotten."""
+    ids = batch_to_ids(SENTENCES)
+    first = make_elmo()(ids)["elmo_representations"][0]
+    elmo = make_elmo()
+    elmo.bilm.forward = slowed = Overlaps(elmo.bilm.forward)
+    running = threading.Thread(target=lambda: elmo(ids))
+    running.start()
+    slowed.entered.wait()
+    elmo.reset_states()
+    running.join()
+    torch.testing.assert_close(elmo(ids)["elmo_representations"][0], first)

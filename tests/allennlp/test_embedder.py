@@ -1,5 +1,6 @@
 """AllenNLP 0.9's `ElmoEmbedder`: its shapes, its state across batches against the TensorFlow
-reference (tests/fixtures, see tests/reference for the tolerance), and `embed_file`'s HDF5 layout."""
+reference (tests/fixtures, see tests/reference for the tolerance), `embed_file`'s HDF5 layout; what it
+refuses, and its threads' turns."""
 
 import io
 import json
@@ -12,6 +13,7 @@ import torch
 from spacy_elmo import load_bilm
 from spacy_elmo.allennlp import ElmoEmbedder
 from spacy_elmo.elmo.errors import InputError
+from tests.support.concurrency import Overlaps, in_threads
 from tests.support.paths import ALLENNLP_DIR, BILM_TF_DIR
 
 SENTENCES = ["The cat sat .", "Dogs bark", "A third , longer sentence here ."]
@@ -127,3 +129,52 @@ def test_a_gpu_gives_the_cpus_numbers(fixture_paths):
     on_gpu = ElmoEmbedder(*fixture_paths, cuda_device=0).embed_batch(tokens)
     for got, want in zip(on_gpu, ElmoEmbedder(*fixture_paths).embed_batch(tokens)):
         np.testing.assert_allclose(got, want, atol=1e-4)
+
+
+@pytest.mark.parametrize("make", [lambda o: ElmoEmbedder(o, None), lambda o: ElmoEmbedder(options_file=o)])
+def test_an_options_file_without_weights_is_refused(fixture_paths, make):
+    with pytest.raises(InputError, match=r"without its weight file.*downloaded model's name"):
+        make(fixture_paths[0])
+
+
+def test_a_model_folder_stands_for_both_files(fixture_paths):
+    folder = ElmoEmbedder(fixture_paths[0].parent).embed_sentence(["a", "b"])
+    np.testing.assert_array_equal(folder, ElmoEmbedder(*fixture_paths).embed_sentence(["a", "b"]))
+
+
+@pytest.mark.parametrize(
+    "call, caller",
+    [
+        (lambda e: e.embed_sentence("She went to the bank"), "embed_sentence"),
+        (lambda e: e.embed_batch(["She went", "to the bank"]), "embed_batch"),
+        (lambda e: e.embed_batch([["She"], "went"]), "embed_batch"),
+        (lambda e: e.batch_to_embeddings(["She went"]), "batch_to_embeddings"),
+        (lambda e: list(e.embed_sentences(["She went", "to the bank"])), "embed_sentences"),
+        (lambda e: list(e.embed_sentences("She went to the bank")), "embed_sentences"),
+        (lambda e: list(e.embed_sentences("")), "embed_sentences"),
+    ],
+)
+def test_strings_are_refused_where_token_lists_go(embedder, call, caller):
+    """As `BiLM.embed`: a string would be read as one token per character."""
+    with pytest.raises(InputError, match=f"{caller} takes sentences as lists of tokens.*one token per character"):
+        call(embedder)
+
+
+def test_an_empty_batch_gives_empty_results(embedder):
+    assert embedder.embed_batch([]) == []
+    activations, mask = embedder.batch_to_embeddings([])
+    assert activations.shape == (0, 3, 0, 32) and mask.shape == (0, 0) and mask.dtype == torch.int64
+
+
+def test_stateful_batches_from_two_threads_take_turns(fixture_paths):
+    """As Elmo's calls: the results are a serial run's first and second batches, in some order."""
+    batch = [s.split() for s in SENTENCES]
+    serial = ElmoEmbedder(*fixture_paths)
+    expected = [serial.embed_batch(batch) for _ in range(2)]
+    embedder = ElmoEmbedder(*fixture_paths)
+    embedder.bilm.forward_sentences = slowed = Overlaps(embedder.bilm.forward_sentences)
+    results = in_threads(lambda: embedder.embed_batch(batch))
+    assert slowed.most == 1
+    first = 0 if np.allclose(results[0][0], expected[0][0]) else 1
+    for got, want in zip(results[first] + results[1 - first], expected[0] + expected[1]):
+        np.testing.assert_allclose(got, want, atol=1e-6, rtol=1e-6)

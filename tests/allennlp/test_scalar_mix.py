@@ -43,3 +43,14 @@ def test_bad_use_is_named():
         ScalarMix(3)([torch.zeros(1, 2)] * 2)
     with pytest.raises(InputError, match="needs the mask"):
         ScalarMix(1, do_layer_norm=True)([torch.zeros(1, 2)])
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), 1e39])
+def test_non_finite_or_out_of_range_weights_are_refused(bad):
+    with pytest.raises(InputError, match=r"scalar_mix_parameters\[0\] must be a finite number within float32"):
+        ScalarMix(2, initial_scalar_parameters=[bad, 0.0])
+
+
+def test_numpy_and_torch_weights_are_taken():
+    mix = ScalarMix(2, initial_scalar_parameters=torch.tensor([0.0, 1.0]))
+    assert torch.cat(list(mix.scalar_parameters)).tolist() == [0.0, 1.0]

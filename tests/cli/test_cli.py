@@ -10,6 +10,7 @@ COMMANDS = {
     "demo",
     "download",
     "dump",
+    "elmo",
     "evaluate",
     "export",
     "fill-elmo",

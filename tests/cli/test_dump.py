@@ -31,6 +31,30 @@ def test_dump_writes_one_dataset_per_line(fixture_bilm, fixture_paths, tmp_path)
             np.testing.assert_allclose(f[str(i)][()], layers, atol=1e-6, rtol=0)
 
 
+def test_dump_warns_once_on_untokenized_input_and_counts_blank_lines(tmp_path):
+    source = tmp_path / "raw.txt"
+    source.write_text("Who is Harry?\nYes, I am.\n\nThe bank .\n", encoding="utf8")
+    result = run_cli("dump", source, tmp_path / "out.hdf5", "--model", "fixture-tiny", "--no-progress")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("looks untokenized") == 1, result.stderr
+    assert "'Harry?'" in result.stderr and "python -m spacy_elmo tokenize" in result.stderr
+    assert "wrote 4 sentences (1 blank line as an empty dataset)" in result.stdout
+    tokenized = tmp_path / "tokens.txt"
+    tokenized.write_text("Who is Harry ?\nThe bank .\n", encoding="utf8")
+    result = run_cli("dump", tokenized, tmp_path / "tokens.hdf5", "--model", "fixture-tiny", "--no-progress")
+    assert result.returncode == 0 and "untokenized" not in result.stderr, result.stderr
+    assert "wrote 2 sentences to" in result.stdout
+
+
+@pytest.mark.parametrize("flag", ["--all", "--top", "--average"])
+def test_dump_with_allennlps_layer_flags_points_to_its_own_option_and_to_elmo(tmp_path, flag):
+    source = tmp_path / "in.txt"
+    source.write_text("The bank .\n", encoding="utf8")
+    result = run_cli("dump", source, tmp_path / "out.hdf5", flag)
+    assert_clear_error(result, f"--layers {flag[2:]}", f"python -m spacy_elmo elmo IN OUT {flag}")
+    assert not (tmp_path / "out.hdf5").exists()
+
+
 def test_dump_bad_weights_is_a_clear_error_and_writes_nothing(fixture_paths, tmp_path):
     source = tmp_path / "in.txt"
     source.write_text("a b\n")
@@ -97,7 +121,7 @@ def test_gpu_id_without_a_gpu_is_a_message_and_no_file(tmp_path):
     text.write_text("the bank of the river .\n", encoding="utf8")
     out = tmp_path / "layers.hdf5"
     result = run_cli("dump", text, out, "--model", TINY_MODEL, "--gpu-id", 0, "--no-progress")
-    assert_clear_error(result, "--gpu-id 0: no GPU that spaCy can use")
+    assert_clear_error(result, "--gpu-id 0: torch sees no GPU", "leave --gpu-id out")
     assert not out.exists()
 
 

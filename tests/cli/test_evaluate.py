@@ -36,3 +36,10 @@ def test_evaluate_refuses_an_infinite_perplexity(tmp_path):
     result = run_cli("evaluate", model_dir, TRAIN_TEXT, "--json")
     assert_clear_error(result, "held-out loss per token is")
     assert not result.stdout
+
+
+def test_evaluate_on_an_export_names_the_softmax_and_vocabulary_it_lacks(tmp_path):
+    assert run_cli("export", tmp_path / "bilm", "--model", "fixture-tiny").returncode == 0
+    result = run_cli("evaluate", tmp_path / "bilm", TRAIN_TEXT)
+    assert_clear_error(result, "no softmax.hdf5 and no vocab.txt", "softmax over its vocabulary", "pretrain")
+    assert "no weights.hdf5" not in result.stderr

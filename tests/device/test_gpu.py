@@ -140,55 +140,26 @@ def test_component_on_a_device_matches_the_cpu_and_fine_tunes(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_dump_gpu_id_runs_where_the_component_would_and_writes_the_cpus_layers(device, tmp_path, monkeypatch):
-    """`dump --gpu-id N` (-1: the CPU) in this process, through the component's device code."""
+def test_dump_gpu_id_runs_on_that_device_and_writes_the_cpus_layers(device, tmp_path, monkeypatch):
+    """`dump --gpu-id N` (-1: the CPU) through the library's own device choice: torch alone, no CuPy."""
     import h5py
 
-    import spacy_elmo.elmo.embed
-    from spacy_elmo.cli.dump import dump_command
-    from spacy_elmo.elmo.sources.bundled import DEFAULT_MODEL
-    from spacy_elmo.pipeline.device import use_gpu_id
+    import spacy_elmo.elmo.embed.dump as dump_module
+    from spacy_elmo.elmo.embed.dump import DumpSettings, dump
 
-    if device == "cuda":
-        pytest.importorskip("cupy", reason="spaCy's GPU ops need CuPy")
     batch = sentences(12)
     text = tmp_path / "input.txt"
     text.write_text("\n".join(" ".join(words) for words in batch) + "\n", encoding="utf8")
     ran_on = []
-    write_layers = spacy_elmo.elmo.embed.write_layers
+    write_layers = dump_module.write_layers
 
     def spy(bilm, *args, **kwargs):
         ran_on.append(next(bilm.parameters()).device.type)
         return write_layers(bilm, *args, **kwargs)
 
-    monkeypatch.setattr(spacy_elmo.elmo.embed, "write_layers", spy)
+    monkeypatch.setattr(dump_module, "write_layers", spy)
     out = tmp_path / "layers.hdf5"
-    try:
-        dump_command(
-            input_path=text,
-            output_path=out,
-            model=DEFAULT_MODEL,
-            options=None,
-            weights=None,
-            batch_size=8,
-            max_batch_tokens=None,
-            layers="all",
-            pool="none",
-            dtype="float32",
-            compression="none",
-            compression_level=None,
-            stateful=False,
-            time_loop="auto",
-            progress=False,
-            overwrite=False,
-            engine="local",
-            address=None,
-            workers=None,
-            gpu_id=0 if device == "cuda" else -1,
-            gpus_per_worker=0.0,
-        )
-    finally:
-        use_gpu_id(-1)
+    dump(text, out, DumpSettings(batch_size=8, progress=False, gpu_id=0 if device == "cuda" else -1))
     assert ran_on == [device]
     with h5py.File(out, "r") as written:
         for i, layers in enumerate(cpu_bilm("bundled").embed(batch)):

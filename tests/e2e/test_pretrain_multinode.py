@@ -14,9 +14,8 @@ from typing import List
 import pytest
 
 from spacy_elmo.elmo.pretrain.checkpoint import CHECKPOINT_FILE, MetricsLog, load_checkpoint
-from tests.support.paths import PRETRAIN_TINY_CONFIG, REPO
+from tests.support.pretraining import pretrain_arguments
 
-FIXTURE = REPO / "tests" / "fixtures" / "elmo-bilm-tf" / "train"
 # The first run is long enough that it is always killed mid-way; the resumed one ends soon after.
 FIRST_RUN_STEPS = 100_000
 MORE_STEPS = 8
@@ -43,24 +42,7 @@ def launcher(out: Path, port: int, run_id: str, *extra: str) -> List[str]:
         "--rdzv_id",
         run_id,
         "-m",
-        "spacy_elmo",
-        "pretrain",
-        str(PRETRAIN_TINY_CONFIG),
-        "--output",
-        str(out),
-        "--no-progress",
-        "--paths.train",
-        str(FIXTURE / "data.txt"),
-        "--paths.vocab",
-        str(FIXTURE / "vocab.txt"),
-        "--paths.dev",
-        str(FIXTURE / "data.txt"),
-        "--logging.plot",
-        "false",
-        "--logging.checkpoint_every",
-        "4",
-        "--training.n_epochs",
-        "100000",
+        *pretrain_arguments(out, **{"logging.checkpoint_every": 4, "training.n_epochs": 100_000}),
         *extra,
     ]
 

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from spacy_elmo.elmo.errors import InputFileError
 from spacy_elmo.elmo.sources.hub.catalogue import CATALOGUE_PATH, Catalogue, load_catalogue
-from spacy_elmo.elmo.sources.hub.errors import CatalogueError
 from tests.support.fuzz import RUNS, fuzz_settings, json_swapped, mutated
 
 
@@ -45,7 +45,7 @@ def test_a_damaged_catalogue_loads_or_fails_naming_it(slow, tmp_path):
         path.write_bytes(raw)
         try:
             catalogue = load_catalogue(path)
-        except CatalogueError as err:
+        except InputFileError as err:
             assert str(path) in str(err), err
             return
         assert isinstance(catalogue, Catalogue)

@@ -1,5 +1,5 @@
 """The public entry points' arguments, fuzzed: `load_bilm`'s model references, `BiLM.embed`'s sentences
-and settings, and `dump`'s options (parsed in-process in both runs, through the command line in the
+and settings, and `dump`'s options (its settings in-process in both runs, through the command line in the
 long one). Each gives a correct result or an InputError (the command: one `error:` line, no traceback)."""
 
 import math
@@ -10,11 +10,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from spacy_elmo import load_bilm
-from spacy_elmo.elmo.embed.storage import Storage
+from spacy_elmo.elmo.embed.dump import DumpSettings
 from spacy_elmo.elmo.errors import ElmoError, InputError
 from spacy_elmo.elmo.nn.bilm import BiLM
-from spacy_elmo.elmo.nn.layer_choice import OutputChoice, layers_from_text
-from spacy_elmo.elmo.nn.run_options import RunOptions
+from spacy_elmo.elmo.nn.layer_choice import layers_from_text
 from tests.support.cli import run_cli
 from tests.support.fuzz import RUNS, fuzz_settings
 from tests.support.paths import ALLENNLP_DIR, TINY_MODEL, TRAIN_TEXT
@@ -127,30 +126,27 @@ def test_embed_takes_any_arguments_or_says_why_not(slow, fixture_bilm):
 DUMP_TEXT = st.one_of(st.text(max_size=10), st.sampled_from(["all", "top", "none", "mean", "gzip", "0.5,nan,1"]))
 
 
-def _parse_dump_options(layers, pool, dtype, compression, level, time_loop) -> None:
-    """What `dump` builds from its options before reading any file (cli/dump.py)."""
-    OutputChoice(layers_from_text(layers), None if pool == "none" else pool)
-    Storage(dtype, None if compression == "none" else compression, level)
-    RunOptions(time_loop=time_loop)
-
-
 @pytest.mark.parametrize("slow", RUNS)
-def test_dumps_options_parse_or_say_why_not(slow):
+def test_dumps_settings_take_any_options_or_say_why_not(slow):
     @fuzz_settings(slow)
     @given(
         layers=DUMP_TEXT,
         pool=DUMP_TEXT,
         dtype=st.one_of(DUMP_TEXT, st.sampled_from(["float32", "float16"])),
         compression=st.one_of(DUMP_TEXT, st.sampled_from(["lzf", "gzip"])),
-        level=st.one_of(st.none(), st.integers()),
+        compression_level=st.one_of(st.none(), st.integers()),
         time_loop=st.one_of(DUMP_TEXT, st.sampled_from(["auto", "step"])),
+        engine=st.one_of(DUMP_TEXT, st.sampled_from(["local", "ray"])),
+        gpu_id=st.integers(-2, 2),
+        stateful=st.booleans(),
+        max_batch_tokens=st.one_of(st.none(), st.integers()),
     )
-    def check(layers, pool, dtype, compression, level, time_loop):
+    def check(**options):
         try:
-            _parse_dump_options(layers, pool, dtype, compression, level, time_loop)
+            dump_settings = DumpSettings(**options)
         except InputError:
             return
-        weights = layers_from_text(layers)
+        weights = layers_from_text(dump_settings.layers)
         assert isinstance(weights, str) or all(math.isfinite(w) for w in weights)
 
     check()

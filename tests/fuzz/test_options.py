@@ -7,7 +7,6 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from spacy_elmo.elmo.errors import OptionsFileError
 from spacy_elmo.elmo.nn.options import ElmoOptions, OptionsError, with_changes
 from tests.support.fuzz import ODD_VALUES, RUNS, fuzz_settings, json_swapped, mutated
 from tests.support.paths import ALLENNLP_DIR
@@ -20,7 +19,7 @@ def _read(path, raw: bytes) -> None:
     path.write_bytes(raw)
     try:
         options = ElmoOptions.from_file(path)
-    except OptionsFileError as err:
+    except OptionsError as err:
         assert str(path) in str(err)
         return
     assert ElmoOptions.from_dict(options.to_dict()) == options  # a valid model's options round-trip

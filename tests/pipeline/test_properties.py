@@ -5,12 +5,13 @@ a doc's vectors do not depend on its batch, and bytes round trips keep them."""
 import numpy as np
 import pytest
 import spacy
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from spacy.tokens import Doc
 
 from spacy_elmo import restore_vectors
 from tests.support.pipelines import elmo_config
+from tests.support.properties import PROPERTY_SETTINGS
 
 WORD_CHARS = st.characters(blacklist_categories=("Cs", "Zs", "Zl", "Zp", "Cc"), blacklist_characters="\x00")
 WORDS = st.one_of(
@@ -21,12 +22,6 @@ WORDS = st.one_of(
 )
 SPACES = st.sampled_from([" ", "\n", "\n\n", "\t", "  "])
 DOC_TOKENS = st.lists(st.one_of(WORDS, WORDS, WORDS, SPACES), min_size=0, max_size=30)
-PROPERTY_SETTINGS = settings(
-    max_examples=25,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
 
 
 @pytest.fixture(scope="module")

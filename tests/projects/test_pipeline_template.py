@@ -1,6 +1,7 @@
 """The pipeline template's whole workflow on tiny data (40 sentences a split, 2 steps, the tiny bundled
-biLM), then its package step: the pipeline's wheel installs into a fresh virtualenv next to this
-package's wheel, `spacy.load` works there, and its vectors are the trained pipeline's.
+biLM), then its package step: the pipeline's wheel installs into a fresh virtualenv as its README says
+(pip finding this package's wheel beside it, or this package first and the pipeline with --no-deps),
+`spacy.load` works there, and its vectors are the trained pipeline's.
 
 The fresh virtualenv gets spacy-elmo only from its wheel, and the third-party packages (spaCy, torch,
 ...) from the running virtualenv: a `.pth` file names a folder of links to the running site-packages'
@@ -83,17 +84,32 @@ def test_template_trains_packages_and_the_wheel_loads_in_a_fresh_virtualenv(tmp_
     )
     assert built.returncode == 0, built.stderr[-2000:]
     (package_wheel,) = (tmp_path / "dist").glob("spacy_elmo-*.whl")
-    python = fresh_venv(tmp_path)
-    installed = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", python, "install", "--no-index", pipeline_wheel, package_wheel],
-        capture_output=True,
-        text=True,
-    )
-    assert installed.returncode == 0, installed.stdout[-2000:] + installed.stderr[-2000:]
-    vectors = tmp_path / "vectors.npy"
-    # run outside the checkout: `python -c` puts the working folder first on sys.path
-    loaded = subprocess.run([python, "-c", LOAD_IN_FRESH_VENV, vectors], capture_output=True, text=True, cwd=tmp_path)
-    assert loaded.returncode == 0, loaded.stderr[-3000:]
     trained = spacy.load(project / "training" / "model-best")
     expected = np.stack([token.vector for token in trained(TEXT)])
-    np.testing.assert_allclose(np.load(vectors), expected, atol=1e-6, rtol=0)
+    # The two ways the template's README installs it while spacy-elmo is on no package index: pip finding
+    # spacy-elmo's wheel beside the pipeline's, or spacy-elmo first and the pipeline with --no-deps.
+    forms = {
+        "find-links": [["--find-links", package_wheel.parent, pipeline_wheel]],
+        "no-deps": [[package_wheel], ["--no-deps", pipeline_wheel]],
+    }
+    # without a PYTHONPATH naming a checkout, whose build metadata pip would take for spacy-elmo installed
+    outside_env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    for form, installs in forms.items():
+        folder = tmp_path / form
+        folder.mkdir()
+        python = fresh_venv(folder)
+        for args in installs:
+            installed = subprocess.run(
+                [sys.executable, "-m", "pip", "--python", python, "install", "--no-index", *args],
+                capture_output=True,
+                text=True,
+                env=outside_env,
+            )
+            assert installed.returncode == 0, form + installed.stdout[-2000:] + installed.stderr[-2000:]
+        vectors = folder / "vectors.npy"
+        # run outside the checkout: `python -c` puts the working folder first on sys.path
+        loaded = subprocess.run(
+            [python, "-c", LOAD_IN_FRESH_VENV, vectors], capture_output=True, text=True, cwd=folder, env=outside_env
+        )
+        assert loaded.returncode == 0, form + loaded.stderr[-3000:]
+        np.testing.assert_allclose(np.load(vectors), expected, atol=1e-6, rtol=0)

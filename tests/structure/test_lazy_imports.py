@@ -33,7 +33,7 @@ def loaded_after(code: str) -> set:
         ("import spacy_elmo", LIGHT),
         ("import spacy_elmo.elmo.pretrain", {"spacy", "thinc", "ray"}),
         ("import spacy_elmo.elmo.embed", {"spacy", "thinc", "ray"}),
-        ("from spacy_elmo.elmo.embed import ElmoEmbedder", {"spacy", "thinc", "ray"}),
+        ("from spacy_elmo.elmo.embed import ElmoBatchMapper", {"spacy", "thinc", "ray"}),
         ("from spacy_elmo.allennlp import Elmo, ElmoEmbedder, batch_to_ids", {"spacy", "thinc", "ray"}),
         (HELP, LIGHT),
         ("import spacy_elmo.elmo.formats", LIGHT),

@@ -78,3 +78,29 @@ def test_the_block_stops_a_plugin_module():
         timeout=240,
     )
     assert result.returncode != 0 and "is blocked" in result.stderr
+
+
+# The commands that are spaCy's to begin with: they fill and check spaCy configs.
+SPACY_FACING_COMMANDS = {"spacy_elmo.cli.fill_elmo", "spacy_elmo.cli.spacy_init"}
+
+
+def _plugin_importers(modules) -> List[str]:
+    return sorted(
+        name
+        for name in modules
+        if name.startswith("spacy_elmo.cli.")
+        and any(target.startswith("spacy_elmo.pipeline") for target in _imports(name, modules[name]))
+    )
+
+
+def test_only_the_spacy_facing_commands_import_the_plugin():
+    """The other commands call the library, which picks its torch device itself (`dump` once went to the
+    plugin's device code for its GPU)."""
+    assert set(_plugin_importers(MODULES)) <= SPACY_FACING_COMMANDS
+
+
+def test_the_command_check_sees_an_import_of_the_plugin(tmp_path, monkeypatch):
+    module = tmp_path / "m.py"
+    module.write_text("def f():\n    from ..pipeline.device import use_gpu_id\n", encoding="utf8")
+    monkeypatch.setitem(MODULES, "spacy_elmo.cli.m", module)
+    assert "spacy_elmo.cli.m" in _plugin_importers(MODULES)

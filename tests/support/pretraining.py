@@ -3,7 +3,7 @@ out on the same text."""
 
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, List
 
 import h5py
 
@@ -17,6 +17,16 @@ TINY_RUN_PATHS = {
     "paths.dev": str(TRAIN_TEXT),
     "logging.plot": False,
 }
+
+
+def pretrain_arguments(out: Path, **overrides: Any) -> List[str]:
+    """`spacy_elmo pretrain`'s command-line arguments (what follows `python -m`) for the tiny run into `out`,
+    with `overrides` by dotted key (None: null; booleans as the config writes them)."""
+    arguments = ["spacy_elmo", "pretrain", str(PRETRAIN_TINY_CONFIG), "--output", str(out), "--no-progress"]
+    for key, value in {**TINY_RUN_PATHS, **overrides}.items():
+        text = "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+        arguments += [f"--{key}", text]
+    return arguments
 
 
 def tiny_pretrain_config(**overrides: Any) -> PretrainConfig:

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import ElmoError, InputError
-
-
-class RayMissingError(InputError):
-    """`--engine ray` without Ray installed."""
+from ..errors import ElmoError
 
 
 class RayClusterError(ElmoError, ConnectionError):

@@ -30,10 +30,19 @@ BATCHES_PER_BLOCK = 16
 
 @dataclass(frozen=True)
 class LayersWritten:
-    """What one file's dump held."""
+    """What one file's dump held: `blank_lines` of its sentences were blank lines, each written as a
+    dataset of no tokens so that keys stay line indexes; said after the dump, as a blank line may be a
+    mistake."""
 
     sentences: int
     tokens: int
+    blank_lines: int = 0
+
+    def summary(self) -> str:
+        """The counts as a user reads them after a dump."""
+        many = "s as empty datasets" if self.blank_lines > 1 else " as an empty dataset"
+        blank = f" ({self.blank_lines} blank line{many})" if self.blank_lines else ""
+        return f"{self.sentences} sentences{blank}"
 
 
 def _tokenized_lines(path: Path) -> Iterator[List[str]]:
@@ -84,7 +93,7 @@ def write_layers(
     `max_batch_tokens`: batches by padded tokens instead of `batch_size` sentences; `run`: how the calls
     compute (both as in `BiLM.embed`)."""
     check_room(output_path, _least_bytes(bilm, Path(input_path), output, storage))
-    sentences = tokens = 0
+    sentences = tokens = blank_lines = 0
     with atomic_output(output_path) as tmp_path, create_hdf5(tmp_path, **storage.file()) as out:
         lines = _tokenized_lines(Path(input_path))
         while block := list(islice(lines, batch_size * BATCHES_PER_BLOCK)):
@@ -104,6 +113,7 @@ def write_layers(
                 out.create_dataset(str(sentences), **storage.dataset(layers))
                 sentences += 1
             tokens += sum(len(words) for words in block)
+            blank_lines += sum(1 for words in block if not words)
             if on_block is not None:
                 on_block(len(block))
-    return LayersWritten(sentences, tokens)
+    return LayersWritten(sentences, tokens, blank_lines)

@@ -1,7 +1,7 @@
 """ELMo in a Ray Data pipeline: a callable class for `Dataset.map_batches`, the biLM loaded once per actor.
 
     ds = ray.data.from_items([{"tokens": ["The", "bank", "."]}, ...])
-    ds = ds.map_batches(ElmoEmbedder, fn_constructor_kwargs={"model": "gutenberg-web-2x512"},
+    ds = ds.map_batches(ElmoBatchMapper, fn_constructor_kwargs={"model": "gutenberg-web-2x512"},
                         concurrency=4, num_gpus=1, batch_size=256)
 
 Each row gains `output`: its sentence's layers `[L+1, n_tokens, 2P]` float32, or with `pooling` one
@@ -16,11 +16,12 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
+from ..nn.device import default_device
 from ..nn.pooling_weights import PoolingWeights, check_pooling, pooling_weights
 from ..sources import DEFAULT_MODEL, reference_to, resolve
 
 
-class ElmoEmbedder:
+class ElmoBatchMapper:
     """`batch -> batch` with the ELMo layers of `batch[column]` (lists of tokens) in `batch[output]`.
 
     `model`: a model directory or archive, a bundled name or a downloaded published model's name.
@@ -37,12 +38,10 @@ class ElmoEmbedder:
         device: Optional[str] = None,
         batch_size: int = 64,
     ) -> None:
-        import torch
-
         if pooling is not None:
             check_pooling(pooling)
         self.bilm = resolve(reference_to(model)).load()
-        self.bilm.to(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.bilm.to(device or default_device())
         n_layers = self.bilm.options.n_output_layers
         self.weights = None if pooling is None else pooling_weights(pooling, n_layers)
         self.column, self.output, self.batch_size = column, output, batch_size

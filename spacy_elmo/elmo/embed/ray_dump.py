@@ -26,7 +26,7 @@ from ..nn.layer_choice import OutputChoice
 from ..nn.run_options import EXACT, RunOptions
 from ..sources import ModelReference, ResolvedModel, resolve
 from ..util.io import file_sha256
-from .errors import RayClusterError, RayMissingError
+from .errors import RayClusterError
 from .hdf5 import LayersWritten, check_has_tokens, write_layers
 from .manifest import (
     DONE,
@@ -55,7 +55,7 @@ def import_ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise RayMissingError(
+        raise InputError(
             "the ray engine needs Ray, which is not installed; install it with "
             "`pip install 'spacy-elmo[ray]'` (or `pip install 'ray[data]'`)"
         ) from None

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Tuple, Union
 from ..errors import InputFileError
 from ..util.lazy import lazy_names
 from .archive import ArchiveError, is_archive, member_names, unpacked
-from .detect import FORMATS, FormatFiles, ModelLayout, detect_layout
-from .errors import ModelFormatError, WeightsError
+from .detect import FORMATS, SPACY_PIPELINE_FILES, FormatFiles, ModelLayout, detect_layout
+from .errors import WeightsError
 
 if TYPE_CHECKING:
     from ..nn.bilm import BiLM
@@ -59,6 +59,12 @@ def is_model_path(path: PathLike) -> bool:
     return path.is_dir() or is_archive(path)
 
 
+def is_spacy_pipeline(path: PathLike) -> bool:
+    """Whether `path` is a folder spaCy saved a pipeline into (`nlp.to_disk`, `spacy train`'s model-best),
+    whose biLM only the spaCy side reads."""
+    return all((Path(path) / name).is_file() for name in SPACY_PIPELINE_FILES)
+
+
 def _files_under(directory: Path) -> list:
     """Relative paths of the files in `directory` and its direct subdirectories (where models sit)."""
     return [
@@ -77,7 +83,7 @@ def _opened(path: PathLike, small_files_only: bool = False) -> Iterator[Tuple[Pa
     if not path.exists():
         raise InputFileError(f"model {path} does not exist; give a model directory, a zip archive or an options.json")
     if not is_archive(path):
-        raise ModelFormatError(
+        raise InputFileError(
             f"model {path} is neither a directory nor a zip or tar archive; for a bilm-tf model give "
             "load_bilm(options.json, weights.hdf5)"
         )
@@ -97,7 +103,7 @@ def model_layout(path: PathLike) -> ModelLayout:
         return detect_layout(_files_under(path), str(path))
     if is_archive(path):
         return detect_layout(member_names(path), str(path))
-    raise ModelFormatError(f"model {path} is neither a directory nor a zip or tar archive")
+    raise InputFileError(f"model {path} is neither a directory nor a zip or tar archive")
 
 
 def model_options(path: PathLike) -> ElmoOptions:
@@ -148,12 +154,13 @@ __all__ = [
     "FORMATS",
     "ArchiveError",
     "FormatFiles",
-    "ModelFormatError",
+    "InputFileError",
     "ModelLayout",
     "WeightsError",
     "describe",
     "format_names",
     "is_model_path",
+    "is_spacy_pipeline",
     "load_model",
     "model_layout",
     "model_options",

@@ -27,7 +27,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Callable, Iterator, List, Optional, Union
 
 from ..errors import DiskFullError
-from .errors import ArchiveError, UnsafeMemberError
+from .errors import ArchiveError
 
 MAX_TOTAL_BYTES = 16 << 30  # the largest published ELMo model unpacks to under 1 GB
 MAX_MEMBERS = 10_000
@@ -122,7 +122,7 @@ def _checked(archive: PathLike, members: Iterator[_Member]) -> List[_Member]:
     for member in members:
         reason = "is a link or a special file, not a plain file" if member.size < 0 else unsafe_name_reason(member.name)
         if reason:
-            raise UnsafeMemberError(
+            raise ArchiveError(
                 f"model archive {archive}: member {member.name!r} {reason}; refusing to unpack it. "
                 "The archive is not as published: get it from its source again"
             )

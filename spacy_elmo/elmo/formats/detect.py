@@ -16,12 +16,15 @@ from pathlib import PurePosixPath
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .archive import is_platform_metadata
-from .errors import ModelFormatError
+from .errors import InputFileError
 
 # Role -> path of a format's files among a folder's files (file name -> path), or None where it does not hold it.
 Roles = Optional[Dict[str, str]]
 
 _PREFERRED_WEIGHTS = ("weights.hdf5", "model.hdf5", "lm_weights.hdf5")
+# What a saved spaCy pipeline holds at its top: its biLM sits in a component's thinc bytes, which only the
+# spaCy side reads (`export --model PIPELINE_DIR` takes it out).
+SPACY_PIPELINE_FILES = ("config.cfg", "meta.json")
 
 
 @dataclass(frozen=True)
@@ -143,9 +146,9 @@ def _layouts_at(files: Dict[str, str], root: str, formats: Sequence[FormatFiles]
     return found
 
 
-def _ambiguous(source: str, layouts: List[ModelLayout]) -> ModelFormatError:
+def _ambiguous(source: str, layouts: List[ModelLayout]) -> InputFileError:
     shown = "; ".join(f"{layout.format}: {', '.join(sorted(layout.files.values()))}" for layout in layouts)
-    return ModelFormatError(f"{source} holds several models ({shown}); give the path of one, or move the others away")
+    return InputFileError(f"{source} holds several models ({shown}); give the path of one, or move the others away")
 
 
 def detect_layout(names: List[str], source: str, formats: Sequence[FormatFiles] = FORMATS) -> ModelLayout:
@@ -163,8 +166,13 @@ def detect_layout(names: List[str], source: str, formats: Sequence[FormatFiles] 
         return inside[0]
     if len(inside) > 1:
         raise _ambiguous(source, inside)
+    if set(SPACY_PIPELINE_FILES) <= set(names):
+        raise InputFileError(
+            f"{source} is a saved spaCy pipeline, whose biLM only spaCy reads: take it out in the published "
+            f"layout with `python -m spacy_elmo export DIR --model {source}`, then load DIR"
+        )
     shown = ", ".join(sorted(names)[:12]) + (" ..." if len(names) > 12 else "")
-    raise ModelFormatError(
+    raise InputFileError(
         f"{source} holds no ELMo model of a known format (files: {shown or 'none'}). Expected "
         f"{', or '.join(f.expects for f in formats)}; where two .hdf5 files could be the weights, give "
         "load_bilm(options, weights) the two paths"

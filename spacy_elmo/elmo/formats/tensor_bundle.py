@@ -31,7 +31,7 @@ from typing import Dict, Iterator, Optional, Tuple, Union
 import google_crc32c
 import numpy as np
 
-from .errors import TensorBundleError
+from .errors import InputFileError
 
 TABLE_MAGIC = 0xDB4775248B80FB57
 FOOTER_SIZE = 48
@@ -75,7 +75,7 @@ def _unmask(masked: int) -> int:
 
 
 class _Damaged(Exception):
-    """Raised inside the parsers; turned into a TensorBundleError naming the file."""
+    """Raised inside the parsers; turned into a InputFileError naming the file."""
 
 
 def _varint(data: bytes, pos: int) -> Tuple[int, int]:
@@ -215,9 +215,9 @@ class TensorBundle:
         try:
             data = self.index_path.read_bytes()
         except FileNotFoundError:
-            raise TensorBundleError(f"checkpoint index {self.index_path} does not exist") from None
+            raise InputFileError(f"checkpoint index {self.index_path} does not exist") from None
         except OSError as err:
-            raise TensorBundleError(f"checkpoint index {self.index_path} cannot be read: {err}") from None
+            raise InputFileError(f"checkpoint index {self.index_path} cannot be read: {err}") from None
         self.entries: Dict[str, BundleEntry] = {}
         try:
             header = None
@@ -228,14 +228,14 @@ class TensorBundle:
                     name = key.decode("utf8", errors="replace")
                     self.entries[name] = _entry(name, value)
         except _Damaged as err:
-            raise TensorBundleError(
+            raise InputFileError(
                 f"checkpoint index {self.index_path} is damaged or not a tensor-bundle index: {err}; fetch the "
                 "model again"
             ) from None
         if header is None:
-            raise TensorBundleError(f"checkpoint index {self.index_path} has no bundle header; fetch the model again")
+            raise InputFileError(f"checkpoint index {self.index_path} has no bundle header; fetch the model again")
         if header.get(2, 0) != 0:
-            raise TensorBundleError(f"checkpoint {self.index_path} is big-endian, which is not supported")
+            raise InputFileError(f"checkpoint {self.index_path} is big-endian, which is not supported")
         n_shards = header.get(1, 1)
         self.n_shards = n_shards if isinstance(n_shards, int) and n_shards > 0 else 1
 
@@ -248,7 +248,7 @@ class TensorBundle:
         entry = self.entries[name]
         dtype = DTYPES.get(entry.dtype)
         if dtype is None:
-            raise TensorBundleError(
+            raise InputFileError(
                 f"checkpoint {self.index_path}: variable '{name}' has TensorFlow dtype number {entry.dtype}, "
                 f"which this reader does not read (it reads {', '.join(str(d) for d in DTYPES.values())})"
             )
@@ -258,7 +258,7 @@ class TensorBundle:
             with open(path, "rb") as f:
                 length = os.fstat(f.fileno()).st_size
                 if entry.offset + entry.size > length:
-                    raise TensorBundleError(
+                    raise InputFileError(
                         f"checkpoint data file {path} ends before variable '{name}' (it holds {length} bytes, the "
                         f"index {self.index_path.name} puts the variable at bytes {entry.offset}-"
                         f"{entry.offset + entry.size}): truncated, or the index is damaged; fetch the model again"
@@ -266,18 +266,18 @@ class TensorBundle:
                 f.seek(entry.offset)
                 raw = f.read(entry.size)
         except FileNotFoundError:
-            raise TensorBundleError(
+            raise InputFileError(
                 f"checkpoint data file {path} does not exist (the index {self.index_path.name} names "
                 f"{self.n_shards} shard(s)); copy every variables.data-* file of the model"
             ) from None
         except OSError as err:
-            raise TensorBundleError(f"checkpoint data file {path} cannot be read: {err}") from None
+            raise InputFileError(f"checkpoint data file {path} cannot be read: {err}") from None
         if len(raw) != entry.size:
-            raise TensorBundleError(
+            raise InputFileError(
                 f"checkpoint data file {path} ends before variable '{name}' (truncated?); fetch the model again"
             )
         if entry.crc32c is None or _unmask(entry.crc32c) != crc32c(raw):
-            raise TensorBundleError(
+            raise InputFileError(
                 f"checkpoint data file {path}: the bytes of variable '{name}' fail the checksum the index "
                 f"{self.index_path.name} records for them (the file is damaged); fetch the model again"
             )
@@ -293,7 +293,7 @@ class TensorBundle:
             or entry.offset < 0
             or not 0 <= entry.shard < self.n_shards
         ):
-            raise TensorBundleError(
+            raise InputFileError(
                 f"checkpoint index {self.index_path}: variable '{entry.name}' claims {entry.size} bytes at byte "
                 f"{entry.offset} of shard {entry.shard} of {self.n_shards} for shape {entry.shape}; the index is "
                 "damaged, fetch the model again"

@@ -1,4 +1,4 @@
-"""TF-Hub ELMo modules (TF1 hub format: Google's elmo/2 and elmo/3, DeepPavlov's Russian ELMo), read
+"""TF-Hub ELMo modules (TF1 hub format: Google's ELMo versions 2 and 3, DeepPavlov's Russian ELMo), read
 without TensorFlow.
 
 A module is a directory with `tfhub_module.pb`, `saved_model.pb` and `variables/variables.index` +
@@ -41,7 +41,7 @@ from .archive import is_archive, member_names, unpacked
 from .base import FormatDefaults, check_finite
 from .bilm_tf import weight_entries
 from .detect import TFHUB_FILES, ModelLayout, detect_layout
-from .errors import TfHubError, WeightsError
+from .errors import InputFileError, WeightsError
 from .tensor_bundle import TensorBundle
 
 MODULE_FILES = ("tfhub_module.pb", "saved_model.pb", "variables/variables.index")
@@ -52,8 +52,8 @@ PUBLISHED_LSTM: Dict[str, Any] = {"cell_clip": 3.0, "proj_clip": 3.0, "use_skip_
 PUBLISHED_CHAR_CNN: Dict[str, Any] = {"max_characters_per_token": 50, "activation": "relu"}
 
 _MIX_NAMES = (
-    ("aggregation/weights", "aggregation/scaling"),  # Google's elmo/2, elmo/3
-    ("aggregation/elmo_output_ELMo_W", "aggregation/elmo_output_ELMo_gamma"),  # DeepPavlov's elmo2tfhub.py
+    ("aggregation/weights", "aggregation/scaling"),  # Google's ELMo versions 2 and 3
+    ("aggregation/elmo_output_ELMo_W", "aggregation/elmo_output_ELMo_gamma"),  # DeepPavlov's converter, elmo2tfhub
 )
 _STATE = re.compile(r"^bilm(_\d+)?/Variable(_\d+)?$")  # each graph copy's LSTM states
 _LSTM_NAMES = (("/LSTMCell/W_0", "/rnn/lstm_cell/kernel"), ("/LSTMCell/B", "/rnn/lstm_cell/bias"))
@@ -72,7 +72,7 @@ def _bundle(directory: Path) -> TensorBundle:
 def _shape(bundle: TensorBundle, name: str) -> Tuple[int, ...]:
     entry = bundle.entries.get(name)
     if entry is None:
-        raise TfHubError(
+        raise InputFileError(
             f"TF-Hub module {bundle.index_path.parent.parent} has no variable '{name}': it does not hold a "
             "bilm-tf ELMo biLM (variables under bilm/)"
         )
@@ -98,7 +98,9 @@ def options_from_bundle(bundle: TensorBundle) -> ElmoOptions:
     cell = "bilm/RNN_0/RNN/MultiRNNCell/Cell{}/rnn/lstm_cell/kernel"
     n_layers = _count(bundle, cell)
     if not filters or not n_layers:
-        raise TfHubError(f"TF-Hub module {bundle.index_path.parent.parent} has no char-CNN filters or no LSTM layers")
+        raise InputFileError(
+            f"TF-Hub module {bundle.index_path.parent.parent} has no char-CNN filters or no LSTM layers"
+        )
     dim = _shape(bundle, cell.format(0))[1] // 4
     lstm = {"dim": dim, "projection_dim": projection, "n_layers": n_layers, **PUBLISHED_LSTM}
     char_cnn = {
@@ -113,7 +115,7 @@ def options_from_bundle(bundle: TensorBundle) -> ElmoOptions:
     try:
         return ElmoOptions.from_dict({"lstm": lstm, "char_cnn": char_cnn}, where=where)
     except OptionsError as err:
-        raise TfHubError(str(err)) from None
+        raise InputFileError(str(err)) from None
 
 
 def tfhub_options(directory: Union[str, Path]) -> ElmoOptions:
@@ -150,7 +152,7 @@ def _mix_in_module(directory: Path, source: Union[str, Path]) -> PublishedMix:
     mix = published_mix(_bundle(directory))
     if mix is None:
         known = "; ".join(" + ".join(pair) for pair in _MIX_NAMES)
-        raise TfHubError(f"TF-Hub module {source} has no layer mix under a known name ({known})")
+        raise InputFileError(f"TF-Hub module {source} has no layer mix under a known name ({known})")
     return mix
 
 
@@ -161,7 +163,7 @@ def published_mix_of(path: Union[str, Path]) -> PublishedMix:
     if is_tfhub_module(path):
         return _mix_in_module(path, path)
     if not is_archive(path):
-        raise TfHubError(
+        raise InputFileError(
             f"{path} is neither a TF-Hub module directory ({', '.join(MODULE_FILES)}) nor an archive of one; "
             "only TF-Hub modules publish a trained layer mix"
         )
@@ -180,7 +182,7 @@ def bilm_from_bundle(bundle: TensorBundle) -> TfHubBiLM:
     mix_names = {name for pair in _MIX_NAMES for name in pair}
     unused = sorted(n for n in bundle.entries if n not in used and n not in mix_names and not _STATE.match(n))
     if unused:
-        raise TfHubError(
+        raise InputFileError(
             f"TF-Hub module {module} has variables this reader does not use: {', '.join(unused[:6])}; "
             "it is not a bilm-tf ELMo module of a known layout"
         )
@@ -194,7 +196,7 @@ def bilm_from_bundle(bundle: TensorBundle) -> TfHubBiLM:
         if entry.key == "char_embed":  # bilm-tf's zero row for id 0 (no token) is the module's row 0
             value = value[1:]
         if tuple(value.shape) != entry.shape:
-            raise TfHubError(
+            raise InputFileError(
                 f"TF-Hub module {module}: variable '{module_name}' has shape {value.shape}, but the "
                 f"biLM its other variables describe ({options.lstm}) needs {entry.shape}"
             )

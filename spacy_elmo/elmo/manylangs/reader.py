@@ -38,7 +38,7 @@ from ..formats.detect import ModelLayout
 from ..formats.errors import WeightsError
 from ..nn.bilm import BiLM
 from ..nn.lstm import FORGET_BIAS
-from ..nn.options import MAX_DIM, MAX_PARAMETERS, ElmoOptions, OptionsError, OptionsFileError, parameter_counts
+from ..nn.options import MAX_DIM, MAX_PARAMETERS, ElmoOptions, OptionsError, parameter_counts
 from ..util.io import check_input_file, read_json, read_text
 from .chars import parse_dic
 from .model import ManyLangsBiLM, ManyLangsEncoder, ManyLangsVocab
@@ -69,11 +69,11 @@ def _model_config(directory: Path, layout: ModelLayout) -> Tuple[Dict[str, Any],
     `config_path` (the released models name one on their authors' machine) is not followed outside
     the directory."""
     config_file = directory / layout.files["config"]
-    config = read_json(config_file, "ELMoForManyLangs config", OptionsFileError)
+    config = read_json(config_file, "ELMoForManyLangs config", OptionsError)
     try:
         name = str(config["config_path"])
     except (KeyError, TypeError) as err:
-        raise OptionsFileError(
+        raise OptionsError(
             f"{config_file} must be a JSON object with a 'config_path' key (ELMoForManyLangs' config.json): {err}"
         ) from None
     model_dir = config_file.parent
@@ -81,10 +81,10 @@ def _model_config(directory: Path, layout: ModelLayout) -> Tuple[Dict[str, Any],
     candidates = [] if PurePosixPath(name).is_absolute() or ".." in PurePosixPath(name).parts else [model_dir / name]
     for candidate in [*candidates, model_dir / base]:
         if candidate.is_file():
-            return read_json(candidate, "ELMoForManyLangs model config", OptionsFileError), str(candidate)
+            return read_json(candidate, "ELMoForManyLangs model config", OptionsError), str(candidate)
     if base in PACKAGED_CONFIGS:
         return PACKAGED_CONFIGS[base], f"{base} (the config ELMoForManyLangs ships)"
-    raise OptionsFileError(
+    raise OptionsError(
         f"{config_file} names the model config {name!r}, which is neither in {model_dir} nor one that "
         f"ELMoForManyLangs ships ({', '.join(PACKAGED_CONFIGS)}); put that file into the model directory"
     )
@@ -127,9 +127,9 @@ def options_from_config(config: Dict[str, Any], source: str) -> Tuple[ElmoOption
             }
         )
     except (KeyError, TypeError, AttributeError) as err:
-        raise OptionsFileError(f"ELMoForManyLangs model config {source} lacks or misreads the key {err}") from None
+        raise OptionsError(f"ELMoForManyLangs model config {source} lacks or misreads the key {err}") from None
     except OptionsError as err:
-        raise OptionsFileError(f"ELMoForManyLangs model config {source}: {err}") from None
+        raise OptionsError(f"ELMoForManyLangs model config {source}: {err}") from None
     return options, word_dim
 
 
@@ -185,7 +185,7 @@ def _check_embedding_sizes(
     total = embeddings + sum(parameter_counts(options.lstm, options.char_cnn).values())
     largest = max(sizes, key=lambda key: sizes[key])
     if total > MAX_PARAMETERS:
-        raise OptionsFileError(
+        raise OptionsError(
             f"ELMoForManyLangs model config {source} describes a model of {total:,} parameters, above the "
             f"limit of {MAX_PARAMETERS:,}; most come from {largest}: is it a typo?"
         )

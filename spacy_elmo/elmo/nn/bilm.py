@@ -23,7 +23,7 @@ from ..errors import InputError
 from ..util.validation import short_repr
 from .bulk import check_token_lists, embed_sentences
 from .char_encoder import CharEncoder, token_lengths
-from .chars import BOS_TOKEN, EOS_TOKEN, CharacterMapper
+from .chars import BOS_TOKEN, EOS_TOKEN, CharacterMapper, refuse_strings
 from .layer_choice import LayerChoice, OutputChoice
 from .lstm import BiLSTMStack, State, run_directions
 from .options import ElmoOptions
@@ -126,7 +126,7 @@ class BiLM(nn.Module):
 
     def set_warm_start(self, sentences: Optional[Sequence[Sequence[str]]] = None, run: RunOptions = EXACT) -> None:
         """Start every stateless sentence from the state each direction reaches after reading
-        `sentences` (default: 50 sentences of public-domain English shipped in spacy_elmo/data), streamed
+        `sentences` (default: 50 sentences of public-domain English shipped in spacy_elmo/elmo/data/), streamed
         as in training: forward `<S> w1 .. wn <S> ...`, backward the reverse with `</S>`. Deterministic:
         the same state for every sentence."""
         if sentences is None:
@@ -348,12 +348,7 @@ class BiLM(nn.Module):
         batch, as the original does. `run`: how the calls compute (run_options.py).
         """
         check_token_lists(sentences, "embed")
-        if isinstance(sentences, str) or any(isinstance(sentence, str) for sentence in sentences):
-            raise InputError(
-                f"embed takes sentences as lists of tokens, got {short_repr(sentences)}: a string would be read as "
-                "one token per character; split each sentence into tokens (`text.split()`), or run "
-                "`nlp(text)` in a pipeline with the elmo component"
-            )
+        refuse_strings(sentences, "embed", fix=", or run `nlp(text)` in a pipeline with the elmo component")
         return embed_sentences(self, sentences, stateful, batch_size, run, OutputChoice(layers, pool), max_batch_tokens)
 
     def embed_tokens(self, words: Sequence[str]) -> np.ndarray:

@@ -15,6 +15,7 @@ from typing import Dict, List, Sequence
 import numpy as np
 
 from ..errors import InputError
+from ..util.validation import short_repr
 
 BOS_CHAR = 256
 EOS_CHAR = 257
@@ -103,6 +104,17 @@ class CharacterMapper:
             if rows:
                 out[i, : len(rows)] = np.stack(rows)
         return out
+
+
+def refuse_strings(sentences: Sequence[Sequence[str]], caller: str, fix: str = "") -> None:
+    """A string where a list of tokens goes would be read as one token per character: vectors of the
+    wrong tokens without a word. Every entry point that takes sentences refuses it here (`fix`: a
+    further way out, after the split)."""
+    if isinstance(sentences, str) or any(isinstance(sentence, str) for sentence in sentences):
+        raise InputError(
+            f"{caller} takes sentences as lists of tokens, got {short_repr(sentences)}: a string would be read as "
+            f"one token per character; split each sentence into tokens (`text.split()`){fix}"
+        )
 
 
 def batch_to_ids(sentences: Sequence[Sequence[str]], max_characters_per_token: int = 50) -> np.ndarray:

@@ -14,14 +14,6 @@ class FastModeUnavailable(FastModeError):
     one there. A pipeline falls back to it (pipeline/bilm_layer/process_state.py)."""
 
 
-class KernelChoiceError(InputError):
-    """`SPACY_ELMO_CPU_KERNEL` names no kernel."""
-
-
-class TimeLoopError(InputError):
-    """A call asked for a time loop that does not exist."""
-
-
 class DeviceMemoryError(ElmoError, RuntimeError):
     """`embed` ran out of device memory where halving the batch cannot help: one sentence alone, or a
     stateful batch (halving it would change which states carry over). `sentence`: the index, in the

@@ -31,7 +31,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
 
-from .errors import KernelChoiceError
+from .errors import InputError
 from .torch_compat import onednn_linear, onednn_linear_add, onednn_linear_available, onednn_pack, version
 
 KERNEL_VARIABLE = "SPACY_ELMO_CPU_KERNEL"
@@ -62,7 +62,7 @@ def pinned_kernel() -> str:
     """`mkl`, `onednn` or `auto` (measure), from `SPACY_ELMO_CPU_KERNEL`; unset means `auto`."""
     value = os.environ.get(KERNEL_VARIABLE, AUTO).strip().lower() or AUTO
     if value not in (AUTO, MKL, ONEDNN):
-        raise KernelChoiceError(
+        raise InputError(
             f"{KERNEL_VARIABLE}={value!r} is not a CPU kernel; set it to {MKL!r}, {ONEDNN!r} or {AUTO!r} "
             "(measure per shape, the default), or unset it"
         )

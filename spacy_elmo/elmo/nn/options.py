@@ -16,7 +16,7 @@ from pydantic import AliasPath, ConfigDict, Field, field_validator, model_valida
 from pydantic.dataclasses import dataclass
 from typing_extensions import Annotated
 
-from ..errors import OptionsError, OptionsFileError
+from ..errors import OptionsError
 from ..util.io import read_json
 from ..util.validation import must_be, validate
 
@@ -135,11 +135,11 @@ class ElmoOptions:
 
     @classmethod
     def from_file(cls, path: Union[str, Path]) -> "ElmoOptions":
-        data = read_json(path, "options", OptionsFileError)
+        data = read_json(path, "options", OptionsError)
         try:
             return cls.from_dict(data, where=f"{path}: ")
         except OptionsError as err:
-            raise OptionsFileError(str(err)) from None
+            raise OptionsError(str(err)) from None
 
     def to_dict(self) -> Dict[str, Any]:
         lstm = {k: v for k, v in asdict(self.lstm).items() if v is not None}

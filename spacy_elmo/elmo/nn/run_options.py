@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import TimeLoopError
+from .errors import InputError
 
 AUTO, STEP, WAVEFRONT, CAPTURED = "auto", "step", "wavefront", "captured"
 TIME_LOOPS = (AUTO, STEP, WAVEFRONT, CAPTURED)
@@ -28,7 +28,7 @@ class RunOptions:
 
     def __post_init__(self) -> None:
         if self.time_loop not in TIME_LOOPS:
-            raise TimeLoopError(f"unknown time_loop {self.time_loop!r}; choose one of {', '.join(TIME_LOOPS)}")
+            raise InputError(f"unknown time_loop {self.time_loop!r}; choose one of {', '.join(TIME_LOOPS)}")
 
 
 EXACT = RunOptions()

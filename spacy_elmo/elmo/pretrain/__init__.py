@@ -1,13 +1,12 @@
 """Pretraining your own biLM: vocabulary, streamed corpus, training loop, perplexity, export."""
 
-from .checkpoint import RunDirError
 from .config import ConfigError, PretrainConfig, load_config, parse_overrides
 from .corpus import CorpusError
 from .export import export_model, load_language_model
 from .model import LanguageModel
 from .perplexity import Perplexity, perplexity, unigram_perplexity
 from .trainer import TrainingError, TrainResult, train
-from .vocab import VocabError, Vocabulary, build_vocabulary, count_tokens
+from .vocab import Vocabulary, build_vocabulary, count_tokens
 
 __all__ = [
     "ConfigError",
@@ -15,10 +14,8 @@ __all__ = [
     "LanguageModel",
     "Perplexity",
     "PretrainConfig",
-    "RunDirError",
     "TrainResult",
     "TrainingError",
-    "VocabError",
     "Vocabulary",
     "build_vocabulary",
     "count_tokens",

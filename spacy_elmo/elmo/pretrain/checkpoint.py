@@ -19,7 +19,7 @@ from filelock import FileLock, Timeout
 
 from ..util.io import atomic_output, atomic_stream, remove_stale_temps
 from .config import RESUMABLE_CHANGES, config_differences
-from .errors import RunDirError
+from .errors import InputError
 
 LOCK_FILE = ".lock"
 CONFIG_FILE = "config.cfg"
@@ -31,25 +31,25 @@ def check_run_dir(output_dir: Union[str, Path], config: Config, resume: bool) ->
     """Check that `output_dir` is empty or missing, or holds this same run when resuming."""
     output_dir = Path(output_dir)
     if output_dir.exists() and not output_dir.is_dir():
-        raise RunDirError(f"output {output_dir} is a file; give a directory")
+        raise InputError(f"output {output_dir} is a file; give a directory")
     entries = [p.name for p in output_dir.iterdir() if p.name != LOCK_FILE] if output_dir.is_dir() else []
     config_path = output_dir / CONFIG_FILE
     if entries and not resume:
-        raise RunDirError(
+        raise InputError(
             f"output directory {output_dir} is not empty ({', '.join(sorted(entries)[:4])}"
             f"{' ...' if len(entries) > 4 else ''}); pass --resume to continue the run it holds, or choose "
             "a new directory"
         )
     if entries and resume:
         if not config_path.is_file():
-            raise RunDirError(
+            raise InputError(
                 f"output directory {output_dir} holds files but no {CONFIG_FILE}: it is not a "
                 "pretraining run; choose a new directory"
             )
         saved = Config().from_disk(config_path)
         differences = [k for k in config_differences(saved, config) if k not in RESUMABLE_CHANGES]
         if differences:
-            raise RunDirError(
+            raise InputError(
                 f"output directory {output_dir} holds another run: its config differs in {', '.join(differences)}. "
                 f"Resume with the same settings (only {', '.join(sorted(RESUMABLE_CHANGES))} may change) "
                 "or choose a new directory"
@@ -72,7 +72,7 @@ def run_lock(output_dir: Union[str, Path], enabled: bool = True) -> Iterator[Non
     try:
         lock.acquire(timeout=0)
     except Timeout:
-        raise RunDirError(
+        raise InputError(
             f"another pretraining run is using {output_dir} right now; wait for it to end (or stop it) "
             "before resuming, or choose another --output"
         ) from None
@@ -113,7 +113,7 @@ def load_checkpoint(path: Union[str, Path]) -> Optional[Dict[str, Any]]:
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # torch raises several types for a damaged file
-        raise RunDirError(
+        raise InputError(
             f"checkpoint {path} cannot be read ({err}); it was not written by this trainer "
             "or the disk lost it; move it away to restart the run"
         ) from None

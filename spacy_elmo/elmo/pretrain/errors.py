@@ -7,17 +7,9 @@ class ConfigError(InputError):
     """A pretraining config that cannot be used; the message names the section and key."""
 
 
-class RunDirError(InputError):
-    """An output directory that cannot take this run; the message says what to do instead."""
-
-
 class CorpusError(InputFileError):
     """Training or evaluation text that cannot be used; the message names the files."""
 
 
 class TrainingError(ElmoError, RuntimeError):
     """Training cannot go on (e.g. the loss became NaN); the message says where and what to try."""
-
-
-class VocabError(InputFileError):
-    """A vocabulary file that cannot be used; the message names the file and the fix."""

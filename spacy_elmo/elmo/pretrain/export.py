@@ -128,11 +128,20 @@ def load_softmax(model: LanguageModel, path: Union[str, Path], vocab: Vocabulary
 def load_language_model(model_dir: Union[str, Path]) -> Tuple[LanguageModel, Vocabulary]:
     """A pretraining output directory as a LanguageModel (eval mode) and its vocabulary."""
     model_dir = Path(model_dir)
-    for name in (OPTIONS_FILE, WEIGHTS_FILE, SOFTMAX_FILE, VOCAB_FILE):
-        if not (model_dir / name).is_file():
-            raise WeightsError(
-                f"{model_dir} has no {name}; give the output directory of `python -m spacy_elmo pretrain`"
-            )
+    files = (OPTIONS_FILE, WEIGHTS_FILE, SOFTMAX_FILE, VOCAB_FILE)
+    missing = [name for name in files if not (model_dir / name).is_file()]
+    scoring = [name for name in missing if name in (SOFTMAX_FILE, VOCAB_FILE)]
+    if scoring:
+        raise WeightsError(
+            f"{model_dir} has no {' and no '.join(scoring)}: perplexity scores each next word with the language "
+            "model's softmax over its vocabulary, which a biLM's files alone (an `export`, a published model) "
+            "leave out. Evaluate the output directory of the `python -m spacy_elmo pretrain` run that trained "
+            f"it, which holds {', '.join(files)}"
+        )
+    if missing:
+        raise WeightsError(
+            f"{model_dir} has no {missing[0]}; give the output directory of `python -m spacy_elmo pretrain`"
+        )
     weights_step, softmax_step = _step_stamp(model_dir / WEIGHTS_FILE), _step_stamp(model_dir / SOFTMAX_FILE)
     if weights_step != softmax_step:
         raise WeightsError(

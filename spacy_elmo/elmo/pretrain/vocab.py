@@ -15,7 +15,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Union
 
 from ..nn.chars import BOS_TOKEN, EOS_TOKEN
 from ..util.io import atomic_output, read_text, text_lines
-from .errors import VocabError
+from .errors import CorpusError
 
 UNK_TOKEN = "<UNK>"
 SPECIALS = (BOS_TOKEN, EOS_TOKEN, UNK_TOKEN)
@@ -28,12 +28,12 @@ class Vocabulary:
 
     def __init__(self, words: Sequence[str]) -> None:
         if tuple(words[:3]) != SPECIALS:
-            raise VocabError(f"a vocabulary must start with {', '.join(SPECIALS)}, got {list(words[:3])}")
+            raise CorpusError(f"a vocabulary must start with {', '.join(SPECIALS)}, got {list(words[:3])}")
         self.words: List[str] = list(words)
         self.index: Dict[str, int] = {w: i for i, w in enumerate(self.words)}
         if len(self.index) != len(self.words):
             duplicates = sorted({w for w in self.words if self.words.count(w) > 1})[:5]
-            raise VocabError(f"the vocabulary lists some tokens twice, e.g. {duplicates}")
+            raise CorpusError(f"the vocabulary lists some tokens twice, e.g. {duplicates}")
         self.unk_id = self.index[UNK_TOKEN]
 
     def __len__(self) -> int:
@@ -50,22 +50,22 @@ class Vocabulary:
     def from_file(cls, path: Union[str, Path]) -> "Vocabulary":
         path = Path(path)
         if not path.is_file():
-            raise VocabError(
+            raise CorpusError(
                 f"vocabulary file {path} does not exist; build one with "
                 "`python -m spacy_elmo vocab CORPUS... --output vocab.txt`"
             )
-        words = [line.strip() for line in read_text(path, "vocabulary", VocabError).splitlines()]
+        words = [line.strip() for line in read_text(path, "vocabulary", CorpusError).splitlines()]
         words = [w for w in words if w and w != MAX_TERM_ID]
         missing = [s for s in SPECIALS if s not in words[:3]]
         if missing:
-            raise VocabError(
+            raise CorpusError(
                 f"vocabulary file {path} must start with the lines {', '.join(SPECIALS)} (missing or out of "
                 f"place: {', '.join(missing)}); rebuild it with `python -m spacy_elmo vocab`"
             )
         try:
             return cls(words)
-        except VocabError as err:
-            raise VocabError(f"vocabulary file {path}: {err}") from None
+        except CorpusError as err:
+            raise CorpusError(f"vocabulary file {path}: {err}") from None
 
     def to_file(self, path: Union[str, Path]) -> None:
         with atomic_output(path) as tmp:
@@ -76,7 +76,7 @@ def count_tokens(paths: Iterable[Union[str, Path]]) -> Counter:
     """Whitespace-token frequencies over files of any size, read line by line."""
     counts: Counter = Counter()
     for path in paths:
-        for line in text_lines(path, "corpus", VocabError):
+        for line in text_lines(path, "corpus", CorpusError):
             counts.update(line.split())
     return counts
 
@@ -85,14 +85,16 @@ def build_vocabulary(counts: Counter, min_count: int = 1, max_size: Optional[int
     """Specials first, then tokens seen at least `min_count` times by descending frequency, cut so the
     whole vocabulary has at most `max_size` entries."""
     if max_size is not None and max_size <= len(SPECIALS):
-        raise VocabError(f"max_size must leave room for words after the {len(SPECIALS)} special tokens, got {max_size}")
+        raise CorpusError(
+            f"max_size must leave room for words after the {len(SPECIALS)} special tokens, got {max_size}"
+        )
     words = sorted(
         (w for w, n in counts.items() if n >= min_count and w not in SPECIALS), key=lambda w: (-counts[w], w)
     )
     if max_size is not None:
         words = words[: max_size - len(SPECIALS)]
     if not words:
-        raise VocabError(
+        raise CorpusError(
             f"no token occurs at least {min_count} times in the corpus; is it empty? "
             "(a vocabulary of only the special tokens cannot train a language model)"
         )

@@ -30,14 +30,18 @@ CARD_FILE = "README.md"
 def export_model(reference: ModelReference, output: Path, repo_id: Optional[str] = None) -> Dict[str, Path]:
     """Write the model `reference` names into `output` (new or empty); its files by role. `repo_id`
     (ORG/REPO), where it will be pushed, goes into the card's loading lines."""
+    check_export_folder(Path(output))
+    return export_bilm(resolve(reference).load(), output, _source(reference), repo_id)
+
+
+def export_bilm(bilm: BiLM, output: Path, source: str, repo_id: Optional[str] = None) -> Dict[str, Path]:
+    """Write `bilm`, as it is now (a fine-tuned one taken out of a spaCy pipeline, say), into `output`
+    (new or empty); `source` says in the card where it came from. Its files by role."""
     output = Path(output)
-    if output.exists() and (not output.is_dir() or any(output.iterdir())):
-        raise InputError(f"{output} is not a new or empty folder; give one, so no other model's files mix in")
-    resolved = resolve(reference)
-    bilm = resolved.load()
+    check_export_folder(output)
     if describe(bilm):
         raise InputError(
-            f"{_source(reference)} is an ELMoForManyLangs model, whose vocabularies the bilm-tf layout has no "
+            f"{source} is an ELMoForManyLangs model, whose vocabularies the bilm-tf layout has no "
             "place for; share its folder as it is (it loads by path, and as hf:ORG/REPO once uploaded)"
         )
     output.mkdir(parents=True, exist_ok=True)
@@ -50,8 +54,14 @@ def export_model(reference: ModelReference, output: Path, repo_id: Optional[str]
         save_weights(bilm, tmp)
     files["card"] = output / CARD_FILE
     with atomic_output(files["card"]) as tmp:
-        tmp.write_text(model_card(bilm, _source(reference), output.name, repo_id), encoding="utf8")
+        tmp.write_text(model_card(bilm, source, output.name, repo_id), encoding="utf8")
     return files
+
+
+def check_export_folder(output: Path) -> None:
+    """Refuse a folder that holds files, before anything slow (loading a model or a pipeline) runs."""
+    if output.exists() and (not output.is_dir() or any(output.iterdir())):
+        raise InputError(f"{output} is not a new or empty folder; give one, so no other model's files mix in")
 
 
 def _source(reference: ModelReference) -> str:

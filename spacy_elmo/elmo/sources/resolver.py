@@ -251,12 +251,12 @@ def load_bilm(
 ) -> BiLM:
     """A BiLM in eval mode, from one of:
     - a model directory or archive of any published format (bilm-tf/AllenNLP, NLPL, ELMoForManyLangs; see
-      spacy_elmo/formats), a bundled model's name or the name of a downloaded published model
+      spacy_elmo/elmo/formats/), a bundled model's name or the name of a downloaded published model
       (`python -m spacy_elmo models`), or `hf:ORG/REPO[@REVISION]` on the Hugging Face Hub, with no `weights`;
     - `options` (a path to options.json or ElmoOptions) with `weights` loaded (random initialisation
       when `weights` is None).
     `warm_start`: see BiLM.set_warm_start. `fast_mode`: None (exact), or a fast mode's frozen copy
-    ("int8" on a CPU, "bf16" for a GPU: elmo/nn/fast/int8.make_fast, docs/fast_modes.md)."""
+    ("int8" on a CPU, "bf16" for a GPU: elmo/nn/fast/fast_bilm.make_fast, docs/fast_modes.md)."""
     if isinstance(options, ElmoOptions):
         bilm = _warm(load_options_and_weights(options, weights), warm_start)
     else:

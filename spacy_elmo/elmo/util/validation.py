@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import numbers
 import typing
-from typing import Any, Callable, Iterator, List, Optional, Sequence, Type, TypeVar, Union, cast
+from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, Type, TypeVar, Union, cast
 
 import numpy as np
 from pydantic import (
@@ -62,8 +63,26 @@ def must_be(text: str, **constraints: Any) -> Any:
     return Field(json_schema_extra={"must_be": text}, **constraints)
 
 
+FLOAT32_RULE = "a finite number within float32's range (+-3.4e38)"
 # A setting that becomes a float32 weight or scale (pooling weights, a mix's weights and gamma).
-Float32 = Annotated[float, must_be("a finite number within float32's range (+-3.4e38)"), AfterValidator(_fits_float32)]
+Float32 = Annotated[float, must_be(FLOAT32_RULE), AfterValidator(_fits_float32)]
+
+
+def float32_values(values: Iterable[Any], key: str) -> List[float]:
+    """`values` as floats under `Float32`'s rule, for weights given in code rather than a config (the
+    AllenNLP face's `scalar_mix_parameters`): one NaN, infinite or beyond float32 makes every output NaN.
+    Any real number is taken (NumPy's and torch's scalars too); an InputError names `key`, the index and
+    the value."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise InputError(f"{key} must be a list of numbers, one per layer, got {short_repr(values)}")
+    floats = []
+    for i, value in enumerate(values):
+        if getattr(value, "ndim", None) == 0 and hasattr(value, "item"):
+            value = value.item()
+        if not isinstance(value, numbers.Real) or isinstance(value, bool) or non_finite_float32(float(value)):
+            raise InputError(f"{key}[{i}] must be {FLOAT32_RULE}, got {short_repr(value)}")
+        floats.append(float(value))
+    return floats
 
 
 def validate_arguments(where: str) -> Callable[[F], F]:

@@ -9,8 +9,8 @@ model (after `replace_listeners`).
 
 The layer's segmenter (segment.py; by default per sentence, and windows for anything longer than 256
 tokens) cuts each doc into pieces, so memory stays bounded however long the doc; which tokens the biLM
-reads: batch_plan.py; how pieces are batched: elmo/nn/batch_plan.py. Stateless batches are sorted by length and cut by a
-padded-token budget; stateful batches keep the docs' order, because the carried states follow batch
+reads: read_tokens.py; how pieces are batched: elmo/nn/batch_plan.py. Stateless batches are sorted by
+length and cut by a padded-token budget; stateful batches keep the docs' order, because the carried states follow batch
 rows. The torch module and its bytes: bilm_holder.py; what layers share in a process:
 process_state.py; the settings that follow the config, never the saved pipeline: run_settings.py.
 """
@@ -37,9 +37,9 @@ from ...elmo.nn.run_options import AUTO, RunOptions
 from ...elmo.sources.resolver import ModelReference, model_reference, reference_options, resolve
 from ...elmo.util.validation import must_be, validate_arguments
 from ..device import place_bilm
-from .batch_plan import doc_segments, kept_tokens
 from .bilm_holder import BiLMHolder, convert_inputs, convert_outputs, deserialize_holder, serialize_holder
 from .process_state import PROCESS
+from .read_tokens import doc_segments, kept_tokens
 from .run_settings import RUN_SETTINGS, RunSettings
 from .segment import Segmenter, build_sentence_windows_v1, check_segmenter
 
@@ -47,6 +47,9 @@ InT = List[Doc]
 OutT = List[Floats3d]
 PathLike = Union[str, Path]
 PositiveInt = Annotated[int, must_be("an integer of at least 1", ge=1)]
+
+# The layer's name, by which a pipeline's models are searched for their biLM (pipeline_bilm.py).
+LAYER_NAME = "elmo-bilm"
 
 
 def declared_layers(model: Model) -> Optional[int]:
@@ -114,7 +117,7 @@ def build_bilm_v2(
         deserialize_model=partial(deserialize_holder, warm_start=warm_start),
     )
     return Model(
-        "elmo-bilm",
+        LAYER_NAME,
         partial(_forward, segmenter=segmenter),  # a closure: attrs must serialize, a segmenter need not
         init=_init,
         layers=[wrapper],

@@ -1,6 +1,6 @@
 """thinc glue between spaCy Docs and the torch biLM: the listener, the mixes and pooling, and the
 read-rows rule (the biLM layer and its parts are in bilm_layer/; this face gives its functions too).
-Files are read through the floors below (models/, elmo/formats/): the biLM's weights when it loads, and a
+Files are read through the floors below (elmo/sources/, elmo/formats/): the biLM's weights when it loads, and a
 published module's mix when a ScalarMix starts from one."""
 
 from ..bilm_layer.thinc_bilm import build_bilm_v2, get_bilm, load_source, set_bilm, set_frozen

@@ -1,6 +1,6 @@
 """A layer mix applied to the rows of the tokens the biLM read, never to whitespace rows.
 
-The biLM leaves whitespace tokens unread (`bilm_layer/batch_plan.read_by_bilm`, the one rule); their rows of the
+The biLM leaves whitespace tokens unread (`bilm_layer/read_tokens.read_by_bilm`, the one rule); their rows of the
 layers are zeros. A mix that looks across rows (ScalarMix with `layer_norm`: one mean and variance per
 layer over the batch) must not count them, and a head expects a zero vector for them, as `token.vector`
 has. So the mix is handed the read rows only, taken by that same rule from the docs, and its output is
@@ -20,7 +20,7 @@ from thinc.api import Model
 from thinc.types import Floats2d, Floats3d
 from thinc.util import get_width
 
-from ..bilm_layer.batch_plan import read_mask
+from ..bilm_layer.read_tokens import read_mask
 
 READ_ROWS_NODE = "elmo-read-rows"
 ROW_WISE = "row_wise"  # a mix's attr: output row i depends on input row i alone

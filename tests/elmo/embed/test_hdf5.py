@@ -44,6 +44,18 @@ def test_each_line_is_a_dataset_of_its_layers(bilm, tmp_path):
             np.testing.assert_allclose(f[str(i)][()], layers, rtol=0, atol=1e-6)  # batches of 2 vs of 3
 
 
+def test_blank_lines_are_empty_datasets_counted_in_the_summary(bilm, tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("The bank rose .\n\nHi !\n   \n", encoding="utf8")
+    written = write_layers(bilm, source, tmp_path / "out.hdf5")
+    assert written == LayersWritten(sentences=4, tokens=6, blank_lines=2)
+    assert written.summary() == "4 sentences (2 blank lines as empty datasets)"
+    assert LayersWritten(2, 1, 1).summary() == "2 sentences (1 blank line as an empty dataset)"
+    assert LayersWritten(3, 9).summary() == "3 sentences"
+    with h5py.File(tmp_path / "out.hdf5", "r") as f:
+        assert f["1"].shape == (bilm.n_layers, 0, bilm.output_dim)
+
+
 def test_the_run_options_reach_every_batch(bilm, tmp_path, monkeypatch):
     monkeypatch.setattr(WAVE_CELL, "compiling", False)  # its logic, eagerly: compiling takes seconds
     calls = []

@@ -225,7 +225,7 @@ def test_a_worker_killed_mid_shard_is_retried_and_leaves_no_partial_file(cluster
 
 @pytest.mark.slow
 def test_the_ray_data_callable_gives_the_bilms_layers_or_their_mix(cluster):
-    from spacy_elmo.elmo.embed import ElmoEmbedder
+    from spacy_elmo.elmo.embed import ElmoBatchMapper
 
     sentences = [" ".join(WORDS[i % 5 : i % 5 + 1 + i % 9]).split() for i in range(24)]
     bilm = load_bilm(MODEL)
@@ -233,7 +233,7 @@ def test_the_ray_data_callable_gives_the_bilms_layers_or_their_mix(cluster):
     ds = ray.data.from_items([{"tokens": s, "id": i} for i, s in enumerate(sentences)])
     for pooling in (None, "mean", [0.0, 0.5, 0.5]):
         kwargs = {"model": MODEL, "pooling": pooling}
-        rows = ds.map_batches(ElmoEmbedder, fn_constructor_kwargs=kwargs, concurrency=1, batch_size=5).take_all()
+        rows = ds.map_batches(ElmoBatchMapper, fn_constructor_kwargs=kwargs, concurrency=1, batch_size=5).take_all()
         assert sorted(row["id"] for row in rows) == list(range(len(sentences)))
         for row in rows:
             want = expected[row["id"]]

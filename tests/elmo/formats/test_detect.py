@@ -7,7 +7,7 @@ import zipfile
 import pytest
 
 from spacy_elmo import load_bilm
-from spacy_elmo.elmo.formats import ModelFormatError, model_layout
+from spacy_elmo.elmo.formats import InputFileError, model_layout
 from tests.support.paths import MANYLANGS_DIR, TINY_MODEL
 
 MANYLANGS = MANYLANGS_DIR / "words-2layers-relu"
@@ -24,7 +24,7 @@ def two_formats(tmp_path):
 
 
 def test_two_formats_in_one_folder_are_refused_naming_the_files(two_formats):
-    with pytest.raises(ModelFormatError, match="several models") as err:
+    with pytest.raises(InputFileError, match="several models") as err:
         load_bilm(two_formats)
     for name in ("elmoformanylangs", "encoder.pkl", "bilm-tf", "options.json", "weights.hdf5"):
         assert name in str(err.value)
@@ -35,14 +35,14 @@ def test_two_formats_in_one_archive_are_refused(two_formats, tmp_path):
     with zipfile.ZipFile(archive, "w") as zf:
         for path in sorted(two_formats.iterdir()):
             zf.write(path, f"both/{path.name}")
-    with pytest.raises(ModelFormatError, match="several models .*both/weights.hdf5"):
+    with pytest.raises(InputFileError, match="several models .*both/weights.hdf5"):
         model_layout(archive)
 
 
 def test_two_models_in_two_subfolders_are_refused_naming_the_files(tmp_path):
     shutil.copytree(MANYLANGS, tmp_path / "fr")
     shutil.copytree(TINY_MODEL, tmp_path / "en")
-    with pytest.raises(ModelFormatError, match="several models") as err:
+    with pytest.raises(InputFileError, match="several models") as err:
         model_layout(tmp_path)
     assert "fr/encoder.pkl" in str(err.value) and "en/weights.hdf5" in str(err.value)
 
@@ -67,3 +67,14 @@ def test_an_nlpl_folder_is_told_apart_by_meta_json_and_read_as_bilm_tf():
     without_meta = {name: path for name, path in NLPL_FILES.items() if name != "meta.json"}
     assert nlpl.detect(without_meta) is None and bilm_tf.detect(without_meta) is not None
     assert FORMATS.index(nlpl) < FORMATS.index(bilm_tf)
+
+
+def test_a_saved_spacy_pipeline_is_named_with_the_command_that_takes_its_biLM_out(tmp_path):
+    from spacy_elmo.elmo.formats import is_spacy_pipeline
+
+    for name in ("config.cfg", "meta.json", "elmo/model", "elmo/cfg"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("{}", encoding="utf8")
+    assert is_spacy_pipeline(tmp_path) and not is_spacy_pipeline(tmp_path / "elmo")
+    with pytest.raises(InputFileError, match="saved spaCy pipeline.*python -m spacy_elmo export DIR --model"):
+        load_bilm(tmp_path)

@@ -13,7 +13,7 @@ import spacy
 
 from spacy_elmo import load_bilm
 from spacy_elmo.elmo.errors import InputFileError
-from spacy_elmo.elmo.formats import ArchiveError, ModelFormatError, model_layout, model_options
+from spacy_elmo.elmo.formats import ArchiveError, model_layout, model_options
 from spacy_elmo.elmo.sources import bundled_model_paths
 from tests.support.paths import ALLENNLP_DIR, MANYLANGS_DIR
 from tests.support.pipelines import EXACT_LAYERS, elmo_config
@@ -98,7 +98,7 @@ def test_unsafe_archive_members_are_refused(tmp_path, name, external_attr):
 
 def test_a_directory_without_a_model_names_what_it_expected(tmp_path):
     (tmp_path / "notes.txt").write_text("hello", encoding="utf8")
-    with pytest.raises(ModelFormatError, match="config.json, token_embedder.pkl and encoder.pkl"):
+    with pytest.raises(InputFileError, match="config.json, token_embedder.pkl and encoder.pkl"):
         load_bilm(tmp_path)
 
 

@@ -18,7 +18,7 @@ from spacy_elmo.elmo.errors import ElmoError
 from spacy_elmo.elmo.formats import model_layout, model_options
 from spacy_elmo.elmo.formats.detect import TFHUB_FILES
 from spacy_elmo.elmo.formats.tensor_bundle import TensorBundle
-from spacy_elmo.elmo.formats.tfhub import TfHubError, bilm_from_bundle, options_from_bundle, published_mix_of
+from spacy_elmo.elmo.formats.tfhub import InputFileError, bilm_from_bundle, options_from_bundle, published_mix_of
 from spacy_elmo.elmo.nn.bilm import BiLM
 from spacy_elmo.elmo.nn.tfhub import TfHubBiLM
 from spacy_elmo.pipeline.architectures import build_scalar_mix_v2
@@ -141,7 +141,7 @@ def test_a_serialized_mix_does_not_read_the_module_again(tmp_path):
 def test_start_from_is_exclusive_with_weights_and_needs_a_module(tmp_path):
     with pytest.raises(ElmoError, match="either `weights` or `start_from`"):
         build_scalar_mix_v2(weights=[0.0, 0.0, 0.0], start_from=str(ROOT / MODULES[0]))
-    with pytest.raises(TfHubError, match="is neither a TF-Hub module directory .* nor an archive of one"):
+    with pytest.raises(InputFileError, match="is neither a TF-Hub module directory .* nor an archive of one"):
         published_mix_of(tmp_path)
 
 
@@ -167,7 +167,7 @@ def test_start_from_a_model_without_a_mix_fails_at_initialize():
             "pooling": {"@layers": "spacy-elmo.ScalarMix.v2", "start_from": str(FIXTURES / "elmo-bilm-tf")},
         },
     )
-    with pytest.raises(TfHubError, match="only TF-Hub modules publish a trained layer mix"):
+    with pytest.raises(InputFileError, match="only TF-Hub modules publish a trained layer mix"):
         nlp.initialize()
 
 
@@ -188,14 +188,14 @@ def test_only_the_graph_copies_states_are_accepted_beside_the_weights(extra, acc
     if accepted:
         assert isinstance(bilm_from_bundle(bundle), TfHubBiLM)
     else:
-        with pytest.raises(TfHubError, match=f"variables this reader does not use: {extra}"):
+        with pytest.raises(InputFileError, match=f"variables this reader does not use: {extra}"):
             bilm_from_bundle(bundle)
 
 
 def test_a_module_without_the_bilm_names_the_variable(tmp_path):
     module = shutil.copytree(ROOT / "dp-1shard", tmp_path / "module")
     shutil.copy(ROOT / "dtypes" / "variables.index", module / "variables" / "variables.index")
-    with pytest.raises(TfHubError, match="has no variable 'bilm/char_embed'"):
+    with pytest.raises(InputFileError, match="has no variable 'bilm/char_embed'"):
         load_bilm(module)
 
 
@@ -203,5 +203,5 @@ def test_shapes_no_biLM_can_have_are_refused_as_an_options_file_would_be():
     bundle = TensorBundle(ROOT / "dp-1shard" / "variables" / "variables.index")
     entry = bundle.entries["bilm/char_embed"]
     bundle.entries["bilm/char_embed"] = dataclasses.replace(entry, shape=(300, *entry.shape[1:]))
-    with pytest.raises(TfHubError, match=r"TF-Hub module .*dp-1shard: .*n_characters"):
+    with pytest.raises(InputFileError, match=r"TF-Hub module .*dp-1shard: .*n_characters"):
         options_from_bundle(bundle)

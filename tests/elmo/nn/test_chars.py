@@ -82,3 +82,17 @@ def test_the_id_cache_keeps_as_many_strings_as_the_token_cache_so_both_level_off
     for n in range(mapper.cache_size + 10):
         mapper.token_ids(f"new{n}")
     assert len(mapper._cache) <= mapper.cache_size
+
+
+def test_strings_where_token_lists_go_are_refused_naming_the_caller():
+    import pytest
+
+    from spacy_elmo.elmo.errors import InputError
+    from spacy_elmo.elmo.nn.chars import refuse_strings
+
+    refuse_strings([["a", "b"], [], ("c",)], "embed")
+    for sentences in ("a b", ["a b"], [["a"], "b"]):
+        with pytest.raises(
+            InputError, match=r"^caller takes sentences as lists of tokens.*\(`text.split\(\)`\), or so$"
+        ):
+            refuse_strings(sentences, "caller", fix=", or so")

@@ -2,7 +2,6 @@ import json
 
 import pytest
 
-from spacy_elmo.elmo.errors import OptionsFileError
 from spacy_elmo.elmo.nn.options import PRESETS, ElmoOptions, OptionsError, preset, with_changes
 from tests.support.paths import ALLENNLP_DIR, BILM_TF_DIR
 
@@ -91,7 +90,7 @@ def test_file_errors(tmp_path):
 def test_json_that_python_cannot_hold_is_the_files_error(tmp_path, text, problem):
     path = tmp_path / "options.json"
     path.write_text(text)
-    with pytest.raises(OptionsFileError, match=f"options file {path} is not valid JSON: .*{problem}"):
+    with pytest.raises(OptionsError, match=f"options file {path} is not valid JSON: .*{problem}"):
         ElmoOptions.from_file(path)
 
 

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 import torch
 
+from spacy_elmo.elmo.errors import InputError
 from spacy_elmo.elmo.formats import WeightsError
 from spacy_elmo.elmo.pretrain import (
     ConfigError,
     CorpusError,
-    RunDirError,
     load_config,
     load_language_model,
     parse_overrides,
@@ -36,7 +36,7 @@ from spacy_elmo.elmo.util import io
 from spacy_elmo.elmo.util.io import OutputFileError
 from tests.support.full_disk import FullDiskFile
 from tests.support.paths import PRETRAIN_TINY_CONFIG
-from tests.support.pretraining import TINY_RUN_PATHS, tiny_pretrain_config
+from tests.support.pretraining import TINY_RUN_PATHS, pretrain_arguments, tiny_pretrain_config
 
 PATHS = {**TINY_RUN_PATHS, "paths.dev": None}
 
@@ -140,18 +140,7 @@ def test_a_short_run_says_what_ends_it_and_prints_no_library_warning(tmp_path, c
 @pytest.mark.slow
 def test_a_second_run_in_a_live_runs_directory_is_refused(tmp_path):
     out = tmp_path / "run"
-    command = [
-        sys.executable,
-        "-m",
-        "spacy_elmo",
-        "pretrain",
-        str(PRETRAIN_TINY_CONFIG),
-        "--output",
-        str(out),
-        "--no-progress",
-    ]
-    for key, value in PATHS.items():
-        command += [f"--{key}", "null" if value is None else str(value).lower()]
+    command = [sys.executable, "-m", *pretrain_arguments(out, **{"paths.dev": None})]
     first = subprocess.Popen(
         [*command, "--training.n_epochs", "100000", "--logging.checkpoint_every", "5"],
         stdout=subprocess.DEVNULL,
@@ -162,7 +151,7 @@ def test_a_second_run_in_a_live_runs_directory_is_refused(tmp_path):
         while not any(r["event"] == "checkpoint" for r in MetricsLog(out / "log.jsonl").records()):
             assert first.poll() is None and time.monotonic() < deadline, first.communicate()
             time.sleep(0.05)
-        with pytest.raises(RunDirError, match="another pretraining run is using"):
+        with pytest.raises(InputError, match="another pretraining run is using"):
             train(tiny(training__n_epochs=100000, logging__checkpoint_every=5), out, resume=True, show_progress=False)
         assert first.poll() is None  # the first run goes on, its files untouched
     finally:

@@ -67,3 +67,17 @@ def test_a_softmax_whose_links_hdf5_cannot_visit_is_refused(tmp_path):
     (model_dir / "softmax.hdf5").write_bytes(bytes(raw))
     with pytest.raises(WeightsError, match="softmax file .*softmax.hdf5 is damaged: HDF5 cannot read its structure"):
         load_language_model(model_dir)
+
+
+def test_a_folder_without_softmax_and_vocabulary_is_told_what_perplexity_needs(short_run, tmp_path):
+    import shutil
+
+    folder = tmp_path / "biLM-only"
+    shutil.copytree(short_run[0], folder)
+    (folder / "softmax.hdf5").unlink()
+    (folder / "vocab.txt").unlink()
+    with pytest.raises(WeightsError, match="no softmax.hdf5 and no vocab.txt: perplexity scores"):
+        load_language_model(folder)
+    (folder / "weights.hdf5").unlink()
+    with pytest.raises(WeightsError, match="no softmax.hdf5 and no vocab.txt"):
+        load_language_model(folder)

@@ -7,15 +7,8 @@ The model is the `tiny` preset (char dim 4, filters [[1,4],[2,8],[3,16]], 1 high
 import pytest
 import torch
 
-from spacy_elmo.elmo.pretrain import (
-    ConfigError,
-    CorpusError,
-    RunDirError,
-    TrainingError,
-    VocabError,
-    train,
-    unigram_perplexity,
-)
+from spacy_elmo.elmo.errors import InputError
+from spacy_elmo.elmo.pretrain import ConfigError, CorpusError, TrainingError, train, unigram_perplexity
 from spacy_elmo.elmo.pretrain import (
     trainer as trainer_module,
 )
@@ -54,7 +47,7 @@ def test_resume_continues_exactly(tmp_path):
 
 @pytest.mark.parametrize(
     "key, text, error, message",
-    [("paths.train", "\n \n", CorpusError, "no tokens"), ("paths.vocab", "the\nof\n", VocabError, "<UNK>")],
+    [("paths.train", "\n \n", CorpusError, "no tokens"), ("paths.vocab", "the\nof\n", CorpusError, "<UNK>")],
     ids=["empty-corpus", "vocab-without-specials"],
 )
 def test_a_bad_corpus_or_vocabulary_fails_and_writes_nothing(tmp_path, key, text, error, message):
@@ -75,9 +68,9 @@ def test_sizes_that_disagree_fail_before_writing(tmp_path):
 def test_output_directory_holding_another_run_is_refused(short_run, tmp_path):
     out, _ = short_run
     before = sorted((p.name, p.stat().st_mtime_ns) for p in out.iterdir())
-    with pytest.raises(RunDirError, match="--resume"):
+    with pytest.raises(InputError, match="--resume"):
         train(tiny_config(), out, show_progress=False)
-    with pytest.raises(RunDirError, match="training.batch_size"):
+    with pytest.raises(InputError, match="training.batch_size"):
         train(tiny_config(**{"training.batch_size": 3}), out, resume=True, show_progress=False)
     assert sorted((p.name, p.stat().st_mtime_ns) for p in out.iterdir()) == before
 

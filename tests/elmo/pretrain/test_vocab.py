@@ -4,7 +4,7 @@ from collections import Counter
 
 import pytest
 
-from spacy_elmo.elmo.pretrain.vocab import SPECIALS, VocabError, Vocabulary, build_vocabulary, count_tokens
+from spacy_elmo.elmo.pretrain.vocab import SPECIALS, CorpusError, Vocabulary, build_vocabulary, count_tokens
 from tests.support.paths import BILM_TF_DIR
 
 TRAIN_DIR = BILM_TF_DIR / "train"
@@ -37,7 +37,7 @@ def test_reads_the_original_format(tmp_path):
 def test_file_without_specials_is_rejected(tmp_path):
     path = tmp_path / "v.txt"
     path.write_text("the\nof\n", encoding="utf8")
-    with pytest.raises(VocabError, match="must start with the lines <S>, </S>, <UNK>"):
+    with pytest.raises(CorpusError, match="must start with the lines <S>, </S>, <UNK>"):
         Vocabulary.from_file(path)
 
 

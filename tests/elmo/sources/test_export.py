@@ -64,3 +64,18 @@ def test_a_folder_with_files_and_a_manylangs_model_are_refused(exported, tmp_pat
     with pytest.raises(InputError, match="ELMoForManyLangs.*share its folder"):
         export_model(reference_to(MANYLANGS_DIR / "words-1layer-tanh"), tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_biLM_as_it_is_now_is_exported_with_its_source_in_the_card(tmp_path):
+    from spacy_elmo.elmo.sources.export import export_bilm
+
+    bilm = load_bilm("fixture-tiny")
+    with torch.no_grad():
+        next(bilm.parameters()).add_(0.5)
+    files = export_bilm(bilm, tmp_path / "tuned", "the spaCy pipeline out/model-best")
+    assert torch.equal(
+        load_bilm(tmp_path / "tuned").forward_sentences(SENTENCES).layers, bilm.forward_sentences(SENTENCES).layers
+    )
+    assert "the spaCy pipeline out/model-best" in files["card"].read_text(encoding="utf8")
+    with pytest.raises(InputError, match="not a new or empty folder"):
+        export_bilm(bilm, tmp_path / "tuned", "again")

@@ -6,11 +6,19 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 import pytest
+import torch
 from pydantic import AliasPath, BaseModel, ConfigDict, Field
 from typing_extensions import Annotated
 
 from spacy_elmo.elmo.errors import ElmoError, InputError
-from spacy_elmo.elmo.util.validation import Float32, must_be, non_finite_float32, validate, validate_arguments
+from spacy_elmo.elmo.util.validation import (
+    Float32,
+    float32_values,
+    must_be,
+    non_finite_float32,
+    validate,
+    validate_arguments,
+)
 
 
 class Inner(BaseModel):
@@ -96,3 +104,20 @@ def test_good_arguments_pass_as_given():
 def test_a_non_finite_float32_is_counted_as_the_cast_makes_it():
     assert non_finite_float32(np.array([0.0, 3.4e38, -1e39, np.inf, np.nan])) == 3
     assert non_finite_float32(1e30) == 0
+
+
+def test_float32_values_take_any_real_number_within_float32():
+    values = [0, -3.4e38, np.float32(0.5), np.int64(2), torch.tensor(1.5), np.array(-1.0)]
+    assert float32_values(values, "w") == [0.0, -3.4e38, 0.5, 2.0, 1.5, -1.0]
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), 1e39, -1e39, np.float64("nan"), "1", None, True, 1j])
+def test_float32_values_name_the_key_the_index_and_the_value(bad):
+    with pytest.raises(InputError, match=r"^w\[1\] must be a finite number within float32's range \(\+-3.4e38\), got"):
+        float32_values([0.0, bad], "w")
+
+
+@pytest.mark.parametrize("bad", [0.5, "0.5", None])
+def test_float32_values_need_a_list(bad):
+    with pytest.raises(InputError, match="w must be a list of numbers"):
+        float32_values(bad, "w")

@@ -9,7 +9,7 @@ from spacy.tokens import Doc
 
 from spacy_elmo import load_bilm
 from spacy_elmo.elmo.errors import ElmoError
-from spacy_elmo.elmo.nn.errors import FastModeError, TimeLoopError
+from spacy_elmo.elmo.nn.errors import FastModeError, InputError
 from spacy_elmo.elmo.nn.time_loops import captured, wavefront
 from spacy_elmo.elmo.nn.time_loops.wave_cell import WAVE_CELL
 from spacy_elmo.pipeline.architectures import build_bilm_v2
@@ -47,7 +47,7 @@ def docs():
         ({"segmentation": "sentences"}, ElmoError, "'segmentation' must be a Segmenter .* got 'sentences'"),
         (
             {"time_loop": "fast"},
-            TimeLoopError,
+            InputError,
             "unknown time_loop 'fast'; choose one of auto, step, wavefront, captured",
         ),
     ],

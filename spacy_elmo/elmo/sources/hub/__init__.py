@@ -15,17 +15,13 @@ from .cache_layout import CACHE_ENV, MIRROR_ENV, cache_dir, is_downloaded, model
 from .cache_layout import cache_dir as cache_dir_of
 from .catalogue import Catalogue, ModelEntry, ModelFile, load_catalogue
 from .errors import (
-    CatalogueError,
-    ChecksumError,
     DiskFullError,
     DownloadError,
-    DownloadInterrupted,
-    FetchByHandError,
+    InputFileError,
     ModelNotDownloadedError,
+    ModelReferenceError,
     NetworkError,
     RemoteFileError,
-    UnknownModelError,
-    UnsafeArchiveError,
 )
 
 if TYPE_CHECKING:
@@ -40,7 +36,7 @@ def is_catalogue_name(name: str, *, catalogue: Optional[Catalogue] = None) -> bo
 def downloaded_model_dir(name: str, cache_dir: Optional[Path] = None, *, catalogue: Optional[Catalogue] = None) -> Path:
     """The directory holding catalogue model `name`, unpacked; ModelNotDownloadedError, with the exact
     download command, if it is not in the cache (nothing is fetched here)."""
-    (catalogue or load_catalogue()).get(name)  # UnknownModelError for a name that is not in it
+    (catalogue or load_catalogue()).get(name)  # ModelReferenceError for a name that is not in it
     root = cache_dir_of(cache_dir)
     if is_downloaded(name, root):
         return model_dir(name, root)
@@ -58,19 +54,15 @@ __all__ = [
     "CACHE_ENV",
     "MIRROR_ENV",
     "Catalogue",
-    "CatalogueError",
-    "ChecksumError",
+    "InputFileError",
+    "RemoteFileError",
     "DiskFullError",
     "DownloadError",
-    "DownloadInterrupted",
-    "FetchByHandError",
     "ModelEntry",
     "ModelFile",
     "ModelNotDownloadedError",
     "NetworkError",
-    "RemoteFileError",
-    "UnknownModelError",
-    "UnsafeArchiveError",
+    "ModelReferenceError",
     "cache_dir",
     "downloaded_model_dir",
     "is_catalogue_name",

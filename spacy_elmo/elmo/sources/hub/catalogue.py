@@ -17,13 +17,13 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 from ...formats import format_names
 from ...util.validation import validate
 from .cache_layout import name_problem
-from .errors import CatalogueError, UnknownModelError
+from .errors import InputFileError, ModelReferenceError
 
 CATALOGUE_PATH = Path(__file__).with_name("catalogue.json")
 
 
 class _Strict(BaseModel):
-    """Unknown keys are refused. Validators raise CatalogueError, a ValueError, which pydantic collects;
+    """Unknown keys are refused. Validators raise InputFileError, a ValueError, which pydantic collects;
     `load_catalogue` reports the first few with the file's name (elmo/util/validation.py)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -35,7 +35,7 @@ def _plain_name(what: str) -> AfterValidator:
     def check(name: str) -> str:
         problem = name_problem(name, what)
         if problem:
-            raise CatalogueError(problem)
+            raise InputFileError(problem)
         return name
 
     return AfterValidator(check)
@@ -46,13 +46,13 @@ Sha1 = Optional[Annotated[str, Field(pattern=r"^[0-9a-f]{40}$", description="the
 
 
 def _https_file_url(url: str) -> str:
-    """`url` if it is an https URL whose path ends in a plain file name, else CatalogueError."""
+    """`url` if it is an https URL whose path ends in a plain file name, else InputFileError."""
     parts = urlsplit(url)
     if parts.scheme != "https" or not parts.netloc or not parts.path.strip("/"):
-        raise CatalogueError(f"{url!r} is not an https URL of a file")
+        raise InputFileError(f"{url!r} is not an https URL of a file")
     problem = name_problem(_last_segment(url), f"the file name at the end of URL {url!r}")
     if problem:
-        raise CatalogueError(problem)
+        raise InputFileError(problem)
     return url
 
 
@@ -81,20 +81,20 @@ class ModelFile(_Strict):
     @model_validator(mode="after")
     def _one_way_to_fetch(self) -> "ModelFile":
         if (self.url is None) == (self.by_hand is None):
-            raise CatalogueError("a file has either a url (fetched) or a by_hand page (fetched by a person)")
+            raise InputFileError("a file has either a url (fetched) or a by_hand page (fetched by a person)")
         if self.by_hand is not None:
             if not self.by_hand.startswith("https://"):
-                raise CatalogueError(f"by_hand page {self.by_hand!r} is not an https page")
+                raise InputFileError(f"by_hand page {self.by_hand!r} is not an https page")
             if self.name is None or self.mirrors:
-                raise CatalogueError(f"a by_hand file ({self.by_hand}) needs a name and takes no mirrors")
+                raise InputFileError(f"a by_hand file ({self.by_hand}) needs a name and takes no mirrors")
         elif self.name is not None:
-            raise CatalogueError(f"{self.url}: a fetched file is named by its URL, so it takes no name")
+            raise InputFileError(f"{self.url}: a fetched file is named by its URL, so it takes no name")
         return self
 
     @model_validator(mode="after")
     def _archive_not_renamed(self) -> "ModelFile":
         if self.archive and self.save_as:
-            raise CatalogueError("an archive is unpacked, so it takes no save_as")
+            raise InputFileError("an archive is unpacked, so it takes no save_as")
         return self
 
     @property
@@ -147,26 +147,26 @@ class ModelEntry(_Strict):
     @classmethod
     def _readable_format(cls, name: str) -> str:
         if name not in format_names():
-            raise CatalogueError(f"format {name!r} has no loader; formats read: {', '.join(format_names())}")
+            raise InputFileError(f"format {name!r} has no loader; formats read: {', '.join(format_names())}")
         return name
 
     @model_validator(mode="after")
     def _files_fit(self) -> "ModelEntry":
         names = [f.save_as or f.file_name for f in self.files]
         if len(set(names)) != len(names):
-            raise CatalogueError(f"model {self.name!r} saves two files under one name: {names}")
+            raise InputFileError(f"model {self.name!r} saves two files under one name: {names}")
         if any(f.archive for f in self.files) and len(self.files) > 1:
-            raise CatalogueError(f"model {self.name!r}: an archive must be the model's only file")
+            raise InputFileError(f"model {self.name!r}: an archive must be the model's only file")
         joined = self.joined_archive
         if joined is not None and (len(self.files) < 2 or any(f.archive or f.save_as for f in self.files)):
-            raise CatalogueError(
+            raise InputFileError(
                 f"model {self.name!r}: a joined_archive needs two or more files, its parts, with no archive "
                 "or save_as of their own"
             )
         if joined is not None and joined.name in names:
-            raise CatalogueError(f"model {self.name!r}: joined_archive {joined.name!r} has the name of a part")
+            raise InputFileError(f"model {self.name!r}: joined_archive {joined.name!r} has the name of a part")
         if not self.source.startswith("https://"):
-            raise CatalogueError(f"model {self.name!r}: source {self.source!r} is not an https page")
+            raise InputFileError(f"model {self.name!r}: source {self.source!r} is not an https page")
         return self
 
     @property
@@ -187,7 +187,7 @@ class Catalogue(_Strict):
         seen = set()
         for entry in self.models:
             if entry.name in seen:
-                raise CatalogueError(f"model name {entry.name!r} appears twice")
+                raise InputFileError(f"model name {entry.name!r} appears twice")
             seen.add(entry.name)
         return self
 
@@ -195,7 +195,7 @@ class Catalogue(_Strict):
         for entry in self.models:
             if entry.name == name:
                 return entry
-        raise UnknownModelError(f"no model named {name!r} in the catalogue{_suggestion(name, self.names())}")
+        raise ModelReferenceError(f"no model named {name!r} in the catalogue{_suggestion(name, self.names())}")
 
     def names(self) -> List[str]:
         return [entry.name for entry in self.models]
@@ -229,7 +229,7 @@ def _read(path: Path) -> Catalogue:
     try:
         data = json.loads(path.read_text(encoding="utf8"))
     except FileNotFoundError:
-        raise CatalogueError(f"catalogue file {path} does not exist") from None
+        raise InputFileError(f"catalogue file {path} does not exist") from None
     except (OSError, ValueError, RecursionError) as err:  # undecodable, not JSON, nested too deep
-        raise CatalogueError(f"catalogue file {path} is not readable JSON: {err}") from None
-    return validate(Catalogue, data, CatalogueError, f"catalogue file {path} is not a valid catalogue: ")
+        raise InputFileError(f"catalogue file {path} is not readable JSON: {err}") from None
+    return validate(Catalogue, data, InputFileError, f"catalogue file {path} is not a valid catalogue: ")

@@ -21,7 +21,7 @@ from ...errors import ElmoError
 from ...util.io import atomic_output, file_digests, file_sha256
 from .cache_layout import RECORD_NAME, cache_dir, is_downloaded, lock_path, mirror_base, model_dir, staging_dir
 from .catalogue import Catalogue, JoinedArchive, ModelEntry, ModelFile, load_catalogue
-from .errors import ChecksumError, DownloadError, FetchByHandError, NetworkError, RemoteFileError
+from .errors import DownloadError, NetworkError, RemoteFileError
 from .fetch import fetch, mirrored_url
 from .file_checks import file_problem, model_problem
 from .record import is_complete, recorded_sha256s, write_record
@@ -86,7 +86,7 @@ def _refuse_missing_by_hand(entry: ModelEntry, staging: Path) -> None:
     if not missing:
         return
     steps = "; ".join(f"{f.by_hand} -> {staging / f.file_name}" for f in missing)
-    raise FetchByHandError(
+    raise DownloadError(
         f"{entry.name} is published where no script can fetch it (source: {entry.source}). Open each page in a "
         f"browser, download its file and save it under the name shown: {steps}. Then run the same command "
         "again: the files are verified and installed without the network."
@@ -108,7 +108,7 @@ def _fetch_verified(
     for n, url in enumerate(urls, 1):
         try:  # the fetch-by-hand hint with the last source's error only
             return _fetch_one(entry, file, dest, url, hint if n == len(urls) else "", retries, progress)
-        except (NetworkError, RemoteFileError, ChecksumError) as err:
+        except (NetworkError, RemoteFileError) as err:
             failures.append(err)
     if len(failures) == 1:
         raise failures[0]
@@ -125,7 +125,7 @@ def _fetch_one(
 
 def _verified(entry: ModelEntry, file: ModelFile, dest: Path, url: str, hint: str) -> Dict[str, object]:
     """The download record of `dest` (from `url`) if it is the published file; else it is deleted and
-    ChecksumError says why."""
+    RemoteFileError says why."""
     size = dest.stat().st_size
     digests = file_digests([dest], ("sha256", "sha1") if file.sha1 else ("sha256",), "downloaded file")
     sha256 = digests["sha256"]
@@ -136,7 +136,7 @@ def _verified(entry: ModelEntry, file: ModelFile, dest: Path, url: str, hint: st
         problem = _digest_problem(digests, file.sha256, file.sha1)
     if problem:
         dest.unlink()
-        raise ChecksumError(
+        raise RemoteFileError(
             f"{file.file_name} from {url} has {problem}: it is not the published file, so it was deleted "
             f"and nothing was installed. Run the same command again to fetch it afresh; if it fails again, "
             f"the server (or mirror) holds another file.{hint}"
@@ -166,7 +166,7 @@ def _refuse_if(problem: str, dest: Path, url: str, hint: str) -> None:
     if not problem:
         return
     dest.unlink(missing_ok=True)
-    raise ChecksumError(
+    raise RemoteFileError(
         f"{dest.name} from {url} {problem}: the server (or mirror) answered with something else than the "
         f"published file, so it was deleted and nothing was installed. Run the same command again to fetch it "
         f"afresh; if it fails again, fetch it by hand.{hint}"
@@ -183,7 +183,7 @@ def _assemble(entry: ModelEntry, staging: Path, final: Path, fetched: List[Dict[
         if problem:
             _delete_downloads(entry, staging)
             origins = ", ".join(f.url or str(f.by_hand) for f in entry.files)
-            raise ChecksumError(
+            raise RemoteFileError(
                 f"the files of {entry.name} from {origins} do not make a model "
                 f"({problem}): the server (or mirror) holds other files. They were deleted and nothing was "
                 "installed; run the same command again to fetch them afresh"
@@ -241,7 +241,7 @@ def _join_parts(entry: ModelEntry, staging: Path) -> Path:
     if problem:
         archive.unlink()
         _delete_downloads(entry, staging)
-        raise ChecksumError(
+        raise RemoteFileError(
             f"the parts of {entry.name} ({', '.join(f.file_name for f in entry.files)}) joined give {joined.name} "
             f"with {problem}: a part is not the published one. They were deleted and nothing was installed; run "
             "the same command again to fetch them afresh"

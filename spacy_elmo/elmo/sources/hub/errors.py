@@ -3,14 +3,12 @@ file and what the user can do."""
 
 from ...errors import DiskFullError as DiskFullError  # the package's one full-disk error (the cache's too)
 from ...errors import ElmoError, InputError
+from ...errors import InputFileError as InputFileError  # a catalogue file that cannot be used
 
 
-class CatalogueError(InputError):
-    """The catalogue file is not valid JSON or breaks its schema (a packaging bug, or a user's own file)."""
-
-
-class UnknownModelError(InputError):
-    """A name that is not in the catalogue."""
+class ModelReferenceError(InputError):
+    """A model reference (`--model`, `model`, a name, a folder or `hf:ORG/REPO[@REVISION]`) that names no
+    model: not in the catalogue, or not of the Hub's form; the message names the forms it may take."""
 
 
 class ModelNotDownloadedError(ElmoError, FileNotFoundError):
@@ -18,7 +16,10 @@ class ModelNotDownloadedError(ElmoError, FileNotFoundError):
 
 
 class DownloadError(ElmoError, OSError):
-    """A download that did not finish; nothing was left under the model's final name."""
+    """A download that did not finish; nothing was left under the model's final name. Also: a connection
+    dropped mid-file (the bytes so far are kept and the next run resumes), a file its publisher serves only
+    to a browser (the message names the page and where to save it), an archive with a member that would
+    land outside its folder."""
 
 
 class NetworkError(DownloadError, ConnectionError):
@@ -26,37 +27,6 @@ class NetworkError(DownloadError, ConnectionError):
 
 
 class RemoteFileError(DownloadError):
-    """The server answered, but not with the file (404 and other HTTP errors)."""
-
-
-class FetchByHandError(DownloadError):
-    """A file its publisher serves only to a browser (Google Drive, figshare), not yet in the staging
-    folder: the message names the page and where to save the file."""
-
-
-class DownloadInterrupted(DownloadError):
-    """The connection dropped mid-file; the bytes so far are kept and the next run resumes from them."""
-
-
-class ChecksumError(DownloadError):
-    """A file whose size or sha256 differs from the catalogue's; it was deleted."""
-
-
-class UnsafeArchiveError(DownloadError):
-    """An archive with an entry that would land outside its directory (absolute path, `..`, a link)."""
-
-
-class HubReferenceError(InputError):
-    """A Hugging Face Hub reference or repository name not of the form hf:ORG/REPO[@REVISION] (ORG/REPO)."""
-
-
-class MissingHubError(InputError):
-    """A Hugging Face Hub reference or push without huggingface_hub installed (the `hf` extra)."""
-
-
-class NoTokenError(InputError):
-    """A push to the Hub with no token set (HF_TOKEN) or stored (`hf auth login`)."""
-
-
-class HubRepoError(DownloadError):
-    """The Hub answered, but without the repository or revision (missing, private, gated), or refused a push."""
+    """The server answered, but not with the file: 404 and other HTTP errors, a size or sha256 that differs
+    from the catalogue's (the file is deleted), or a Hub without the repository or revision (missing,
+    private, gated) or refusing a push."""

@@ -29,7 +29,7 @@ from tqdm import tqdm
 from urllib3.util.retry import Retry
 
 from ...util.io import atomic_output
-from .errors import DiskFullError, DownloadError, DownloadInterrupted, NetworkError, RemoteFileError
+from .errors import DiskFullError, DownloadError, NetworkError, RemoteFileError
 
 CHUNK_BYTES = 1 << 20
 TIMEOUT_S = 60.0
@@ -91,7 +91,7 @@ def fetch(
 ) -> None:
     """Download `url` to `dest` through `dest.part`; `dest` appears only once the server's bytes are all
     there. A `.part` left by an earlier run is resumed. A dropped connection is resumed up to `retries`
-    times, then raises DownloadInterrupted with the partial file kept. `hint` ends every error message
+    times, then raises DownloadError with the partial file kept. `hint` ends every error message
     (where to put a file fetched by hand)."""
     part = dest.with_name(dest.name + ".part")
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -129,7 +129,7 @@ def _fetch(
         resumes += 1
         if resumes > retries:
             have = part.stat().st_size if part.exists() else 0
-            raise DownloadInterrupted(
+            raise DownloadError(
                 f"the connection to {_host(url)} dropped while fetching {url} ({outcome}); {have} bytes are "
                 f"kept in {part}. Run the same command again to resume from there.{hint}"
             )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from .errors import HubReferenceError, HubRepoError, MissingHubError, ModelNotDownloadedError, NoTokenError
+from .errors import InputError, ModelNotDownloadedError, ModelReferenceError, RemoteFileError
 
 PREFIX = "hf:"
 INSTALL = "pip install 'spacy-elmo[hf]'"
@@ -42,7 +42,7 @@ def parse_hf_reference(name: str) -> HubRepo:
     """The repository and revision of `hf:ORG/REPO[@REVISION]`; a malformed one fails naming the form."""
     repo_id, at, revision = name[len(PREFIX) :].partition("@")
     if not is_hf_reference(name) or not _REPO_ID.fullmatch(repo_id) or (at and not revision):
-        raise HubReferenceError(
+        raise ModelReferenceError(
             f"{name!r} is not a Hugging Face Hub model reference: write hf:ORG/REPO, or hf:ORG/REPO@REVISION "
             "for a branch, tag or commit"
         )
@@ -55,7 +55,7 @@ def _huggingface_hub() -> Any:
         import huggingface_hub.constants
         import huggingface_hub.errors
     except ImportError:
-        raise MissingHubError(
+        raise InputError(
             f"models on the Hugging Face Hub need huggingface_hub, which is not installed; install it with `{INSTALL}`"
         ) from None
     return huggingface_hub
@@ -81,12 +81,12 @@ def hub_snapshot(name: str, cached_only: bool = False) -> Path:
             f"`hf download {repo.repo_id}`, or set HF_HUB_CACHE to a cache that holds it"
         ) from None
     except (errors.RepositoryNotFoundError, errors.RevisionNotFoundError, errors.GatedRepoError) as err:
-        raise HubRepoError(
+        raise RemoteFileError(
             f"{name}: {str(err).splitlines()[0]}. Check the name and revision; a private or gated repository "
             "needs a token with access (HF_TOKEN, or `hf auth login`)"
         ) from None
     except errors.HfHubHTTPError as err:
-        raise HubRepoError(f"{name}: the Hub answered {str(err).splitlines()[0]}; try again later") from None
+        raise RemoteFileError(f"{name}: the Hub answered {str(err).splitlines()[0]}; try again later") from None
     return Path(folder)
 
 
@@ -94,11 +94,11 @@ def push_folder(folder: Path, repo_id: str, *, private: bool = False, message: O
     """Upload `folder` to the model repository `repo_id` (created if missing) in one commit, with the
     token huggingface_hub finds; the commit's URL. No token fails naming the two ways to give one."""
     if not _REPO_ID.fullmatch(repo_id):
-        raise HubReferenceError(f"{repo_id!r} is not a Hub repository name: write ORG/REPO")
+        raise ModelReferenceError(f"{repo_id!r} is not a Hub repository name: write ORG/REPO")
     hub = _huggingface_hub()
     token = hub.get_token()
     if token is None:
-        raise NoTokenError(
+        raise InputError(
             f"pushing to {repo_id} needs a Hugging Face token with write access: set HF_TOKEN, or run "
             "`hf auth login` once"
         )
@@ -112,7 +112,7 @@ def push_folder(folder: Path, repo_id: str, *, private: bool = False, message: O
             commit_message=message or f"Upload ELMo model from {folder.name} with spacy-elmo",
         )
     except hub.errors.HfHubHTTPError as err:
-        raise HubRepoError(
+        raise RemoteFileError(
             f"pushing to {repo_id} failed: {str(err).splitlines()[0]}. Check that the token may write there"
         ) from None
     return str(commit.commit_url)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import errno
 from pathlib import Path
 
-from ...formats.archive import ArchiveError, UnsafeMemberError, extract
-from .errors import DiskFullError, DownloadError, UnsafeArchiveError
+from ...formats.archive import ArchiveError, extract
+from .errors import DiskFullError, DownloadError
 
 _AGAIN = "; it was deleted and nothing was installed. Run the same command again to fetch it afresh"
 
@@ -17,9 +17,6 @@ def unpack_archive(archive: Path, into: Path) -> None:
     """Every member of `archive` (zip or tar) under `into`; a damaged or unsafe archive is deleted."""
     try:
         extract(archive, into)
-    except UnsafeMemberError as err:
-        archive.unlink(missing_ok=True)
-        raise UnsafeArchiveError(f"{err}{_AGAIN}") from None
     except ArchiveError as err:
         archive.unlink(missing_ok=True)
         raise DownloadError(f"{err}{_AGAIN}") from None

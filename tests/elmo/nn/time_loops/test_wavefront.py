@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from spacy_elmo.elmo.nn.errors import TimeLoopError
+from spacy_elmo.elmo.nn.errors import InputError
 from spacy_elmo.elmo.nn.fast.fast_bilm import make_fast
 from spacy_elmo.elmo.nn.lstm import BiLSTMStack
 from spacy_elmo.elmo.nn.run_options import RunOptions
@@ -141,5 +141,5 @@ def test_stateless_and_warm_start_give_the_step_loops(time_loop):
 
 
 def test_an_unknown_time_loop_is_refused():
-    with pytest.raises(TimeLoopError, match="unknown time_loop 'fast'.*wavefront"):
+    with pytest.raises(InputError, match="unknown time_loop 'fast'.*wavefront"):
         RunOptions(time_loop="fast")

@@ -6,7 +6,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from spacy_elmo.elmo.formats import format_names
-from spacy_elmo.elmo.sources.hub import CatalogueError, UnknownModelError, is_catalogue_name, load_catalogue
+from spacy_elmo.elmo.sources.hub import InputFileError, ModelReferenceError, is_catalogue_name, load_catalogue
 from spacy_elmo.elmo.sources.hub.catalogue import CATALOGUE_PATH
 from tests.support.paths import REPO
 
@@ -61,7 +61,7 @@ def test_a_format_without_a_loader_is_refused(tmp_path):
     data["models"][0]["format"] = "word2vec"
     path = tmp_path / "catalogue.json"
     path.write_text(json.dumps(data), encoding="utf8")
-    with pytest.raises(CatalogueError, match="'word2vec' has no loader"):
+    with pytest.raises(InputFileError, match="'word2vec' has no loader"):
         load_catalogue(path)
 
 
@@ -129,7 +129,7 @@ def test_language_filter_takes_a_code_or_a_name():
 def test_names_and_unknown_names():
     assert is_catalogue_name("allennlp-original")
     assert not is_catalogue_name("path/to/model")
-    with pytest.raises(UnknownModelError, match="did you mean allennlp-small"):
+    with pytest.raises(ModelReferenceError, match="did you mean allennlp-small"):
         CATALOGUE.get("allennlp-smal")
 
 
@@ -166,16 +166,16 @@ def _entry(name="m", url="https://example.org/m.zip", **extra):
 def test_bad_catalogue_files_are_refused(tmp_path, models, problem):
     path = tmp_path / "catalogue.json"
     path.write_text(json.dumps({"catalogue_version": 1, "about": "test", "models": models}))
-    with pytest.raises(CatalogueError, match=problem):
+    with pytest.raises(InputFileError, match=problem):
         load_catalogue(path)
 
 
 def test_unreadable_catalogue_files_are_refused(tmp_path):
-    with pytest.raises(CatalogueError, match="does not exist"):
+    with pytest.raises(InputFileError, match="does not exist"):
         load_catalogue(tmp_path / "missing.json")
     for text in ("{", "[" * 100_000 + "]" * 100_000, "[" + "9" * 5000 + "]"):  # nested too deep, too many digits
         (tmp_path / "broken.json").write_text(text)
-        with pytest.raises(CatalogueError, match="not readable JSON"):
+        with pytest.raises(InputFileError, match="not readable JSON"):
             load_catalogue(tmp_path / "broken.json")
 
 

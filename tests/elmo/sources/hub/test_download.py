@@ -15,15 +15,12 @@ from typer.testing import CliRunner
 
 from spacy_elmo.cli import app
 from spacy_elmo.elmo.sources.hub import (
-    CatalogueError,
-    ChecksumError,
     DiskFullError,
     DownloadError,
-    DownloadInterrupted,
+    InputFileError,
     ModelNotDownloadedError,
     NetworkError,
     RemoteFileError,
-    UnsafeArchiveError,
     download_model,
     downloaded_model_dir,
     load_catalogue,
@@ -166,7 +163,7 @@ def test_a_dropped_connection_is_resumed_by_the_next_run(tmp_path, catalogue, se
     url_path = f"/{HOST}/elmo/tiny.zip"
     half = len(TINY_ZIP) // 2
     server.drop_after[url_path] = half
-    with pytest.raises(DownloadInterrupted, match="Run the same command again to resume") as err:
+    with pytest.raises(DownloadError, match="Run the same command again to resume") as err:
         get("tiny-zip", catalogue, tmp_path, server, retries=0)
     assert url_path.lstrip("/") in str(err.value)
     assert (tmp_path / "downloads" / "tiny-zip" / "tiny.zip.part").stat().st_size == half
@@ -203,7 +200,7 @@ def test_a_directory_not_made_by_download_is_not_replaced_without_force(tmp_path
 
 def test_wrong_bytes_fail_the_checksum_and_leave_nothing(tmp_path, catalogue, server):
     server.wrong.add(f"/{HOST}/elmo/tiny.zip")
-    with pytest.raises(ChecksumError, match="sha256") as err:
+    with pytest.raises(RemoteFileError, match="sha256") as err:
         get("tiny-zip", catalogue, tmp_path, server)
     assert f"{server.base()}/{HOST}/elmo/tiny.zip" in str(err.value)
     assert_nothing_installed(tmp_path, "tiny-zip")
@@ -257,7 +254,7 @@ def test_a_mirror_can_be_a_directory(tmp_path, catalogue, server):
 @pytest.mark.parametrize("name", ["evil-dotdot", "evil-absolute", "evil-symlink"])
 def test_unsafe_archives_are_refused(tmp_path, catalogue, server, name):
     cache = tmp_path / "cache"
-    with pytest.raises(UnsafeArchiveError, match="refusing to unpack"):
+    with pytest.raises(DownloadError, match="refusing to unpack"):
         get(name, catalogue, cache, server)
     assert_nothing_installed(cache, name)
     assert not (tmp_path / "evil.txt").exists() and not (cache / "evil.txt").exists()
@@ -300,7 +297,7 @@ def write_catalogue(tmp_path, models):
 def test_a_url_whose_file_name_is_not_plain_is_refused_with_the_catalogue(tmp_path, last):
     url = f"https://{HOST}/elmo/{last}"
     path = write_catalogue(tmp_path, [entry("odd", [{"url": url}])])
-    with pytest.raises(CatalogueError, match="a plain file name is needed") as err:
+    with pytest.raises(InputFileError, match="a plain file name is needed") as err:
         load_catalogue(path)
     assert url in str(err.value)
     result = CliRunner().invoke(app, ["download", "odd", "--catalogue", str(path), "--cache-dir", str(tmp_path)])
@@ -312,7 +309,7 @@ def test_a_model_named_like_the_cache_folders_is_refused(tmp_path, catalogue, se
     partial.parent.mkdir(parents=True)
     partial.write_bytes(b"partial")
     path = write_catalogue(tmp_path, [entry("downloads", [zip_file("tiny.zip", TINY_ZIP)])])
-    with pytest.raises(CatalogueError, match="'downloads' is reserved"):
+    with pytest.raises(InputFileError, match="'downloads' is reserved"):
         load_catalogue(path)
     with pytest.raises(DownloadError, match="reserved"):
         model_dir("downloads", tmp_path / "cache")
@@ -340,7 +337,7 @@ def test_a_damaged_deflate_stream_is_a_download_error(tmp_path, server):
 
 def test_an_html_page_served_for_the_weights_is_not_installed(tmp_path, catalogue, server):
     server.files[f"/{HOST}/elmo/tiny_weights.hdf5"] = b"<!DOCTYPE html><html>Please log in</html>"
-    with pytest.raises(ChecksumError, match="weights.hdf5 .*not a readable HDF5 file .*DOCTYPE"):
+    with pytest.raises(RemoteFileError, match="weights.hdf5 .*not a readable HDF5 file .*DOCTYPE"):
         get("tiny-files", catalogue, tmp_path, server)
     assert_nothing_installed(tmp_path, "tiny-files")
     assert not (tmp_path / "downloads" / "tiny-files" / "tiny_weights.hdf5").exists()
@@ -350,7 +347,7 @@ def test_an_archive_without_a_model_is_not_installed(tmp_path, server):
     data = zip_bytes([("index.html", b"<html></html>")])
     server.files[f"/{HOST}/elmo/page.zip"] = data
     path = write_catalogue(tmp_path, [entry("page", [zip_file("page.zip", data, known=False)])])
-    with pytest.raises(ChecksumError, match="do not make a model .*no ELMo model"):
+    with pytest.raises(RemoteFileError, match="do not make a model .*no ELMo model"):
         get("page", path, tmp_path, server)
     assert_nothing_installed(tmp_path, "page")
 
@@ -387,7 +384,7 @@ OTHER_TINY_ZIP = zip_bytes([(p.name, p.read_bytes()) for p in sorted(TINY_MODEL.
 def test_a_resume_uses_if_range_and_restarts_when_the_file_changed(tmp_path, catalogue, server):
     url_path = f"/{HOST}/elmo/tiny.zip"
     server.drop_after[url_path] = len(TINY_ZIP) // 2
-    with pytest.raises(DownloadInterrupted):
+    with pytest.raises(DownloadError):
         get("tiny-unverified", catalogue, tmp_path, server, retries=0)
     first_etag = f'"{hashlib.sha256(TINY_ZIP).hexdigest()[:16]}"'
     server.files[url_path] = OTHER_TINY_ZIP  # the publisher replaced the file in between

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from spacy_elmo.elmo.sources.hub import FetchByHandError, RemoteFileError, load_catalogue
+from spacy_elmo.elmo.sources.hub import DownloadError, RemoteFileError, load_catalogue
 from spacy_elmo.elmo.sources.hub.cache_layout import staging_dir
 from tests.elmo.sources.hub.test_download import TINY_ZIP, entry, get
 from tests.support.cli import run_cli
@@ -69,7 +69,7 @@ def test_when_every_source_fails_each_is_named_in_order(tmp_path, sources, serve
 
 
 def test_a_by_hand_file_is_never_fetched_and_installs_once_put_in_place(tmp_path, sources, server):
-    with pytest.raises(FetchByHandError) as err:
+    with pytest.raises(DownloadError) as err:
         get("by-hand", sources, tmp_path, server)
     where = staging_dir("by-hand", tmp_path) / "tiny.zip"
     assert DRIVE in str(err.value) and str(where) in str(err.value)

@@ -7,7 +7,7 @@ and each failure names the URL and the fix. The waits are recorded, not slept.""
 import pytest
 import urllib3.util.retry
 
-from spacy_elmo.elmo.sources.hub.errors import DownloadInterrupted, NetworkError, RemoteFileError
+from spacy_elmo.elmo.sources.hub.errors import DownloadError, NetworkError, RemoteFileError
 from spacy_elmo.elmo.sources.hub.fetch import RETRY_AFTER_MAX_S, STATUS_RETRIES, fetch, mirrored_url
 
 BODY = bytes(range(256)) * 40  # 10 KiB
@@ -90,7 +90,7 @@ def test_a_dropped_connection_resumes_from_its_byte_with_the_validator(served, t
 def test_when_retries_run_out_the_part_is_kept_and_the_error_says_to_run_again(served, tmp_path):
     served.drop_after[PATH] = 3000
     dest = tmp_path / "weights.hdf5"
-    with pytest.raises(DownloadInterrupted, match=r"3000 bytes are kept in .*weights.hdf5.part\. Run the same"):
+    with pytest.raises(DownloadError, match=r"3000 bytes are kept in .*weights.hdf5.part\. Run the same"):
         fetch(served.base() + PATH, dest, retries=0, hint=" (HINT)", progress=False)
     assert (tmp_path / "weights.hdf5.part").stat().st_size == 3000 and not dest.exists()
     fetch(served.base() + PATH, dest, progress=False)  # the next run resumes

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from spacy_elmo import load_bilm
-from spacy_elmo.elmo.sources.hub.errors import HubReferenceError, MissingHubError, ModelNotDownloadedError, NoTokenError
+from spacy_elmo.elmo.sources.hub.errors import InputError, ModelNotDownloadedError, ModelReferenceError
 from spacy_elmo.elmo.sources.hub.hf import HubRepo, hub_snapshot, parse_hf_reference, push_folder
 from tests.support.hub_cache import COMMIT, add_repo, offline_cache
 from tests.support.paths import BILM_TF_DIR, TINY_MODEL
@@ -44,7 +44,7 @@ def test_a_reference_names_a_repository_and_a_revision(name, repo):
 
 @pytest.mark.parametrize("name", ["hf:tiny", "hf:org/tiny@", "hf:org/a/b", "hf:/tiny", "hf:org/ti ny"])
 def test_a_malformed_reference_names_the_form(name):
-    with pytest.raises(HubReferenceError, match="hf:ORG/REPO@REVISION"):
+    with pytest.raises(ModelReferenceError, match="hf:ORG/REPO@REVISION"):
         parse_hf_reference(name)
 
 
@@ -68,13 +68,13 @@ def test_one_not_cached_offline_says_how_to_fetch_it(cache):
 
 def test_without_huggingface_hub_the_error_names_the_extra(cache, monkeypatch):
     monkeypatch.setitem(sys.modules, "huggingface_hub", None)
-    with pytest.raises(MissingHubError, match=r"spacy-elmo\[hf\]"):
+    with pytest.raises(InputError, match=r"spacy-elmo\[hf\]"):
         load_bilm("hf:org/tiny")
 
 
 def test_a_push_without_a_token_names_the_fix(tmp_path, monkeypatch):
     monkeypatch.setattr(huggingface_hub, "get_token", lambda: None)
-    with pytest.raises(NoTokenError, match="HF_TOKEN.*hf auth login"):
+    with pytest.raises(InputError, match="HF_TOKEN.*hf auth login"):
         push_folder(tmp_path, "org/tiny")
 
 
@@ -109,5 +109,5 @@ def test_a_push_creates_the_repository_and_uploads_the_folder_in_one_commit(tmp_
         str(tmp_path),
     )
     assert upload["repo_type"] == "model" and tmp_path.name in upload["commit_message"]
-    with pytest.raises(HubReferenceError, match="ORG/REPO"):
+    with pytest.raises(ModelReferenceError, match="ORG/REPO"):
         push_folder(tmp_path, "tiny")

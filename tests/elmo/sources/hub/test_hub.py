@@ -5,7 +5,7 @@ import pytest
 
 from spacy_elmo.elmo.sources.hub import (
     ModelNotDownloadedError,
-    UnknownModelError,
+    ModelReferenceError,
     downloaded_model_dir,
     is_catalogue_name,
     load_catalogue,
@@ -39,5 +39,5 @@ def test_the_default_cache_is_not_named_in_the_command(tmp_path, monkeypatch):
 
 
 def test_a_name_outside_the_catalogue_is_unknown(tmp_path):
-    with pytest.raises(UnknownModelError):
+    with pytest.raises(ModelReferenceError):
         downloaded_model_dir("no-such-model", tmp_path)

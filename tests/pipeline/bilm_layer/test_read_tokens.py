@@ -1,4 +1,4 @@
-"""What the biLM reads of a batch (pipeline/batch_plan.py): every token but whitespace, the segmenter's
+"""What the biLM reads of a batch (pipeline/bilm_layer/read_tokens.py): every token but whitespace, the segmenter's
 pieces in the index space of those tokens (sub-batches: tests/elmo/nn/test_batch_plan.py)."""
 
 import numpy as np
@@ -7,7 +7,7 @@ import spacy
 from spacy.tokens import Doc
 
 from spacy_elmo.elmo.errors import ElmoError
-from spacy_elmo.pipeline.bilm_layer.batch_plan import doc_segments, kept_tokens, read_mask
+from spacy_elmo.pipeline.bilm_layer.read_tokens import doc_segments, kept_tokens, read_mask
 from spacy_elmo.pipeline.bilm_layer.segment import Segment, build_sentence_windows_v1
 
 
