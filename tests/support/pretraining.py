@@ -52,3 +52,18 @@ def with_softmax_bomb(run: Path, folder: Path) -> Path:
         f.create_dataset("softmax/b", shape=(2_000_000_000,), dtype="float32")
         f.attrs["training_step"] = step
     return copy
+
+
+def untrained_export(folder: Path) -> Path:
+    """An `evaluate` model folder in a moment: the tiny preset's language model, untrained (seeded), with
+    bilm-tf's tiny vocabulary, exported into `folder`."""
+    import torch
+
+    from spacy_elmo.elmo.nn.options import preset
+    from spacy_elmo.elmo.pretrain import LanguageModel, export_model
+    from spacy_elmo.elmo.pretrain.vocab import Vocabulary
+
+    vocab = Vocabulary.from_file(TRAIN_VOCAB)
+    torch.manual_seed(0)
+    export_model(LanguageModel(preset("tiny"), len(vocab)), vocab, folder, step=1)
+    return folder

@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 from ..errors import InputError, InputFileError
 from ..formats import is_model_path, model_layout
 from ..sources import ResolvedModel
-from ..util.io import atomic_output, check_input_file, file_sha256, read_text
+from ..util.io import JSON_ERRORS, atomic_output, check_input_file, file_sha256, read_text
 
 MANIFEST_NAME = "manifest.json"
 # The folder of a TF-Hub module (a SavedModel) that holds its weights, beside the files its layout names.
@@ -73,7 +73,7 @@ def read_manifest(folder: Union[str, Path]) -> Optional[Manifest]:
     try:
         data = json.loads(read_text(path, "manifest"))
         return Manifest(data["settings"], data["package_version"], [Shard(**shard) for shard in data["shards"]])
-    except (ValueError, KeyError, TypeError) as err:
+    except (*JSON_ERRORS, KeyError, TypeError) as err:
         raise InputFileError(
             f"manifest {path} is not a dump manifest ({err}); delete it (and the shards, or pass --overwrite) "
             "to start the dump over"

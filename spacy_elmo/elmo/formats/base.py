@@ -2,7 +2,7 @@
 reading its sizes cheaply, loading it, and what a saved spaCy pipeline must carry to rebuild it besides
 the options and the parameters. And what the formats'
 readers share: the typed list of stored arrays a reader fills parameters from (`WeightEntry`), the
-check that refuses non-finite weights, and the `describe`/`rebuild` of a format that needs nothing
+checks that refuse non-float and non-finite weights, and the `describe`/`rebuild` of a format that needs nothing
 beyond the options (`FormatDefaults`).
 """
 
@@ -62,6 +62,26 @@ def check_finite(value: np.ndarray, path: Union[str, Path], name: str) -> None:
             f"weights file {path}: dataset '{name}' has {bad} NaN or infinite value(s) of {value.size} (or "
             "values beyond float32's range); the weights are broken, e.g. from a diverged training run"
         )
+
+
+def read_float_array(stored: Any, path: Union[str, Path], name: str) -> np.ndarray:
+    """A stored array of weights (an HDF5 dataset or a NumPy array) as float32; refused unless it holds
+    finite floating-point numbers: strings, integers or complex numbers would convert without a word."""
+    if stored.dtype.kind != "f":
+        raise WeightsError(
+            f"weights file {path}: dataset '{name}' holds {stored.dtype} values, not floating-point "
+            "numbers; weights are float32 (or float16/float64) arrays, so this file holds something else"
+        )
+    try:
+        value = stored[()]
+    except OSError as err:
+        raise WeightsError(
+            f"weights file {path}: dataset '{name}' cannot be read ({err}); the file is probably truncated"
+        ) from None
+    with np.errstate(over="ignore"):  # float64 beyond float32's range becomes inf, refused below
+        converted = np.asarray(value, dtype=np.float32)
+    check_finite(converted, path, name)
+    return converted
 
 
 class FormatDefaults:

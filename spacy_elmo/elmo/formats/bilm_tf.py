@@ -21,7 +21,7 @@ from ..nn.bilm import BiLM
 from ..nn.chars import N_CHARS_TRAIN
 from ..nn.options import ElmoOptions
 from ..util.io import HDF5_DAMAGE, open_hdf5
-from .base import FormatDefaults, WeightEntry, check_finite
+from .base import FormatDefaults, WeightEntry, read_float_array
 from .detect import ModelLayout
 from .errors import WeightsError
 
@@ -110,21 +110,7 @@ def read_arrays(
                 f"weights file {path}: dataset '{name}' has shape {tuple(dataset.shape)}, but the options require "
                 f"{shape}; the weights and the options.json do not belong together"
             )
-        if dataset.dtype.kind != "f":
-            raise WeightsError(
-                f"weights file {path}: dataset '{name}' holds {dataset.dtype} values, not floating-point "
-                "numbers; weights are float32 (or float16/float64) arrays, so this file holds something else"
-            )
-        try:
-            stored = dataset[()]
-        except OSError as err:
-            raise WeightsError(
-                f"weights file {path}: dataset '{name}' cannot be read ({err}); the file is probably truncated"
-            ) from None
-        with np.errstate(over="ignore"):  # float64 beyond float32's range becomes inf, refused below
-            converted = np.asarray(stored, dtype=np.float32)
-        check_finite(converted, path, name)
-        value = np.ascontiguousarray(to_torch(converted))
+        value = np.ascontiguousarray(to_torch(read_float_array(dataset, path, name)))
         if tuple(value.shape) != tuple(target.shape):
             raise WeightsError(f"dataset '{name}' converts to {value.shape}, parameter needs {tuple(target.shape)}")
         arrays[index] = value

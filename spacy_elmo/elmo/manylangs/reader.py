@@ -27,21 +27,19 @@ The `.pkl` files are torch state dicts, read with `weights_only=True`: anything 
 
 from __future__ import annotations
 
-import json
-import pickle
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
 import torch
 
 from ..errors import InputFileError
-from ..formats.base import FormatDefaults, WeightEntry
+from ..formats.base import FormatDefaults, WeightEntry, check_finite
 from ..formats.detect import ModelLayout
 from ..formats.errors import WeightsError
 from ..nn.bilm import BiLM
 from ..nn.lstm import FORGET_BIAS
 from ..nn.options import MAX_DIM, MAX_PARAMETERS, ElmoOptions, OptionsError, parameter_counts
-from ..util.io import check_input_file, read_text
+from ..util.io import check_input_file, read_json, read_text
 from .chars import parse_dic
 from .model import ManyLangsBiLM, ManyLangsEncoder, ManyLangsVocab
 
@@ -71,10 +69,10 @@ def _model_config(directory: Path, layout: ModelLayout) -> Tuple[Dict[str, Any],
     `config_path` (the released models name one on their authors' machine) is not followed outside
     the directory."""
     config_file = directory / layout.files["config"]
+    config = read_json(config_file, "ELMoForManyLangs config", OptionsError)
     try:
-        config = json.loads(read_text(config_file, "ELMoForManyLangs config", OptionsError))
         name = str(config["config_path"])
-    except (json.JSONDecodeError, KeyError, TypeError) as err:
+    except (KeyError, TypeError) as err:
         raise OptionsError(
             f"{config_file} must be a JSON object with a 'config_path' key (ELMoForManyLangs' config.json): {err}"
         ) from None
@@ -83,10 +81,7 @@ def _model_config(directory: Path, layout: ModelLayout) -> Tuple[Dict[str, Any],
     candidates = [] if PurePosixPath(name).is_absolute() or ".." in PurePosixPath(name).parts else [model_dir / name]
     for candidate in [*candidates, model_dir / base]:
         if candidate.is_file():
-            try:
-                return json.loads(read_text(candidate, "ELMoForManyLangs model config", OptionsError)), str(candidate)
-            except json.JSONDecodeError as err:
-                raise OptionsError(f"ELMoForManyLangs model config {candidate} is not valid JSON: {err}") from None
+            return read_json(candidate, "ELMoForManyLangs model config", OptionsError), str(candidate)
     if base in PACKAGED_CONFIGS:
         return PACKAGED_CONFIGS[base], f"{base} (the config ELMoForManyLangs ships)"
     raise OptionsError(
@@ -143,7 +138,9 @@ def load_state_dict(path: Path) -> Dict[str, torch.Tensor]:
     check_input_file(path, "ELMoForManyLangs weights", WeightsError)
     try:
         state = torch.load(path, weights_only=True, map_location="cpu")
-    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError, AttributeError) as err:
+    # torch's weights-only unpickler raises whatever its checks hit on bytes that are no state dict
+    # (UnpicklingError, AssertionError, IndexError, KeyError, ...): each says this file is damaged.
+    except Exception as err:
         raise WeightsError(
             f"ELMoForManyLangs weights file {path} is not a plain torch state dict, or is damaged "
             f"({str(err).splitlines()[0] if str(err) else type(err).__name__}); it is not unpickled any "
@@ -155,7 +152,16 @@ def load_state_dict(path: Path) -> Dict[str, torch.Tensor]:
         raise WeightsError(
             f"ELMoForManyLangs weights file {path} holds a {type(state).__name__}, not a state dict of tensors"
         )
-    return {k: v.float() for k, v in state.items()}
+    not_float = [k for k, v in state.items() if not v.is_floating_point()]
+    if not_float:
+        raise WeightsError(
+            f"ELMoForManyLangs weights file {path}: tensor '{not_float[0]}' holds {state[not_float[0]].dtype} "
+            "values, not floating-point numbers; the file holds something else than the model's weights"
+        )
+    weights = {k: v.float() for k, v in state.items()}
+    for key, value in weights.items():
+        check_finite(value.numpy(), path, key)
+    return weights
 
 
 _Convert = Callable[[torch.Tensor], torch.Tensor]

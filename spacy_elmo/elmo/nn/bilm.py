@@ -21,7 +21,7 @@ from torch import nn
 
 from ..errors import InputError
 from ..util.validation import short_repr
-from .bulk import embed_sentences
+from .bulk import check_token_lists, embed_sentences
 from .char_encoder import CharEncoder, token_lengths
 from .chars import BOS_TOKEN, EOS_TOKEN, CharacterMapper, refuse_strings
 from .layer_choice import LayerChoice, OutputChoice
@@ -347,6 +347,7 @@ class BiLM(nn.Module):
         groups of `batch_size` sentences, in order, row i carrying its state from row i of the previous
         batch, as the original does. `run`: how the calls compute (run_options.py).
         """
+        check_token_lists(sentences, "embed")
         refuse_strings(sentences, "embed", fix=", or run `nlp(text)` in a pipeline with the elmo component")
         return embed_sentences(self, sentences, stateful, batch_size, run, OutputChoice(layers, pool), max_batch_tokens)
 

@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from ..errors import InputError
+from ..util.validation import short_repr
 from .batch_plan import padded_tokens, plan_batches
 from .errors import DeviceMemoryError
 from .layer_choice import OutputChoice
@@ -69,6 +70,30 @@ def run_halving(
         pending.extendleft(reversed(halves))
 
 
+def check_token_lists(sentences: Any, caller: str) -> None:
+    """`sentences` is a sequence of sequences of token strings, or `caller` refuses it by name: anything
+    else fails far inside (or maps numbers to characters). A string is left to the string check, whose
+    message says how to split it."""
+    if isinstance(sentences, str):
+        return
+    if not isinstance(sentences, (Sequence, np.ndarray)):
+        raise InputError(f"{caller} takes a list of sentences, each a list of tokens, got {short_repr(sentences)}")
+    for i, sentence in enumerate(sentences):
+        if isinstance(sentence, str):
+            continue
+        if not isinstance(sentence, (Sequence, np.ndarray)) or not all(isinstance(token, str) for token in sentence):
+            raise InputError(
+                f"{caller} takes sentences as lists of token strings; sentence {i} is {short_repr(sentence)}"
+            )
+
+
+def _check_count(name: str, value: Any, optional: bool = False) -> None:
+    if optional and value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise InputError(f"{name} must be an integer of at least 1{' or None' if optional else ''}, got {value!r}")
+
+
 def embed_sentences(
     bilm: Embedder,
     sentences: Sequence[Sequence[str]],
@@ -79,11 +104,9 @@ def embed_sentences(
     max_batch_tokens: Optional[int] = None,
 ) -> List[np.ndarray]:
     """What `BiLM.embed` returns (its docstring has the rules)."""
-    if batch_size < 1:
-        raise InputError(f"batch_size must be at least 1, got {batch_size}")
+    _check_count("batch_size", batch_size)
+    _check_count("max_batch_tokens", max_batch_tokens, optional=True)
     if max_batch_tokens is not None:
-        if max_batch_tokens < 1:
-            raise InputError(f"max_batch_tokens must be at least 1, got {max_batch_tokens}")
         if stateful:
             raise InputError("stateful batches are consecutive groups of batch_size; drop max_batch_tokens")
     lengths = [len(s) for s in sentences]

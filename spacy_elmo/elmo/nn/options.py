@@ -17,7 +17,7 @@ from pydantic.dataclasses import dataclass
 from typing_extensions import Annotated
 
 from ..errors import OptionsError
-from ..util.io import read_text
+from ..util.io import read_json
 from ..util.validation import must_be, validate
 
 # Upper bounds, checked before anything is allocated: a typo or a crafted file (also inside a saved
@@ -135,11 +135,7 @@ class ElmoOptions:
 
     @classmethod
     def from_file(cls, path: Union[str, Path]) -> "ElmoOptions":
-        text = read_text(path, "options", OptionsError)
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise OptionsError(f"options file {path} is not valid JSON: {err}") from None
+        data = read_json(path, "options", OptionsError)
         try:
             return cls.from_dict(data, where=f"{path}: ")
         except OptionsError as err:

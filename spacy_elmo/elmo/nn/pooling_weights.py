@@ -21,13 +21,17 @@ def check_pooling(weights: PoolingWeights) -> None:
     if isinstance(weights, str):
         if weights not in SHORTHANDS:
             raise InputError(f"pooling {weights!r} is not one of {', '.join(SHORTHANDS)} or a list of layer weights")
-    elif not weights or not all(isinstance(w, (int, float)) and not isinstance(w, bool) for w in weights):
+    elif not isinstance(weights, (Sequence, np.ndarray)) or not all(_is_number(w) for w in weights) or not len(weights):
         raise InputError(f"pooling must be 'mean', 'top' or a non-empty list of layer weights, got {weights!r}")
     elif non_finite_float32(weights):
         raise InputError(
             f"pooling weights must be finite numbers within float32's range (+-3.4e38), got {weights!r}: the "
             "vectors would be inf or NaN"
         )
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def pooling_weights(weights: PoolingWeights, n_layers: int) -> np.ndarray:

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from ..formats import WeightsError, load_weights, save_weights
+from ..formats.base import read_float_array
 from ..nn.chars import N_CHARS_PREDICT
 from ..nn.options import ElmoOptions
 from ..util.io import HDF5_DAMAGE, atomic_output, open_hdf5
@@ -92,23 +93,32 @@ def exported_step(output_dir: Union[str, Path]) -> Optional[int]:
     return weights if weights == softmax else None
 
 
+def _softmax_arrays(f: h5py.File, path: Union[str, Path], expected: Tuple[int, int]) -> Tuple[np.ndarray, np.ndarray]:
+    """softmax/W `expected` and softmax/b, each a dataset of the expected shape (checked before reading:
+    the shape is what gets allocated) holding finite floats."""
+    if "softmax/W" not in f or "softmax/b" not in f:
+        raise WeightsError(f"{path} holds no softmax (datasets softmax/W and softmax/b)")
+    for name, shape in (("softmax/W", expected), ("softmax/b", expected[:1])):
+        if not isinstance(f[name], h5py.Dataset):
+            kind = type(f[name]).__name__.lower()
+            raise WeightsError(f"{path}: {name} is an HDF5 {kind}, not a dataset of weights; is it a softmax file?")
+        if f[name].shape != shape:
+            raise WeightsError(
+                f"{path}: {name} has shape {f[name].shape}, expected {shape} for its vocabulary and options"
+            )
+    return read_float_array(f["softmax/W"], path, "softmax/W"), read_float_array(f["softmax/b"], path, "softmax/b")
+
+
 def load_softmax(model: LanguageModel, path: Union[str, Path], vocab: Vocabulary, saved_vocab: Vocabulary) -> int:
     """Copy the rows of a saved softmax whose words are in `vocab`; returns how many were copied.
     Words new to `vocab` keep their fresh initialisation, so training can continue on new text with a
     different vocabulary."""
     with open_hdf5(path, "softmax", WeightsError) as f:
-        if "softmax/W" not in f or "softmax/b" not in f:
-            raise WeightsError(f"{path} holds no softmax (datasets softmax/W and softmax/b)")
-        expected = (len(saved_vocab), model.options.projection_dim)
-        for name, shape in (("softmax/W", expected), ("softmax/b", expected[:1])):
-            if f[name].shape != shape:  # checked before reading: the shape is what gets allocated
-                raise WeightsError(
-                    f"{path}: {name} has shape {f[name].shape}, expected {shape} for its vocabulary and options"
-                )
         try:
-            weight = np.asarray(f["softmax/W"][()], dtype=np.float32)
-            bias = np.asarray(f["softmax/b"][()], dtype=np.float32)
-        except HDF5_DAMAGE as err:
+            weight, bias = _softmax_arrays(f, path, (len(saved_vocab), model.options.projection_dim))
+        except WeightsError:
+            raise
+        except HDF5_DAMAGE as err:  # an object header or B-tree damaged where the file's links did not show it
             raise WeightsError(f"softmax file {path} cannot be read ({err}); it is damaged or truncated") from None
     pairs = [(i, saved_vocab.index[w]) for i, w in enumerate(vocab.words) if w in saved_vocab.index]
     new_rows = torch.tensor([i for i, _ in pairs], dtype=torch.long)

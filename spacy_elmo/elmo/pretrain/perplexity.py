@@ -23,9 +23,13 @@ from ..nn.chars import EOS_TOKEN, CharacterMapper
 from ..nn.precision import fp32_scope
 from .batching import StreamBatcher, TokenRows
 from .corpus import CorpusError, corpus_stats, read_sentences
+from .errors import TrainingError
 from .model import LanguageModel
 from .steps import HostBatch
 from .vocab import Vocabulary
+
+# math.exp overflows beyond this loss: a perplexity above 1e308 is no figure, only a broken model.
+_MAX_LOSS = math.log(1e308)
 
 
 @dataclass
@@ -92,6 +96,12 @@ def perplexity(
         names = ", ".join(str(p) for p in paths[:3]) + (" ..." if len(paths) > 3 else "")
         raise CorpusError(f"evaluation text {names} has no tokens; it needs one whitespace-tokenized sentence per line")
     losses = [total / count for total, count in zip(sums.tolist(), counts)]
+    if not all(math.isfinite(loss) and loss < _MAX_LOSS for loss in losses):
+        raise TrainingError(
+            f"the model's held-out loss per token is {losses[0]:.4g} (forward) and {losses[1]:.4g} (backward): "
+            "its weights give NaN or overflowing scores (weights near float32's limit, or a diverged run), so "
+            "there is no perplexity to report; use weights from an earlier checkpoint or fetch the model again"
+        )
     return Perplexity(
         forward=math.exp(losses[0]),
         backward=math.exp(losses[1]),

@@ -18,6 +18,7 @@ weights are loaded or, cheaply, the options (`reference_options`).
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Dict, Literal, Optional, Union
@@ -27,6 +28,7 @@ from ..formats import is_model_path, load_model, load_options_and_weights, model
 from ..nn.bilm import BiLM
 from ..nn.fast.fast_bilm import make_fast, resolve_mode
 from ..nn.options import ElmoOptions
+from ..util.validation import short_repr
 from .bundled import DEFAULT_MODEL, bundled_models
 from .hub import downloaded_model_dir, is_catalogue_name
 from .hub.cache_layout import redownload_hint
@@ -58,6 +60,11 @@ def _check_given(**values: Optional[PathLike]) -> None:
     """An empty path names the working directory (`Path("")` is "."), so `path = ""` would load whatever
     model sits there, or fail far from the setting: refused, naming the key."""
     for key, value in values.items():
+        if value is not None and not isinstance(value, (str, os.PathLike)):
+            raise InputError(
+                f"`{key}` is {short_repr(value)} (a {type(value).__name__}), which names no model: give the model's "
+                "path or name as a string"
+            )
         if isinstance(value, str) and not value.strip():
             raise InputError(
                 f"`{key}` is empty ({value!r}), which names no model (as a path, the working directory): give the "
@@ -129,9 +136,21 @@ def reference_to(model: PathLike, weights: Optional[PathLike] = None) -> ModelRe
     `weights`, `model` is their options.json; else an existing path (a file that is no archive is an
     options.json alone), else a model name."""
     _check_given(model=model, weights=weights)
-    if weights is not None or (Path(model).is_file() and not is_model_path(model)):
+    if model is None:
+        raise InputError(
+            "no model given (None): give a model's name (`python -m spacy_elmo models`), its directory or "
+            "archive, or its options.json with the weights"
+        )
+    try:
+        is_file, exists = Path(model).is_file(), Path(model).exists()
+    except OSError as err:  # a name too long for a path, a folder that cannot be searched
+        raise InputError(
+            f"model {short_repr(model)} is neither a model name nor a path this system can look up "
+            f"({err.strerror}); give the model's name, or the path of its directory, archive or options.json"
+        ) from None
+    if weights is not None or (is_file and not is_model_path(model)):
         return model_reference(options=model, weights=weights)
-    return model_reference(path=model) if Path(model).exists() else model_reference(name=str(model))
+    return model_reference(path=model) if exists else model_reference(name=str(model))
 
 
 def check_reference(model: PathLike) -> None:

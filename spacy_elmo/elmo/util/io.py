@@ -7,6 +7,7 @@ import contextlib
 import errno
 import glob
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -299,6 +300,21 @@ def read_text(path: Union[str, Path], what: str, error: Type[InputFileError] = I
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+# What json.loads raises for text it cannot turn into a value: JSONDecodeError (a ValueError), a
+# ValueError for an integer of more than 4,300 digits, a RecursionError for arrays nested thousands deep.
+JSON_ERRORS = (ValueError, RecursionError)
+
+
+def read_json(path: Union[str, Path], what: str, error: Type[InputFileError] = InputFileError) -> Any:
+    """The file's JSON value; `error` naming the file for text that is no JSON json can hold."""
+    text = read_text(path, what, error)
+    try:
+        return json.loads(text)
+    except JSON_ERRORS as err:
+        problem = "arrays or objects nested too deeply" if isinstance(err, RecursionError) else str(err)
+        raise error(f"{what} file {path} is not valid JSON: {problem}") from None
+
+
 def text_lines(path: Union[str, Path], what: str, error: Type[InputFileError] = InputFileError) -> Iterator[str]:
     """The file's lines as UTF-8 text, streamed, without a leading byte-order mark; a bad byte is an
     InputFileError naming its true line. Each line is decoded by itself: a text file object decodes
@@ -325,8 +341,9 @@ def text_lines(path: Union[str, Path], what: str, error: Type[InputFileError] = 
 
 
 # What h5py raises for a file whose metadata (superblock, object headers, B-trees) is damaged: it turns
-# HDF5's errors into RuntimeError ("bad object header version number"), KeyError, OSError or ValueError.
-HDF5_DAMAGE = (OSError, RuntimeError, KeyError, ValueError, TypeError)
+# HDF5's errors into RuntimeError ("bad object header version number"), KeyError, OSError or ValueError,
+# and one inside its link visitor's callback into SystemError.
+HDF5_DAMAGE = (OSError, RuntimeError, KeyError, ValueError, TypeError, SystemError)
 
 
 def open_hdf5(

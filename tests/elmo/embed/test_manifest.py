@@ -6,9 +6,9 @@ import shutil
 
 import pytest
 
-from spacy_elmo.elmo.embed.manifest import model_files, model_identity
+from spacy_elmo.elmo.embed.manifest import MANIFEST_NAME, model_files, model_identity, read_manifest
 from spacy_elmo.elmo.embed.ray_dump import ShardWriter
-from spacy_elmo.elmo.errors import ElmoError
+from spacy_elmo.elmo.errors import ElmoError, InputFileError
 from spacy_elmo.elmo.sources import reference_to, resolve
 from tests.support.paths import FIXTURES
 from tests.support.paths import TINY_MODEL as TINY
@@ -51,3 +51,10 @@ def test_a_worker_that_reads_other_model_files_refuses_its_shard(tmp_path):
     assert not (tmp_path / "out.hdf5").exists()
     writer.write(str(corpus), str(tmp_path / "out.hdf5"), _identity("fixture-tiny"))
     assert (tmp_path / "out.hdf5").exists()
+
+
+@pytest.mark.parametrize("text", ["{", "[" * 100_000 + "]" * 100_000, "[" + "9" * 5000 + "]"])
+def test_a_manifest_that_is_no_json_names_itself(tmp_path, text):
+    (tmp_path / MANIFEST_NAME).write_text(text)
+    with pytest.raises(InputFileError, match=f"manifest {tmp_path / MANIFEST_NAME} is not a dump manifest"):
+        read_manifest(tmp_path)

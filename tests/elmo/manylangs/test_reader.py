@@ -2,6 +2,7 @@
 never running a pickle's code; sizes checked tensor by tensor; the config's path found as its code finds
 it; pickles saved from a GPU loaded on the CPU."""
 
+import io
 import json
 import pickle
 import shutil
@@ -34,6 +35,44 @@ def test_weight_files_that_are_not_tensor_state_dicts_are_refused(tmp_path, payl
     shutil.copytree(MANYLANGS, model)
     torch.save(payload, model / "encoder.pkl")
     with pytest.raises(WeightsError, match=f"encoder.pkl.*{message}|{message}.*encoder.pkl"):
+        load_bilm(model)
+
+
+def test_a_legacy_pickle_naming_a_storage_it_lacks_is_refused(tmp_path):
+    """torch's legacy loader asserts that the storages listed after the pickle are in it: an
+    AssertionError, not an unpickling error, from one changed digit."""
+    model = tmp_path / "model"
+    shutil.copytree(MANYLANGS, model)
+    buffer = io.BytesIO()
+    state = torch.load(model / "encoder.pkl", weights_only=True)
+    torch.save(state, buffer, _use_new_zipfile_serialization=False)
+    raw = buffer.getvalue()
+    key_at = raw.rindex(b"X\x0e\x00\x00\x00") + 5  # the last storage key: 14 digits
+    (model / "encoder.pkl").write_bytes(raw[:key_at] + b"0" * 14 + raw[key_at + 14 :])
+    with pytest.raises(WeightsError, match="encoder.pkl is not a plain torch state dict, or is damaged"):
+        load_bilm(model)
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (float("nan"), "has 1 NaN or infinite value"),
+        (1e300, "has 1 NaN or infinite value"),  # beyond float32 when read
+        (None, "holds torch.int64 values, not floating-point numbers"),
+    ],
+)
+def test_weights_that_are_no_finite_floats_are_refused(tmp_path, value, message):
+    model = tmp_path / "model"
+    shutil.copytree(MANYLANGS, model)
+    state = torch.load(model / "encoder.pkl", weights_only=True)
+    name = next(iter(state))
+    if value is None:
+        state[name] = state[name].long()
+    else:
+        state[name] = state[name].double()
+        state[name].view(-1)[0] = value
+    torch.save(state, model / "encoder.pkl")
+    with pytest.raises(WeightsError, match=f"encoder.pkl.*{message}"):
         load_bilm(model)
 
 

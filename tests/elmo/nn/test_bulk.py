@@ -98,8 +98,25 @@ def test_one_sentence_out_of_memory_is_named_with_the_fix(bilm, given):
 
 
 def test_bad_budgets_are_named(bilm):
-    with pytest.raises(InputError, match="max_batch_tokens must be at least 1"):
+    with pytest.raises(InputError, match="max_batch_tokens must be an integer of at least 1 or None, got 0"):
         bilm.embed(SENTENCES, max_batch_tokens=0)
+    for name, value in [("batch_size", None), ("batch_size", 2.5), ("batch_size", True), ("max_batch_tokens", "")]:
+        with pytest.raises(InputError, match=f"{name} must be an integer of at least 1"):
+            bilm.embed(SENTENCES, **{name: value})
     with pytest.raises(InputError, match="drop max_batch_tokens"):
         bilm.embed(SENTENCES, stateful=True, max_batch_tokens=10)
     assert bulk.NO_TOKEN_BUDGET > 10**15
+
+
+@pytest.mark.parametrize(
+    "sentences, message",
+    [
+        (None, "a list of sentences, each a list of tokens, got None"),
+        (5, "got 5"),
+        ([["a"], None], "sentence 1 is None"),
+        ([["a", 3]], "sentence 0 is \\['a', 3\\]"),
+    ],
+)
+def test_sentences_that_are_no_lists_of_token_strings_are_named(bilm, sentences, message):
+    with pytest.raises(InputError, match=f"embed takes .*{message}"):
+        bilm.embed(sentences)

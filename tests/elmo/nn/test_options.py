@@ -83,6 +83,17 @@ def test_file_errors(tmp_path):
         ElmoOptions.from_file(bad)
 
 
+@pytest.mark.parametrize(
+    "text, problem",
+    [("[" * 100_000 + "]" * 100_000, "nested too deeply"), ('{"lstm": ' + "9" * 5000 + "}", "digits")],
+)
+def test_json_that_python_cannot_hold_is_the_files_error(tmp_path, text, problem):
+    path = tmp_path / "options.json"
+    path.write_text(text)
+    with pytest.raises(OptionsError, match=f"options file {path} is not valid JSON: .*{problem}"):
+        ElmoOptions.from_file(path)
+
+
 def test_presets_are_the_published_sizes():
     assert set(PRESETS) == {"tiny", "small", "medium", "original"}
     original = preset("original")

@@ -33,7 +33,13 @@ def test_settings_of_the_right_shape_pass(setting):
 
 @pytest.mark.parametrize(
     "setting, message",
-    [("max", "'max' is not one of mean, top"), ([], "non-empty list"), ([1.0, True], "list of layer weights")],
+    [
+        ("max", "'max' is not one of mean, top"),
+        ([], "non-empty list"),
+        ([1.0, True], "list of layer weights"),
+        (1, "non-empty list"),  # no list at all
+        (None, "non-empty list"),
+    ],
 )
 def test_settings_of_the_wrong_shape_are_named(setting, message):
     with pytest.raises(ElmoError, match=message):

@@ -180,3 +180,16 @@ def test_check_reference_refuses_what_no_file_could_make_right(model):
 @pytest.mark.parametrize("model", ["no-such-folder", "runs/elmo", "hf:org/tiny@v1", "fixture-tiny"])
 def test_check_reference_leaves_paths_and_names_to_when_the_weights_are_read(model):
     check_reference(model)
+
+
+@pytest.mark.parametrize(
+    "model, message",
+    [
+        (None, "no model given"),
+        (3, "`model` is 3 \\(a int\\), which names no model"),
+        ("x" * 5000, "neither a model name nor a path this system can look up \\(File name too long\\)"),
+    ],
+)
+def test_a_reference_that_names_nothing_is_refused_by_name(model, message):
+    with pytest.raises(InputError, match=message):
+        load_bilm(model)

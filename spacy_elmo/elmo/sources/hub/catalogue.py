@@ -230,6 +230,6 @@ def _read(path: Path) -> Catalogue:
         data = json.loads(path.read_text(encoding="utf8"))
     except FileNotFoundError:
         raise InputFileError(f"catalogue file {path} does not exist") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+    except (OSError, ValueError, RecursionError) as err:  # undecodable, not JSON, nested too deep
         raise InputFileError(f"catalogue file {path} is not readable JSON: {err}") from None
     return validate(Catalogue, data, InputFileError, f"catalogue file {path} is not a valid catalogue: ")

@@ -173,9 +173,10 @@ def test_bad_catalogue_files_are_refused(tmp_path, models, problem):
 def test_unreadable_catalogue_files_are_refused(tmp_path):
     with pytest.raises(InputFileError, match="does not exist"):
         load_catalogue(tmp_path / "missing.json")
-    (tmp_path / "broken.json").write_text("{")
-    with pytest.raises(InputFileError, match="not readable JSON"):
-        load_catalogue(tmp_path / "broken.json")
+    for text in ("{", "[" * 100_000 + "]" * 100_000, "[" + "9" * 5000 + "]"):  # nested too deep, too many digits
+        (tmp_path / "broken.json").write_text(text)
+        with pytest.raises(InputFileError, match="not readable JSON"):
+            load_catalogue(tmp_path / "broken.json")
 
 
 def test_docs_list_every_model():

@@ -32,6 +32,13 @@ def test_an_html_page_is_not_what_its_name_claims(tmp_path, name):
         assert "it begins with b'<!DOCTYPE html>" in problem
 
 
+@pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000, "[" + "9" * 5000 + "]"])
+def test_json_that_python_cannot_hold_is_a_problem_not_a_crash(tmp_path, text):
+    path = tmp_path / "download"
+    path.write_text(text)
+    assert file_problem(path, "options.json").startswith("is not a readable JSON file")
+
+
 def test_files_that_are_what_they_claim_have_no_problem(tmp_path, model):
     pickle = tmp_path / "encoder.pkl"
     pickle.write_bytes(b"\x80\x04\x95" + b"\x00" * 10)
