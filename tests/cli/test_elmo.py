@@ -10,15 +10,14 @@ import pytest
 
 from spacy_elmo.allennlp import ElmoEmbedder
 from tests.support.cli import assert_clear_error, run_cli
+from tests.support.tiny_corpus import write_lines
 
 LINES = ["The first sentence .", "Another one", "x"]
 
 
 @pytest.fixture
 def source(tmp_path):
-    path = tmp_path / "in.txt"
-    path.write_text("\n".join(LINES) + "\n", encoding="utf8")
-    return path
+    return write_lines(tmp_path / "in.txt", LINES)
 
 
 def test_allennlps_command_line_writes_allennlps_layout(fixture_paths, source, tmp_path):

@@ -2,7 +2,7 @@
 
 import random
 from pathlib import Path
-from typing import Dict
+from typing import Dict, List
 
 from spacy_elmo.elmo.pretrain import build_vocabulary, count_tokens
 
@@ -20,3 +20,9 @@ def write_tiny_corpus(directory: Path, n_sentences: int = 100) -> Dict[str, obje
     vocab = directory / "vocab.txt"
     build_vocabulary(count_tokens([train_file])).to_file(vocab)
     return {"paths.train": [str(train_file)], "paths.vocab": str(vocab), "paths.dev": None}
+
+
+def write_lines(path: Path, lines: List[str]) -> Path:
+    """`path` holding `lines`, one a line (a dump's or the `elmo` command's input)."""
+    path.write_text("\n".join(lines) + "\n", encoding="utf8")
+    return path

@@ -10,15 +10,14 @@ from spacy_elmo.elmo.embed import dump as dump_module
 from spacy_elmo.elmo.embed.dump import DumpSettings, dump
 from spacy_elmo.elmo.errors import InputError
 from tests.support.paths import TINY_MODEL
+from tests.support.tiny_corpus import write_lines
 
 LINES = ["The bank of the river .", "", "Money in the bank"]
 
 
 @pytest.fixture
 def text(tmp_path):
-    path = tmp_path / "in.txt"
-    path.write_text("\n".join(LINES) + "\n", encoding="utf8")
-    return path
+    return write_lines(tmp_path / "in.txt", LINES)
 
 
 @pytest.mark.parametrize(
