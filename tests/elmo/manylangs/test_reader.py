@@ -5,6 +5,7 @@ it; pickles saved from a GPU loaded on the CPU."""
 import io
 import json
 import pickle
+import re
 import shutil
 
 import pytest
@@ -47,8 +48,11 @@ def test_a_legacy_pickle_naming_a_storage_it_lacks_is_refused(tmp_path):
     state = torch.load(model / "encoder.pkl", weights_only=True)
     torch.save(state, buffer, _use_new_zipfile_serialization=False)
     raw = buffer.getvalue()
-    key_at = raw.rindex(b"X\x0e\x00\x00\x00") + 5  # the last storage key: 14 digits
-    (model / "encoder.pkl").write_bytes(raw[:key_at] + b"0" * 14 + raw[key_at + 14 :])
+    # The last storage key: a pickled string of digits (as many as the storage's address has).
+    key = [m for m in re.finditer(rb"X([\x01-\x20])\x00\x00\x00", raw) if raw[m.end() : m.end() + m[1][0]].isdigit()][
+        -1
+    ]
+    (model / "encoder.pkl").write_bytes(raw[: key.end()] + b"0" * key[1][0] + raw[key.end() + key[1][0] :])
     with pytest.raises(WeightsError, match="encoder.pkl is not a plain torch state dict, or is damaged"):
         load_bilm(model)
 
