@@ -21,7 +21,7 @@ configs' (NLP_BATCH_SIZE).
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from confection import Config, ConfigValidationError
 
@@ -65,6 +65,9 @@ TOK2VEC_MODES = ("instead", "beside")
 NLP_BATCH_SIZE = 128
 MIX_LOGGER = "spacy-elmo.MixLogger.v1"
 SPACY_BATCH_SIZE = 1000
+# The top sections in the order of spaCy's documented configs (and the shipped ones), each followed by
+# its subsections; confection writes sections breadth-first, a head's model far from its component.
+SECTION_ORDER = ("paths", "system", "nlp", "components", "corpora", "training", "pretraining", "initialize")
 # A key path from a component's section to a tok2vec block in it.
 Path = Tuple[str, ...]
 
@@ -320,3 +323,32 @@ def _filled(config: Config) -> Config:
 
     nlp = util.load_model_from_config(config, auto_fill=True, validate=False)
     return util.load_model_from_config(nlp.config).config
+
+
+def config_text(config: Config) -> str:
+    """`config` as confection writes it uninterpolated, its sections reordered as spaCy's configs read:
+    the top sections in `SECTION_ORDER`, each section followed by its subsections in their order in the
+    config (a component's model right after the component)."""
+    blocks: Dict[Path, List[str]] = {}
+    lines: List[str] = []
+    for line in config.to_str(interpolate=False).splitlines():
+        if line.startswith("[") and line.rstrip().endswith("]"):
+            lines = blocks.setdefault(tuple(line.strip()[1:-1].split(".")), [])
+        lines.append(line)
+    ordered = sorted(blocks, key=_section_rank(config))
+    return "\n\n".join("\n".join(blocks[path]).strip() for path in ordered) + "\n"
+
+
+def _section_rank(config: Config) -> Callable[[Path], Tuple[int, ...]]:
+    """A section's path -> its place: per level, the key's index among its siblings (top: SECTION_ORDER)."""
+
+    def rank(path: Path) -> Tuple[int, ...]:
+        first = SECTION_ORDER.index(path[0]) if path[0] in SECTION_ORDER else len(SECTION_ORDER)
+        places = [first]
+        block: Any = config[path[0]]
+        for key in path[1:]:
+            places.append(list(block).index(key))
+            block = block[key]
+        return tuple(places)
+
+    return rank

@@ -16,6 +16,7 @@ from spacy_elmo.pipeline.fill_config import (
     MIX_DROPOUT,
     MIX_LOGGER,
     NLP_BATCH_SIZE,
+    config_text,
     fill_elmo_config,
     untouched_components,
 )
@@ -239,3 +240,15 @@ def test_a_logger_of_another_kind_stays():
 )
 def test_shipped_elmo_configs_batch_as_filled_ones(path):
     assert Config().from_disk(path, interpolate=False)["nlp"]["batch_size"] == NLP_BATCH_SIZE
+
+
+def test_config_text_writes_sections_in_spacys_order_each_before_its_subsections():
+    config = fill_elmo_config(spacy_config(["tagger", "ner"]), model=str(TINY_MODEL))
+    text = config_text(config)
+    assert Config().from_str(text, interpolate=False) == config
+    sections = [line[1:-1] for line in text.splitlines() if line.startswith("[")]
+    tops = [section for section in sections if "." not in section]
+    assert tops == ["paths", "system", "nlp", "components", "corpora", "training", "pretraining", "initialize"]
+    for i, section in enumerate(sections[1:], 1):  # a subsection comes right after its parent's block
+        parent = section.rpartition(".")[0]
+        assert not parent or sections[i - 1] == parent or sections[i - 1].startswith(parent + "."), section
