@@ -58,11 +58,11 @@ MIX_L2 = 0.001
 # keeping a second one; spaCy applies it only when training on a GPU, so a CPU run is unchanged.
 GPU_ALLOCATOR = "pytorch"
 TOK2VEC_MODES = ("instead", "beside")
-# Docs per batch of `nlp.pipe`, which `spacy benchmark speed`, `apply` and `evaluate` take from [nlp]:
-# spaCy's 1000 is 30 batches of the biLM's work before `benchmark speed` prints a figure; 128 (as
-# spacy-transformers' configs) is where words/s levels off (docs/results.md), a batch a fraction of a
-# second on a CPU (benchmarks/bench_batch_size.py).
-NLP_BATCH_SIZE = 128
+# Docs per batch of `nlp.pipe`, which `spacy benchmark speed` and `evaluate` take from [nlp].
+# `benchmark speed` embeds 50 batches of that many docs (after 3 passes over the data) before it prints
+# anything: with 128 (spacy-transformers' value) that ran for more than 12 minutes on 2 cores; 32 is a
+# quarter of the work for a little over half the words/s of 128 (docs/results.md).
+NLP_BATCH_SIZE = 32
 MIX_LOGGER = "spacy-elmo.MixLogger.v1"
 SPACY_BATCH_SIZE = 1000
 # The top sections in the order of spaCy's documented configs (and the shipped ones), each followed by
