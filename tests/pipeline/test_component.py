@@ -1,6 +1,9 @@
 """The `elmo` component: vectors through spaCy's API, equal to the biLM's pooled layers, kept through
 serialization; clear errors."""
 
+import subprocess
+import sys
+
 import h5py
 import numpy as np
 import pytest
@@ -276,3 +279,23 @@ def test_pooling_is_any_layer_mix_or_fixed():
     )
     doc = top("The bank raised rates .")
     np.testing.assert_array_equal(doc._.elmo["vectors"], doc._.elmo["layers"][-1])
+
+
+STATEFUL_IN_TWO_PROCESSES = """
+import spacy
+nlp = spacy.blank("en")
+model = {"@architectures": "spacy-elmo.BiLM.v2", "name": "fixture-tiny", "stateful": True}
+nlp.add_pipe("elmo", config={"model": model})
+docs = list(nlp.pipe(["The bank raised rates ."] * 4, n_process=2, batch_size=2))
+print(len(docs))
+"""
+
+
+@pytest.mark.slow
+def test_a_stateful_pipeline_in_two_processes_is_warned_of():
+    """In a fresh interpreter: under pytest a forked worker inherits its record of warnings, unprinted."""
+    result = subprocess.run(
+        [sys.executable, "-c", STATEFUL_IN_TWO_PROCESSES], capture_output=True, text=True, timeout=240
+    )
+    assert result.stdout.strip() == "4", result.stderr[-2000:]
+    assert "a stateful biLM (stateful = true) runs in a worker process" in result.stderr

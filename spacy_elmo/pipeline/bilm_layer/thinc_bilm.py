@@ -196,6 +196,8 @@ def _forward(model: Model, docs: InT, is_train: bool, *, segmenter: Segmenter) -
     run = RunOptions(tf32=settings.tf32, time_loop=settings.time_loop)  # per call: the torch module is shared
     wrapper = model.layers[0]
     stateful = settings.stateful
+    if stateful:
+        PROCESS.warn_stateful_in_worker()
     ops = model.ops
     keep = [kept_tokens(doc) for doc in docs]
     words = [[doc[int(i)].text for i in rows] for doc, rows in zip(docs, keep)]
