@@ -103,6 +103,9 @@ def dump_command(
     if stateful and max_batch_tokens is not None:
         raise InputError("--stateful batches are consecutive --batch-size groups; drop --max-batch-tokens")
     resolved = resolve(reference_to(model) if options is None else reference_to(options, weights))
+    sizes = resolved.read_options()
+    if sizes is not None:  # a wrong count of --layers weights is refused before the weights load
+        output.weights(sizes.n_output_layers)
     if engine == "ray":
         if gpu_id >= 0:
             raise InputError("--gpu-id is for --engine local; on Ray give --gpus-per-worker")
