@@ -3,13 +3,16 @@
 
 import configparser
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 from wasabi import msg
 
 from ..elmo.errors import InputError
 from .app import app
+
+# The `[paths]` a config from `spacy init config` leaves null that `spacy train` needs.
+CORPUS_PATHS = ("train", "dev")
 
 
 @app.command("fill-elmo")
@@ -47,7 +50,7 @@ def fill_elmo_command(
     from confection import Config, ConfigValidationError
 
     from ..elmo.util.io import atomic_output, read_text
-    from ..pipeline.fill_config import fill_elmo_config, untouched_components
+    from ..pipeline.fill_config import config_text, fill_elmo_config, untouched_components
 
     text = typer.get_text_stream("stdin").read() if str(base_path) == "-" else read_text(base_path, "config")
     try:
@@ -59,8 +62,17 @@ def fill_elmo_command(
         # stderr: the filled config may be going to stdout
         typer.echo(f"{name} ({architecture}) has no tok2vec for ELMo to feed: it stays as it is", err=True)
     if str(output_path) == "-":
-        typer.echo(filled.to_str(interpolate=False))
+        typer.echo(config_text(filled), nl=False)
         return
     with atomic_output(output_path) as tmp:
-        filled.to_disk(tmp, interpolate=False)
-    msg.good(f"wrote {output_path}", "train it: python -m spacy train " + str(output_path))
+        Path(tmp).write_text(config_text(filled), encoding="utf8")
+    msg.good(f"wrote {output_path}")
+    typer.echo("train it: " + _train_command(filled, output_path))  # one line, to copy (wasabi would wrap it)
+
+
+def _train_command(config: Any, path: Path) -> str:
+    """`spacy train` on the written config, with `--paths.X` for each path it leaves to the command line
+    (spaCy's `init config` hint names its two corpora so)."""
+    unset = [key for key, value in config.get("paths", {}).items() if value is None and key in CORPUS_PATHS]
+    given = "".join(f" --paths.{key} ./{key}.spacy" for key in unset)
+    return f"python -m spacy train {path} --output ./output{given}"

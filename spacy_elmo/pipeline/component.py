@@ -1,7 +1,9 @@
 """The `elmo` pipeline component: runs the shared biLM, stores its output on the Doc, feeds listeners.
 
 Prediction writes `doc._.elmo` (see doc_data.py), installs the vector hooks (hooks.py) and, only when
-asked, `doc.tensor` (a later `tok2vec` would overwrite it, and an earlier one's listeners would read it).
+asked, `doc.tensor` (a later `tok2vec` would overwrite it, and an earlier one's listeners would read it);
+in a worker of `nlp.pipe(n_process=...)` an empty `doc.tensor` too, the one place spaCy's bytes carry
+vectors that `token.vector` reads (hooks.carry_through_bytes).
 
 Training follows spaCy's listener protocol (layers/listener.py): `update` runs the biLM once per batch
 and hands every listening head the layers plus a gradient callback, and reports as its loss what
@@ -45,9 +47,9 @@ from ..elmo.nn.pooling_weights import check_pooling, pooling_weights
 from ..elmo.util.validation import must_be, validate_arguments
 from .bilm_layer.thinc_bilm import declared_layers, ensure_loaded, predict_pieces
 from .doc_data import layer_dtype, set_doc_data
-from .errors import SavedWeightsError
+from .errors import SavedWeightsError, for_spacy_commands
 from .frozen_cache import FrozenLayerCache
-from .hooks import ensure_extension, install_hooks
+from .hooks import carry_through_bytes, ensure_extension, install_hooks
 from .layers import ElmoListener, apply_to_read_rows, load_source
 from .layers.listener import feed_listeners, gradient_callbacks, no_gradient, replace_listener_cfg, standalone_bilm
 from .layers.pooling import build_pooling_v1
@@ -349,6 +351,8 @@ class ElmoComponent(TrainablePipe):
         install_hooks(doc)
         if self.cfg["set_tensor"]:
             doc.tensor = vectors
+        else:
+            carry_through_bytes(doc, vectors)
 
     # Training ----------------------------------------------------------------------------------
 
@@ -413,13 +417,16 @@ class ElmoComponent(TrainablePipe):
             [initialize.components.<name>] (BiLM.v2 configs), it wins over the model config.
         weights (Optional[str]): the weights file for `options`.
         """
-        if nlp is not None:
-            check_model_paths_read(nlp)
-            heads = listening_heads(nlp, self.listening_components)
-            check_annotations(heads, get_examples(), training_corpus(nlp))
-        load_source(self.model, options, weights)
-        self.model.initialize()
-        self.pooling.initialize()  # a ScalarMix reads its `start_from` module now, not at the first doc
+        try:
+            if nlp is not None:
+                check_model_paths_read(nlp)
+                heads = listening_heads(nlp, self.listening_components)
+                check_annotations(heads, get_examples(), training_corpus(nlp))
+            load_source(self.model, options, weights)
+            self.model.initialize()
+            self.pooling.initialize()  # a ScalarMix reads its `start_from` module now, not at the first doc
+        except ElmoError as error:  # under `spacy train`, one message instead of a traceback
+            raise for_spacy_commands(error) from None
         self.finish_training()
         self.cache.fill_from(lambda: (eg.predicted for eg in get_examples()))
 

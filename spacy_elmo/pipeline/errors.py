@@ -2,7 +2,48 @@
 
 from __future__ import annotations
 
-from ..elmo.errors import InputError
+from typing import Any, Dict, Type
+
+from confection import ConfigValidationError
+
+from ..elmo.errors import ElmoError, InputError
+
+
+class SpacyCommandMessage(ConfigValidationError):
+    """What spaCy's commands print as one message: while they build and initialize a pipeline (`spacy
+    train`, `assemble`, `debug`), their `show_validation_error` prints a ConfigValidationError's title
+    and exits 1, where any other error is a traceback. `for_spacy_commands` mixes it into an error."""
+
+    def __init__(self, message: str = "", **fields: Any) -> None:
+        # spaCy makes the error again from confection's fields (`from_error`) before printing it
+        if fields:
+            super().__init__(**fields)
+        else:
+            super().__init__(title=message, show_config=False)
+        self.message = message or str(fields.get("title") or "")
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def for_spacy_commands(error: ElmoError) -> ElmoError:
+    """`error` as an error of its own type that is also a SpacyCommandMessage, with its message and
+    attributes: raised from a component's `initialize`, spaCy's commands print it as one message,
+    and code that catches the original type still catches it."""
+    mixed = _with_message(type(error))(str(error))
+    mixed.__dict__.update({key: value for key, value in error.__dict__.items() if key not in mixed.__dict__})
+    return mixed
+
+
+def _with_message(kind: Type[ElmoError]) -> Type[Any]:
+    """One mixed class per error type (made once: `except` clauses and pickles see one class)."""
+    if kind not in _MIXED:
+        fields = {"__module__": kind.__module__, "__doc__": kind.__doc__}
+        _MIXED[kind] = type(kind.__name__, (SpacyCommandMessage, kind), fields)
+    return _MIXED[kind]
+
+
+_MIXED: Dict[Type[ElmoError], Type[Any]] = {}
 
 
 class DocDataError(InputError):

@@ -21,7 +21,7 @@ configs' (NLP_BATCH_SIZE).
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from confection import Config, ConfigValidationError
 
@@ -60,13 +60,16 @@ MIX_L2 = 0.001
 # keeping a second one; spaCy applies it only when training on a GPU, so a CPU run is unchanged.
 GPU_ALLOCATOR = "pytorch"
 TOK2VEC_MODES = ("instead", "beside")
-# Docs per batch of `nlp.pipe`, which `spacy benchmark speed`, `apply` and `evaluate` take from [nlp]:
-# spaCy's 1000 is 30 batches of the biLM's work before `benchmark speed` prints a figure; 128 (as
-# spacy-transformers' configs) is where words/s levels off (docs/results.md), a batch a fraction of a
-# second on a CPU (benchmarks/bench_batch_size.py).
-NLP_BATCH_SIZE = 128
+# Docs per batch of `nlp.pipe`, which `spacy benchmark speed` and `evaluate` take from [nlp].
+# `benchmark speed` embeds 50 batches of that many docs (after 3 passes over the data) before it prints
+# anything: with 128 (spacy-transformers' value) that ran for more than 12 minutes on 2 cores; 32 is a
+# quarter of the work for a little over half the words/s of 128 (docs/results.md).
+NLP_BATCH_SIZE = 32
 MIX_LOGGER = "spacy-elmo.MixLogger.v1"
 SPACY_BATCH_SIZE = 1000
+# The top sections in the order of spaCy's documented configs (and the shipped ones), each followed by
+# its subsections; confection writes sections breadth-first, a head's model far from its component.
+SECTION_ORDER = ("paths", "system", "nlp", "components", "corpora", "training", "pretraining", "initialize")
 # A key path from a component's section to a tok2vec block in it.
 Path = Tuple[str, ...]
 
@@ -324,3 +327,32 @@ def _filled(config: Config) -> Config:
 
     nlp = util.load_model_from_config(config, auto_fill=True, validate=False)
     return util.load_model_from_config(nlp.config).config
+
+
+def config_text(config: Config) -> str:
+    """`config` as confection writes it uninterpolated, its sections reordered as spaCy's configs read:
+    the top sections in `SECTION_ORDER`, each section followed by its subsections in their order in the
+    config (a component's model right after the component)."""
+    blocks: Dict[Path, List[str]] = {}
+    lines: List[str] = []
+    for line in config.to_str(interpolate=False).splitlines():
+        if line.startswith("[") and line.rstrip().endswith("]"):
+            lines = blocks.setdefault(tuple(line.strip()[1:-1].split(".")), [])
+        lines.append(line)
+    ordered = sorted(blocks, key=_section_rank(config))
+    return "\n\n".join("\n".join(blocks[path]).strip() for path in ordered) + "\n"
+
+
+def _section_rank(config: Config) -> Callable[[Path], Tuple[int, ...]]:
+    """A section's path -> its place: per level, the key's index among its siblings (top: SECTION_ORDER)."""
+
+    def rank(path: Path) -> Tuple[int, ...]:
+        first = SECTION_ORDER.index(path[0]) if path[0] in SECTION_ORDER else len(SECTION_ORDER)
+        places = [first]
+        block: Any = config[path[0]]
+        for key in path[1:]:
+            places.append(list(block).index(key))
+            block = block[key]
+        return tuple(places)
+
+    return rank

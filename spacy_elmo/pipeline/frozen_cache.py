@@ -65,8 +65,12 @@ def doc_key(doc: Doc) -> Hashable:
 
 
 def progress_bar(description: str) -> tqdm:
-    """A tqdm bar of tokens on stderr, shown once it has run PROGRESS_DELAY_S."""
-    return tqdm(desc=description, unit=" tokens", unit_scale=True, mininterval=0.5, delay=PROGRESS_DELAY_S)
+    """A tqdm bar of tokens on stderr, shown once it has run PROGRESS_DELAY_S; none where stderr is not a
+    terminal (a log, CI), as spaCy's own bars: there each redraw, which a terminal writes over, is glued
+    to the last one on the same line."""
+    return tqdm(
+        desc=description, unit=" tokens", unit_scale=True, mininterval=0.5, delay=PROGRESS_DELAY_S, disable=None
+    )
 
 
 class FrozenLayerCache:

@@ -7,12 +7,18 @@ and doc means. Hooks are functions and `Doc.to_bytes` drops them (spaCy warning 
 runs no code of an extension, and `token.vector` reads only the hooks, the vocab's vectors and
 `doc.tensor`, so nothing can put the hooks back before the first `token.vector`; they come back at the
 first read of `doc._.elmo` (its getter installs them, and listeners read it), or with
-`restore_vectors(docs)`. After a retokenization or `as_doc` the rows are matched to the tokens by
-their characters (doc_data.py), so a vector is never another token's.
+`restore_vectors(docs)`. A worker of `nlp.pipe(n_process=...)` sends its docs back through
+`Doc.to_bytes`, which keeps `doc.tensor`: there the vectors also go to an empty `doc.tensor`, which
+`token.vector` reads while a vocab has no vectors of its own (`carry_through_bytes`), so the parent's
+`token.vector` is ELMo's without a call. DocBin keeps no tensor. After a retokenization or `as_doc`
+the rows are matched to the tokens by their characters (doc_data.py), so a vector is never another
+token's.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import warnings
 from typing import Dict, Iterable, Optional, Union, cast
 
 import numpy as np
@@ -100,14 +106,39 @@ def ensure_extension() -> None:
         Doc.set_extension(EXTENSION, getter=read_doc_data)
 
 
+def carry_through_bytes(doc: Doc, vectors: np.ndarray) -> None:
+    """In a worker process, `vectors` also go to the doc's tensor when it is empty (no tok2vec wrote
+    it), so that `token.vector` is ELMo's in the parent that reads the doc's bytes (module docstring).
+    A vocab with vectors of its own would answer `token.vector` there instead: said (once a process, as
+    Python shows a warning)."""
+    if multiprocessing.parent_process() is None or doc.tensor.size:
+        return
+    doc.tensor = vectors
+    if doc.vocab.vectors.size:
+        warnings.warn(
+            "after nlp.pipe(n_process>1), token.vector is the vocab's static vector, not ELMo's, until "
+            "spacy_elmo.restore_vectors(docs) or the first read of doc._.elmo: call it on the docs",
+            stacklevel=2,
+        )
+
+
 def restore_vectors(docs: Iterable[Doc]) -> int:
     """Re-install the vector hooks on docs that carry ELMo data but lost their hooks in a bytes round
-    trip, after checking the data fits the doc (`DocDataError`, `DocDataError`). Returns how
-    many docs got them; docs without ELMo data are left as they are."""
+    trip, after checking the data fits the doc (`DocDataError`). Returns how
+    many docs got them; docs without ELMo data are left as they are, and a warning says how many
+    there were and why (a DocBin written without `store_user_data=True` keeps no user data)."""
     ensure_extension()
-    count = 0
+    count = total = 0
     for doc in docs:
+        total += 1
         if get_doc_data(doc) is not None:
             install_hooks(doc)
             count += 1
+    if count < total:
+        warnings.warn(
+            f"restore_vectors: {total - count} of {total} docs carry no doc._.elmo, so they keep no ELMo "
+            "vectors: a DocBin keeps user data only when written with DocBin(store_user_data=True); run "
+            "the pipeline on those docs again, or save them so",
+            stacklevel=2,
+        )
     return count

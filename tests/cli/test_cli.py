@@ -1,10 +1,13 @@
 """The command line's entry (cli/__init__.py): every command registered, and a user's mistake printed as
 one line on stderr with exit status 1, never a traceback; other errors are not hidden."""
 
+import os
+
 import pytest
 
 from spacy_elmo import cli
 from spacy_elmo.elmo.errors import ElmoError
+from tests.support.cli import run_cli
 
 COMMANDS = {
     "demo",
@@ -47,3 +50,19 @@ def test_a_bug_is_not_hidden_as_a_users_mistake(monkeypatch):
     monkeypatch.setattr(cli, "app", broken)
     with pytest.raises(KeyError):
         cli.main()
+
+
+@pytest.mark.parametrize(
+    "command, shown",
+    [
+        ("fill-elmo", ["`[system] gpu_allocator`", "hf:ORG/REPO[@REVISION]"]),
+        ("evaluate", ["projects/bundled_model/models/gutenberg-web-2x512"]),
+    ],
+)
+def test_help_shows_its_text_whole_on_an_80_column_terminal(command, shown):
+    """Brackets are text, not markup; a long path is wrapped whole, not cut with an ellipsis."""
+    result = run_cli(command, "--help", env={**os.environ, "COLUMNS": "80"})
+    assert result.returncode == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    for fragment in shown:
+        assert fragment in text

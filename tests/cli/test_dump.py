@@ -1,3 +1,4 @@
+import shutil
 import signal
 import subprocess
 import sys
@@ -191,6 +192,18 @@ def test_dump_names_a_bad_output_option_and_writes_nothing(tmp_path, args, messa
     result = run_cli("dump", source, tmp_path / "out.hdf5", "--model", TINY_MODEL, "--no-progress", *args)
     assert_clear_error(result, message)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt"]
+
+
+def test_a_wrong_count_of_layer_weights_is_refused_before_the_weights_load(tmp_path):
+    """The model's options say its layers: weights that do not load are never reached."""
+    model = tmp_path / "model"
+    model.mkdir()
+    shutil.copy(TINY_MODEL / "options.json", model)
+    (model / "weights.hdf5").write_bytes(b"not HDF5")
+    source = tmp_path / "in.txt"
+    source.write_text("a b\n", encoding="utf8")
+    result = run_cli("dump", source, tmp_path / "out.hdf5", "--model", model, "--layers", "0.5,0.5")
+    assert_clear_error(result, "2 weights but the biLM has 3 layers")
 
 
 def test_dump_runs_the_time_loop_asked_for_and_writes_what_the_step_loop_does(tmp_path, monkeypatch):

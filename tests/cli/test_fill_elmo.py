@@ -2,6 +2,9 @@
 fill-elmo` -> `spacy debug config` -> `spacy train` on a tiny corpus -> every head's tok2vec answers to
 the biLM's layers (a head that still listened to tok2vec alone would not)."""
 
+import shlex
+from typing import List
+
 import numpy as np
 import pytest
 import spacy
@@ -47,6 +50,14 @@ def corpus(path, copies: int):
     return path
 
 
+def hinted_train_command(stdout: str) -> List[str]:
+    """The arguments after `python -m spacy` of the `train it:` line fill-elmo prints."""
+    hint = next(line for line in stdout.splitlines() if "train it: " in line).split("train it: ", 1)[1]
+    words = shlex.split(hint)
+    assert words[:3] == ["python", "-m", "spacy"], hint
+    return words[3:]
+
+
 def head_vectors(nlp, head: str) -> np.ndarray:
     doc = nlp.get_pipe("elmo")(nlp.make_doc(TEXT))
     vectors = nlp.get_pipe(head).model.get_ref("tok2vec").predict([doc])
@@ -64,9 +75,10 @@ def test_spacy_init_config_filled_trains_every_head_on_elmo(tmp_path):
     paths = ("--paths.train", train, "--paths.dev", dev)
     checked = run_cli("debug", "config", filled, *paths, module="spacy")
     assert "Config is valid" in checked.stdout, checked.stdout[-2000:] + checked.stderr[-2000:]
-    trained = run_cli("train", filled, "--output", tmp_path / "out", *paths, "--training.max_steps", 2, module="spacy")
+    # The command fill-elmo prints, as typed, beside the corpora it names.
+    trained = run_cli(*hinted_train_command(result.stdout), "--training.max_steps", 2, module="spacy", cwd=tmp_path)
     assert trained.returncode == 0, trained.stdout[-3000:] + trained.stderr[-3000:]
-    nlp = spacy.load(tmp_path / "out" / "model-last")
+    nlp = spacy.load(tmp_path / "output" / "model-last")
     assert nlp.pipe_names == ["elmo", *HEADS]
     before = {head: head_vectors(nlp, head) for head in HEADS}
     with torch.no_grad():
@@ -86,3 +98,20 @@ def test_a_component_left_as_it_is_is_named_apart_from_the_config_and_shared_fil
     assert filled["nlp"]["pipeline"] == ["elmo", "tok2vec", "tagger", "textcat"]
     assert filled["components"]["tok2vec"]["model"]["embed"]["@architectures"] == "spacy-elmo.ElmoListener.v1"
     assert filled["components"]["tagger"]["model"]["tok2vec"]["@architectures"] == "spacy.Tok2VecListener.v1"
+
+
+def test_the_train_hint_names_the_corpora_spacy_train_needs(tmp_path):
+    base, filled = tmp_path / "base.cfg", tmp_path / "filled.cfg"
+    init_config(lang="en", pipeline=["tagger"], optimize="efficiency", gpu=False, silent=True).to_disk(base)
+    result = CliRunner().invoke(app, ["fill-elmo", str(base), str(filled), "--model", str(TINY_MODEL)])
+    assert result.exit_code == 0, result.output
+    assert hinted_train_command(result.stdout) == [
+        "train",
+        str(filled),
+        "--output",
+        "./output",
+        "--paths.train",
+        "./train.spacy",
+        "--paths.dev",
+        "./dev.spacy",
+    ]

@@ -1,6 +1,8 @@
 """The `elmo` component: vectors through spaCy's API, equal to the biLM's pooled layers, kept through
 serialization; clear errors."""
 
+import subprocess
+import sys
 import tracemalloc
 
 import h5py
@@ -362,3 +364,23 @@ def test_a_serving_pipeline_never_reads_the_frozen_cache(fixture_paths, monkeypa
     assert nlp("The bank .")._.elmo["vectors"].shape[0] == 3
     assert [doc._.elmo["vectors"].shape[0] for doc in nlp.pipe(["A b", "c"])] == [2, 1]
     assert len(elmo.predict([nlp.make_doc("x y")])) == 1
+
+
+STATEFUL_IN_TWO_PROCESSES = """
+import spacy
+nlp = spacy.blank("en")
+model = {"@architectures": "spacy-elmo.BiLM.v2", "name": "fixture-tiny", "stateful": True}
+nlp.add_pipe("elmo", config={"model": model})
+docs = list(nlp.pipe(["The bank raised rates ."] * 4, n_process=2, batch_size=2))
+print(len(docs))
+"""
+
+
+@pytest.mark.slow
+def test_a_stateful_pipeline_in_two_processes_is_warned_of():
+    """In a fresh interpreter: under pytest a forked worker inherits its record of warnings, unprinted."""
+    result = subprocess.run(
+        [sys.executable, "-c", STATEFUL_IN_TWO_PROCESSES], capture_output=True, text=True, timeout=240
+    )
+    assert result.stdout.strip() == "4", result.stderr[-2000:]
+    assert "a stateful biLM (stateful = true) runs in a worker process" in result.stderr

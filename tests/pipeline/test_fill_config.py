@@ -2,10 +2,12 @@
 `elmo` (or the shared tok2vec does), the tok2vec goes or stays as asked, the model, `frozen` and the GPU
 allocator are what was asked."""
 
+import inspect
 from typing import Any, Dict, Iterator, List
 
 import pytest
 from confection import Config
+from spacy.cli.benchmark_speed import benchmark_speed_cli
 from spacy.cli.init_config import init_config
 from spacy.util import registry
 from thinc.api import Model
@@ -17,6 +19,7 @@ from spacy_elmo.pipeline.fill_config import (
     MIX_DROPOUT,
     MIX_LOGGER,
     NLP_BATCH_SIZE,
+    config_text,
     fill_elmo_config,
     untouched_components,
 )
@@ -219,9 +222,16 @@ def test_shipped_training_configs_use_the_same_allocator(name):
 def test_a_filled_config_batches_as_the_shipped_ones_unless_the_user_chose():
     base = spacy_config(["tagger"])
     assert base["nlp"]["batch_size"] == 1000  # spaCy's: `spacy benchmark speed` would run 30 of them
-    assert fill_elmo_config(base)["nlp"]["batch_size"] == NLP_BATCH_SIZE == 128
+    assert fill_elmo_config(base)["nlp"]["batch_size"] == NLP_BATCH_SIZE
     base["nlp"]["batch_size"] = 256
     assert fill_elmo_config(base)["nlp"]["batch_size"] == 256
+
+
+def test_spacy_benchmark_speed_with_its_defaults_embeds_a_few_minutes_of_docs():
+    """`spacy benchmark speed` embeds its default count of batches of `[nlp] batch_size` docs; 1,600 docs
+    of 10 EWT sentences are a few minutes on 2 busy cores (docs/results.md)."""
+    batches = inspect.signature(benchmark_speed_cli).parameters["n_batches"].default.default
+    assert batches * NLP_BATCH_SIZE <= 1600
 
 
 @pytest.mark.parametrize(
@@ -249,3 +259,15 @@ def test_a_logger_of_another_kind_stays():
 )
 def test_shipped_elmo_configs_batch_as_filled_ones(path):
     assert Config().from_disk(path, interpolate=False)["nlp"]["batch_size"] == NLP_BATCH_SIZE
+
+
+def test_config_text_writes_sections_in_spacys_order_each_before_its_subsections():
+    config = fill_elmo_config(spacy_config(["tagger", "ner"]), model=str(TINY_MODEL))
+    text = config_text(config)
+    assert Config().from_str(text, interpolate=False) == config
+    sections = [line[1:-1] for line in text.splitlines() if line.startswith("[")]
+    tops = [section for section in sections if "." not in section]
+    assert tops == ["paths", "system", "nlp", "components", "corpora", "training", "pretraining", "initialize"]
+    for i, section in enumerate(sections[1:], 1):  # a subsection comes right after its parent's block
+        parent = section.rpartition(".")[0]
+        assert not parent or sections[i - 1] == parent or sections[i - 1].startswith(parent + "."), section

@@ -3,6 +3,7 @@ only while the component trains (from the first update to `finish_training`); fi
 meet their docs, each biLM call topped up to a full batch; with a progress bar when embedding takes long."""
 
 import copy
+import sys
 
 import numpy as np
 import spacy
@@ -151,6 +152,7 @@ def test_the_cache_lives_from_the_first_update_to_finish_training(monkeypatch):
 
 def test_long_embeddings_while_training_show_progress_and_serving_shows_none(monkeypatch, capsys):
     monkeypatch.setattr(frozen_cache, "PROGRESS_DELAY_S", 0.0)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)  # a terminal
     nlp, examples = pipeline(frozen=True)
     list(nlp.pipe(TEXTS))
     assert capsys.readouterr().err == "", "a serving pipeline prints nothing"
@@ -161,6 +163,14 @@ def test_long_embeddings_while_training_show_progress_and_serving_shows_none(mon
     monkeypatch.setattr(frozen_cache, "PROGRESS_DELAY_S", 3600.0)
     nlp.evaluate([Example.from_dict(nlp.make_doc("Another dev sentence ."), {"tags": ["X"] * 4})])
     assert capsys.readouterr().err == "", "a short embedding shows no bar"
+
+
+def test_a_log_gets_no_bar_whose_redraws_would_be_glued_on_one_line(monkeypatch, capsys):
+    monkeypatch.setattr(frozen_cache, "PROGRESS_DELAY_S", 0.0)
+    nlp, examples = pipeline(frozen=True)
+    nlp.update(examples, sgd=nlp.create_optimizer())
+    nlp.evaluate([Example.from_dict(nlp.make_doc("A new dev sentence ."), {"tags": ["X"] * 5})])
+    assert capsys.readouterr().err == ""
 
 
 def test_activation_cache_is_an_lru_bounded_in_bytes():

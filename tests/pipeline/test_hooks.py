@@ -73,3 +73,37 @@ def test_a_vector_hook_of_the_users_own_is_kept():
     doc.user_token_hooks["vector"] = lambda token: np.ones(3, dtype=np.float32)
     assert doc._.elmo is not None
     np.testing.assert_array_equal(doc[0].vector, np.ones(3))
+
+
+TEXTS = ["The bank raised rates .", "Rivers have banks .", "She sat by the bank .", "Rates fell ."]
+
+
+@pytest.fixture(scope="module")
+def bundled():
+    """The bundled default biLM alone, as `nlp.add_pipe("elmo")` gives it."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo")
+    nlp.initialize()
+    return nlp
+
+
+@pytest.mark.slow
+def test_token_vector_after_n_process_is_elmos_without_a_call(bundled):
+    serial = list(bundled.pipe(TEXTS))
+    docs = list(bundled.pipe(TEXTS, n_process=2, batch_size=2))
+    for doc, expected in zip(docs, serial):
+        assert not doc.user_token_hooks  # nothing of ours ran on reading the bytes
+        for token, want in zip(doc, expected):
+            np.testing.assert_allclose(token.vector, want.vector, rtol=1e-5, atol=1e-6)
+    assert not serial[0].tensor.size  # the tensor is written in workers only
+
+
+def test_restore_vectors_says_when_docs_carry_nothing_to_restore():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo", config=elmo_config())
+    docs = list(nlp.pipe(TEXTS[:2]))
+    (kept,) = DocBin(store_user_data=True, docs=docs[:1]).get_docs(nlp.vocab)
+    (lost,) = DocBin(docs=docs[1:]).get_docs(nlp.vocab)  # written without store_user_data
+    with pytest.warns(UserWarning, match=r"1 of 2 docs carry no doc._.elmo.*store_user_data=True"):
+        assert restore_vectors([kept, lost]) == 1
+    np.testing.assert_array_equal(kept[0].vector, docs[0][0].vector)

@@ -40,7 +40,6 @@ NEEDS_NO_TEST = {
     "elmo/formats/errors.py",
     "elmo/sources/hub/errors.py",
     "elmo/nn/errors.py",
-    "pipeline/errors.py",
     "elmo/pretrain/errors.py",
 }
 

@@ -115,7 +115,7 @@ def dump(
         raise InputError(f"{output_path} is a folder; give the HDF5 file to write (a folder is for --engine ray)")
     if output_path.exists() and not settings.overwrite:
         raise InputError(f"{output_path} exists; pass --overwrite to replace it, or choose another output file")
-    resolved = settings.resolved_model()
+    resolved = _resolved(settings, output)
     check_has_tokens(input_path)
     if warning := untokenized_warning(input_path):
         on_warning(warning)
@@ -144,7 +144,7 @@ def _dump_on_ray(
 
     if output_path.exists() and not output_path.is_dir():
         raise InputError(f"{output_path} is a file; with --engine ray give the folder to write the shards to")
-    resolved = settings.resolved_model()
+    resolved = _resolved(settings, output)
     with tqdm(unit="shard", desc="dump", disable=not settings.progress, delay=1) as bar:
         manifest = dump_on_ray(
             input_path,
@@ -163,3 +163,13 @@ def _dump_on_ray(
             run=run,
         )
     return DumpSummary(sum(shard.sentences or 0 for shard in manifest.shards), len(manifest.shards))
+
+
+def _resolved(settings: DumpSettings, output: OutputChoice) -> ResolvedModel:
+    """The model the settings name, with a wrong count of `--layers` weights refused from its options
+    before its weights load."""
+    resolved = settings.resolved_model()
+    sizes = resolved.read_options()
+    if sizes is not None:
+        output.weights(sizes.n_output_layers)
+    return resolved

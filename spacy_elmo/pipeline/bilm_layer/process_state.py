@@ -10,6 +10,9 @@
   Python 3.14) cannot deadlock, but each would run torch's default thread count, one a core, and
   several such workers oversubscribe the cores (docs/results.md), so it too runs one thread, as
   torch's own DataLoader workers do, unless OMP_NUM_THREADS names a count.
+- A stateful biLM in a worker (`warn_stateful_in_worker`): the states a worker carries follow only the
+  docs it was given, so `nlp.pipe(n_process>1)` of a stateful pipeline gives other vectors than a serial
+  run; the rule (docs/component.md) is one process, and a worker says so once.
 
 Nothing here is pickled with a pipeline: a pickled or spawned copy starts with a fresh state.
 """
@@ -35,6 +38,7 @@ class ProcessState:
     def __init__(self) -> None:
         self._fast: "weakref.WeakKeyDictionary[BiLM, Tuple[str, Optional[BiLM]]]" = weakref.WeakKeyDictionary()
         self._threads_settled = False
+        self._stateful_warned = False
 
     def fast_copy(self, bilm: BiLM, mode: str) -> Optional[BiLM]:
         """The `mode` copy of `bilm`, or None where the mode cannot run on its device (int8 on a GPU, bf16
@@ -60,6 +64,16 @@ class ProcessState:
             os.register_at_fork(after_in_child=_one_thread)
             if multiprocessing.parent_process() is not None and not os.environ.get("OMP_NUM_THREADS"):
                 _one_thread()
+
+    def warn_stateful_in_worker(self) -> None:
+        if not self._stateful_warned and multiprocessing.parent_process() is not None:
+            self._stateful_warned = True
+            warnings.warn(
+                "a stateful biLM (stateful = true) runs in a worker process: its LSTM states follow only this "
+                "worker's docs, so the vectors of nlp.pipe(n_process>1) differ from a serial run's; run a "
+                "stateful pipeline with n_process=1, or set stateful = false",
+                stacklevel=3,
+            )
 
 
 def _one_thread() -> None:

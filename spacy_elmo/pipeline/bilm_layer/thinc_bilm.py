@@ -222,6 +222,8 @@ def _run(model: Model, bilm: BiLM, plan: _Plan, trainable: bool, callbacks: List
     settings = run_settings(model)
     run = RunOptions(tf32=settings.tf32, time_loop=settings.time_loop)  # per call: the torch module is shared
     wrapper = model.layers[0]
+    if settings.stateful:
+        PROCESS.warn_stateful_in_worker()
     words, units, rows_of = plan
     fast = None if trainable or settings.fast_mode is None else PROCESS.fast_copy(bilm, settings.fast_mode)
     lengths = [seg.end - seg.start for _, seg in units]

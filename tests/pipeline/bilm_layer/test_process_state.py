@@ -84,3 +84,15 @@ def test_a_multiprocessing_worker_runs_torch_single_threaded_once(monkeypatch, p
     state.single_threaded_in_workers()
     state.single_threaded_in_workers()
     assert threads == expected
+
+
+@pytest.mark.parametrize("parent, warned", [(None, False), (object(), True)])
+def test_a_stateful_biLM_in_a_worker_is_warned_of_once(monkeypatch, parent, warned):
+    monkeypatch.setattr(process_state.multiprocessing, "parent_process", lambda: parent)
+    state = ProcessState()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        state.warn_stateful_in_worker()
+        state.warn_stateful_in_worker()
+    assert len(caught) == warned
+    assert all("run a stateful pipeline with n_process=1" in str(w.message) for w in caught)

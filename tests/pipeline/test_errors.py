@@ -1,0 +1,55 @@
+"""A user's mistake met while spaCy initializes a pipeline (`spacy train`) is one message, as spaCy's
+own config errors are, and stays the package's error of its type for code that catches it."""
+
+import pytest
+import spacy
+from spacy.tokens import Doc, DocBin, Span
+
+from spacy_elmo.elmo.errors import OptionsError, OutputFileError
+from spacy_elmo.pipeline.errors import for_spacy_commands
+from tests.support.cli import run_cli
+from tests.support.paths import CONFIGS
+
+WORDS = "Alice went to Paris .".split()
+
+
+def corpus(path, tagged: bool):
+    """One sentence with tags, or with an entity and no tags."""
+    doc = Doc(spacy.blank("en").vocab, words=WORDS, tags=["NNP", "VBD", "IN", "NNP", "."] if tagged else None)
+    if not tagged:
+        doc.ents = [Span(doc, 0, 1, label="PERSON")]
+    DocBin(docs=[doc]).to_disk(path)
+    return path
+
+
+def assert_one_message(result, fragment: str) -> None:
+    """spaCy's commands print a failure on stdout ("✘ ..."), exit status 1, no traceback."""
+    assert result.returncode == 1
+    assert "Traceback" not in result.stdout + result.stderr, (result.stdout + result.stderr)[-3000:]
+    assert fragment in " ".join(result.stdout.split()), result.stdout[-2000:]
+
+
+@pytest.mark.slow
+def test_spacy_train_on_a_corpus_without_a_heads_annotation_is_one_message(tmp_path):
+    untagged = corpus(tmp_path / "train.spacy", tagged=False)
+    config = CONFIGS / "tagger_elmo.cfg"
+    result = run_cli("train", config, "--paths.train", untagged, "--paths.dev", untagged, module="spacy")
+    assert_one_message(result, "'tagger' learns part-of-speech tags (token.tag_) on the ELMo layers")
+
+
+@pytest.mark.slow
+def test_spacy_train_with_a_missing_options_file_is_one_message(tmp_path):
+    tagged = corpus(tmp_path / "train.spacy", tagged=True)
+    paths = ("--paths.train", tagged, "--paths.dev", tagged)
+    missing = ("--paths.elmo_options", tmp_path / "nothere.json", "--paths.elmo_weights", tmp_path / "w.hdf5")
+    result = run_cli("train", CONFIGS / "tagger_elmo.cfg", *paths, *missing, module="spacy")
+    assert_one_message(result, "nothere.json does not exist")
+
+
+@pytest.mark.parametrize("kind", [OptionsError, OutputFileError])
+def test_the_error_keeps_its_type_message_and_attributes(kind):
+    original = kind("options.json: no 'lstm' key; fix the file")
+    original.path = "options.json"
+    mixed = for_spacy_commands(original)
+    assert isinstance(mixed, kind) and type(mixed).__name__ == kind.__name__
+    assert str(mixed) == str(original) and mixed.path == "options.json"
