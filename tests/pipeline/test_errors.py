@@ -38,12 +38,11 @@ def test_spacy_train_on_a_corpus_without_a_heads_annotation_is_one_message(tmp_p
 
 
 @pytest.mark.slow
-def test_spacy_train_with_a_missing_options_file_is_one_message(tmp_path):
+def test_spacy_train_with_a_missing_model_is_one_message(tmp_path):
     tagged = corpus(tmp_path / "train.spacy", tagged=True)
-    paths = ("--paths.train", tagged, "--paths.dev", tagged)
-    missing = ("--paths.elmo_options", tmp_path / "nothere.json", "--paths.elmo_weights", tmp_path / "w.hdf5")
-    result = run_cli("train", CONFIGS / "tagger_elmo.cfg", *paths, *missing, module="spacy")
-    assert_one_message(result, "nothere.json does not exist")
+    paths = ("--paths.train", tagged, "--paths.dev", tagged, "--paths.elmo_model", tmp_path / "nothere")
+    result = run_cli("train", CONFIGS / "tagger_elmo.cfg", *paths, module="spacy")
+    assert_one_message(result, f"no ELMo model '{tmp_path / 'nothere'}': not an existing file or directory")
 
 
 @pytest.mark.parametrize("kind", [OptionsError, OutputFileError])
