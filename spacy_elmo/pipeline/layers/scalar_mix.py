@@ -22,8 +22,9 @@ from thinc.api import Model
 from thinc.types import Floats2d, Floats3d
 from typing_extensions import Annotated
 
-from ...elmo.errors import InputError
+from ...elmo.errors import ElmoError, InputError
 from ...elmo.util.validation import Float32, must_be, validate_arguments
+from ..errors import for_spacy_commands
 from .read_rows import ROW_WISE
 
 InT = List[Floats3d]
@@ -91,10 +92,15 @@ def _published(reference: str) -> Tuple[List[float], float]:
 
 
 def _init(model: Model, X: Optional[InT] = None, Y: Optional[OutT] = None) -> None:
-    if X is not None and len(X):
-        _allocate(model, X[0].shape[0])
-    elif model.attrs.get("start_from") is not None:
-        _allocate(model, None)
+    """A head's initialize (spaCy's `nlp.initialize`, so `spacy train`) reads `start_from`: a module that
+    cannot be read is one message there, as the `elmo` component's own errors are."""
+    try:
+        if X is not None and len(X):
+            _allocate(model, X[0].shape[0])
+        elif model.attrs.get("start_from") is not None:
+            _allocate(model, None)
+    except ElmoError as error:
+        raise for_spacy_commands(error) from None
 
 
 def _allocate(model: Model, n_layers: Optional[int]) -> None:

@@ -164,3 +164,14 @@ def test_dropout_keeps_the_expectation_and_backprop_uses_the_same_mask():
     np.testing.assert_allclose(Ys[0][kept], model.predict(Xs)[0][kept] / 0.75, rtol=1e-5)
     (dX,) = backprop([np.ones_like(Ys[0])])
     assert np.all(dX[:, ~kept] == 0) and np.all(dX[:, kept] != 0)
+
+
+def test_a_start_from_that_cannot_be_read_is_one_message_under_spacys_commands(tmp_path):
+    """spaCy's commands print a SpacyCommandMessage as one line; the error keeps its own type."""
+    from spacy_elmo.elmo.errors import ElmoError
+    from spacy_elmo.pipeline.errors import SpacyCommandMessage
+
+    mix = build_scalar_mix_v2(start_from=str(tmp_path / "no-module"))
+    with pytest.raises(ElmoError, match="no-module") as caught:
+        mix.initialize()
+    assert isinstance(caught.value, SpacyCommandMessage)
