@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import typer
+from typing_extensions import Annotated
 from wasabi import msg
 
 from ..elmo.errors import InputError
@@ -13,36 +14,35 @@ from .app import app
 
 # The `[paths]` a config from `spacy init config` leaves null that `spacy train` needs.
 CORPUS_PATHS = ("train", "dev")
+MODEL_HELP = (
+    "A bundled or downloaded model's name (`python -m spacy_elmo models`), a model directory or archive, or "
+    "hf:ORG/REPO[@REVISION]; default: the bundled default."
+)
+TOK2VEC_HELP = (
+    "instead: each head's Tok2Vec embeds ELMo beside its hash embeddings, into its encoder (the shipped "
+    "configs); beside: each head keeps its tok2vec, ELMo's mix concatenated to it."
+)
+SHARED_HELP = (
+    "One ELMo mix in the `tok2vec` component the heads listen to (spaCy's default shape), or one per head "
+    "(the paper's task-specific mixes, the default)."
+)
 
 
 @app.command("fill-elmo")
 def fill_elmo_command(
-    base_path: Path = typer.Argument(
-        ..., exists=True, dir_okay=False, allow_dash=True, help="Config to fill, from `spacy init config` ('-': stdin)."
-    ),
-    output_path: Path = typer.Argument(
-        Path("-"), dir_okay=False, allow_dash=True, help="Config file to write ('-': stdout, the default)."
-    ),
-    model: Optional[str] = typer.Option(
-        None,
-        "--model",
-        "-m",
-        help="A bundled or downloaded model's name (`python -m spacy_elmo models`), a model directory or "
-        "archive, or hf:ORG/REPO[@REVISION]; default: the bundled default.",
-    ),
-    frozen: bool = typer.Option(True, "--frozen/--fine-tune", help="Keep the biLM fixed, or train it too."),
-    tok2vec: str = typer.Option(
-        "instead",
-        "--tok2vec",
-        help="instead: each head's Tok2Vec embeds ELMo beside its hash embeddings, into its encoder (the "
-        "shipped configs); beside: each head keeps its tok2vec, ELMo's mix concatenated to it.",
-    ),
-    shared: bool = typer.Option(
-        False,
-        "--shared/--per-head",
-        help="One ELMo mix in the `tok2vec` component the heads listen to (spaCy's default shape), or one "
-        "per head (the paper's task-specific mixes, the default).",
-    ),
+    base_path: Annotated[
+        Path,
+        typer.Argument(
+            exists=True, dir_okay=False, allow_dash=True, help="Config to fill, from `spacy init config` ('-': stdin)."
+        ),
+    ],
+    output_path: Annotated[
+        Path, typer.Argument(dir_okay=False, allow_dash=True, help="Config file to write ('-': stdout, the default).")
+    ] = Path("-"),
+    model: Annotated[Optional[str], typer.Option("--model", "-m", help=MODEL_HELP)] = None,
+    frozen: Annotated[bool, typer.Option("--frozen/--fine-tune", help="Keep the biLM fixed, or train it too.")] = True,
+    tok2vec: Annotated[str, typer.Option("--tok2vec", help=TOK2VEC_HELP)] = "instead",
+    shared: Annotated[bool, typer.Option("--shared/--per-head", help=SHARED_HELP)] = False,
 ) -> None:
     """Put an `elmo` component first and an ElmoListener (its own layer mix) in every head that has a
     tok2vec (tagger, parser, ner, textcat, spancat, ...), or in the `tok2vec` component they listen to;
