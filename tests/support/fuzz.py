@@ -2,13 +2,15 @@
 test over mutated, truncated and random bytes, whose property is a correct result or the package's
 error, never another exception.
 
-Each such test runs twice: a short, derandomized run in the everyday suite and a long, random one under
-`@pytest.mark.slow` (`--slow`, CI). A damage a long run finds failing is kept as an `@example` of the
+Each such test runs twice: a short run in the everyday suite and a long one under `@pytest.mark.slow`
+(`--slow`, CI), both derandomized, so CI gates on the examples a laptop runs; SPACY_ELMO_FUZZ_EXPLORE=1
+draws new ones for the long run. A damage a long run finds failing is kept as an `@example` of the
 everyday test (a `Damage` reads as the code that makes it), so it runs every time. tests/fuzz/ holds the
 readers' suites (`RUNS`, `mutated`, `json_swapped`).
 """
 
 import json
+import os
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -25,7 +27,12 @@ settings.register_profile(
     "fuzz", max_examples=8, deadline=_DEADLINE, derandomize=True, database=None, suppress_health_check=_QUIET
 )
 settings.register_profile(
-    "fuzz-slow", max_examples=400, deadline=_DEADLINE, database=None, suppress_health_check=_QUIET
+    "fuzz-slow",
+    max_examples=400,
+    deadline=_DEADLINE,
+    derandomize=not os.environ.get("SPACY_ELMO_FUZZ_EXPLORE"),
+    database=None,
+    suppress_health_check=_QUIET,
 )
 
 
