@@ -48,7 +48,7 @@ def test_several_biLMs_need_the_component_named(tmp_path):
         pipeline_bilm(path, "tagger")
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(config=st.binary(max_size=200) | st.sampled_from([b"", b'[nlp]\nlang = "en"\npipeline = ["elmo"]\n']))
 def test_a_folder_that_is_no_pipeline_is_a_package_error(tmp_path, config):
     (tmp_path / "config.cfg").write_bytes(config)

@@ -198,7 +198,9 @@ def _true_lines(data: bytes):
     return (None, bad[0] + 1) if bad else (lines, None)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=st.binary(max_size=64) | st.lists(st.sampled_from(TEXT_PIECES), max_size=40).map(b"".join))
 def test_any_bytes_read_as_their_lines_or_an_error_naming_the_true_line(tmp_path, data):
     path = tmp_path / "text.txt"
