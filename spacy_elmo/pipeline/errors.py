@@ -29,7 +29,9 @@ class SpacyCommandMessage(ConfigValidationError):
 def for_spacy_commands(error: ElmoError) -> ElmoError:
     """`error` as an error of its own type that is also a SpacyCommandMessage, with its message and
     attributes: raised from a component's `initialize`, spaCy's commands print it as one message,
-    and code that catches the original type still catches it."""
+    and code that catches the original type still catches it; an error mixed already is itself."""
+    if isinstance(error, SpacyCommandMessage):
+        return error
     mixed = _with_message(type(error))(str(error))
     mixed.__dict__.update({key: value for key, value in error.__dict__.items() if key not in mixed.__dict__})
     return mixed

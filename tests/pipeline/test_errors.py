@@ -52,3 +52,9 @@ def test_the_error_keeps_its_type_message_and_attributes(kind):
     mixed = for_spacy_commands(original)
     assert isinstance(mixed, kind) and type(mixed).__name__ == kind.__name__
     assert str(mixed) == str(original) and mixed.path == "options.json"
+
+
+def test_an_error_mixed_already_is_raised_as_it_is():
+    """A head's mix, initialized by the `elmo` component's initialize, mixes its error first."""
+    mixed = for_spacy_commands(OptionsError("options.json: no 'lstm' key"))
+    assert for_spacy_commands(mixed) is mixed
