@@ -26,138 +26,42 @@ kill mid-write must leave the previous files whole.
 from __future__ import annotations
 
 from functools import partial
-from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Union
 
 import numpy as np
-import srsly
-from pydantic import SkipValidation
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc
 from spacy.training import Example, validate_examples
-from spacy.util import from_bytes, from_disk, minibatch, to_bytes, to_disk
+from spacy.util import minibatch
 from spacy.vocab import Vocab
 from thinc.api import Model, Optimizer
 from thinc.types import Floats3d
-from typing_extensions import Annotated
 
-from ..elmo.errors import ElmoError, InputError
-from ..elmo.nn.pooling_weights import check_pooling, pooling_weights
-from ..elmo.util.validation import must_be, validate_arguments
-from .bilm_layer.thinc_bilm import declared_layers, ensure_loaded, predict_pieces
+from ..elmo.errors import ElmoError
 from .doc_data import layer_dtype, set_doc_data
-from .errors import SavedWeightsError, for_spacy_commands
+from .errors import for_spacy_commands
 from .frozen_cache import FrozenLayerCache
 from .hooks import carry_through_bytes, ensure_extension, install_hooks
 from .layers import ElmoListener, apply_to_read_rows, load_source
-from .layers.listener import feed_listeners, gradient_callbacks, no_gradient, replace_listener_cfg, standalone_bilm
+from .layers.listener import (
+    check_listener_width,
+    feed_listeners,
+    gradient_callbacks,
+    no_gradient,
+    replace_listener_cfg,
+    standalone_bilm,
+)
 from .layers.pooling import build_pooling_v1
 from .layers.read_rows import ROW_WISE
 from .layers.scalar_mix import mixes_in
-from .saved_model import load_model_bytes, load_pooling_bytes, model_bytes, read_part, replace_file
+from .model_paths import check_model_paths_read
+from .pieces import pooled_by_piece
+from .saved_model import parts_from_bytes, parts_from_disk, parts_to_bytes, parts_to_disk
 from .training_data import check_annotations, listening_heads, training_corpus
 
 # "mean", "top", fixed weights per layer, or any List[Floats3d] -> List[Floats2d] layer (layers/pooling.py).
 Pooling = Union[str, List[float], Model]
-
-# No model given: BiLM.v3's default, the bundled default model (spaCy fills it in from the signature).
-DEFAULT_MODEL_CONFIG = {"@architectures": "spacy-elmo.BiLM.v3"}
-# The `[paths]` keys that name the biLM: the shipped configs' (BiLM.v3's `model`), and v2 configs' files.
-MODEL_PATHS = ("elmo_model", "elmo_options", "elmo_weights")
-
-
-# What every `elmo` component writes. spaCy keeps one `assigns` per factory, not per component, so
-# `doc.tensor`, written only with `set_tensor = true`, is not declared: a declared attribute is always set.
-@Language.factory(
-    "elmo",
-    assigns=["doc._.elmo", "doc.user_hooks", "doc.user_span_hooks", "doc.user_token_hooks"],
-    default_config={
-        "model": DEFAULT_MODEL_CONFIG,
-        "pooling": "mean",
-        "store_layers": "float16",
-        "frozen": True,
-        "set_tensor": False,
-        "cache_mb": 1024,
-    },
-)
-@validate_arguments("the elmo component")
-def make_elmo(
-    nlp: Language,
-    name: str,
-    model: Model[List[Doc], List[Floats3d]],
-    pooling: SkipValidation[Pooling],
-    store_layers: Union[bool, str],
-    frozen: bool,
-    set_tensor: bool,
-    cache_mb: Annotated[int, must_be("a whole number of MiB, 0 (no cache) or more", ge=0)],
-) -> "ElmoComponent":
-    """Create the `elmo` component: the shared biLM of a pipeline, whose layers later components read
-    through `spacy-elmo.ElmoListener.v1`. A list of pooling weights is checked against the biLM's
-    layers here, when the pipeline is built (`spacy debug config`, `spacy train`), not at the first doc.
-
-    nlp (Language): the pipeline the component is added to.
-    name (str): the component's name; listeners name it as their `upstream`.
-    model (Model[List[Doc], List[Floats3d]]): the biLM layer (`spacy-elmo.BiLM.v3`); it gives every doc
-        its `[L+1, n, 2P]` layers.
-    pooling (Union[str, List[float], Model]): how the token vectors of `doc._.elmo["vectors"]` and
-        `token.vector` are made from the layers: "mean", "top", one weight per layer, or any
-        `List[Floats3d] -> List[Floats2d]` layer (`spacy-elmo.Pooling.v1`, a non-trainable ScalarMix).
-    store_layers (Union[bool, str]): keep all layers in `doc._.elmo["layers"]`, where listeners read them
-        at prediction: "float16" (half the bytes), True (float32); with False only the pooled vectors
-        are kept and listeners run the biLM again.
-    frozen (bool): the biLM gets no gradient (the paper's setting); False fine-tunes it through the
-        listeners.
-    set_tensor (bool): also write the pooled vectors to `doc.tensor`.
-    cache_mb (int): the budget, in MiB, of the frozen biLM's layer cache while training; 0 turns it off.
-    RETURNS (ElmoComponent): the component.
-    """
-    layer_dtype(store_layers)  # a bad value is refused when the pipeline is built
-    if isinstance(pooling, list):
-        check_pooling(pooling)
-        n_layers = declared_layers(model)
-        if n_layers is not None:
-            pooling_weights(pooling, n_layers)
-    return ElmoComponent(
-        nlp.vocab,
-        model,
-        name,
-        pooling=pooling,
-        store_layers=store_layers,
-        frozen=frozen,
-        set_tensor=set_tensor,
-        cache_mb=cache_mb,
-    )
-
-
-def check_model_paths_read(nlp: Language) -> None:
-    """spaCy adds an override of a `[paths]` key its config lacks without a word, so `--paths.elmo_options`
-    given to a config of BiLM.v3 (the shipped ones since v3), or `--paths.elmo_model` to one that does not
-    read it, would leave another model running than the one the user named: refused, naming the v3 form."""
-    config = nlp.config
-    paths = config.get("paths", {})
-    # Read: named as `${paths.KEY}` or, in a config loaded interpolated, its value found elsewhere.
-    values = list(_leaves({section: block for section, block in config.items() if section != "paths"}))
-    unread = [
-        key
-        for key in MODEL_PATHS
-        if paths.get(key) is not None and paths[key] not in values and f"${{paths.{key}}}" not in config.to_str()
-    ]
-    if unread:
-        named = ", ".join(f"paths.{key} = {paths[key]!r}" for key in unread)
-        raise InputError(
-            f"{named}: nothing in this config reads it, so another model would run. The shipped configs take "
-            "the model (a folder holding options.json and the weights, a model's name or hf:ORG/REPO) as "
-            "--paths.elmo_model; other configs as the `model` of spacy-elmo.BiLM.v3 (--components.elmo.model.model)"
-        )
-
-
-def _leaves(block: Any) -> Iterator[Any]:
-    if isinstance(block, dict):
-        for value in block.values():
-            yield from _leaves(value)
-    else:
-        yield block
 
 
 class ElmoComponent(TrainablePipe):
@@ -210,7 +114,7 @@ class ElmoComponent(TrainablePipe):
         return list(self.listener_map.keys())
 
     def add_listener(self, listener: ElmoListener, component_name: str) -> None:
-        self._check_width(listener, component_name)
+        check_listener_width(listener, self.model, self.name, component_name)
         self.listener_map.setdefault(component_name, [])
         if listener not in self.listener_map[component_name]:
             self.listener_map[component_name].append(listener)
@@ -223,20 +127,6 @@ class ElmoComponent(TrainablePipe):
                 del self.listener_map[component_name]
             return True
         return False
-
-    def _check_width(self, listener: ElmoListener, component_name: str) -> None:
-        """A listener built for layers of another width than this biLM gives (a saved pipeline whose
-        biLM file comes from another model) is refused when the pipeline is linked, not at the
-        first doc inside a matrix product."""
-        if not (listener.has_dim("nO") and self.model.has_dim("nO")):
-            return
-        built_for, gives = listener.get_dim("nO"), self.model.get_dim("nO")
-        if built_for != gives:
-            raise SavedWeightsError(
-                f"{component_name!r} listens for {built_for}-wide layers, but the {self.name!r} component's biLM "
-                f"gives {gives}-wide ones: the saved {self.name}/model and {component_name}/model come from two "
-                f"pipelines. Copy the saved pipeline whole, or train {component_name!r} again on this biLM"
-            )
 
     def find_listeners(self, component: Any) -> None:
         """Bind the listeners in a later component whose upstream is this one (or "*"); spaCy calls it
@@ -332,18 +222,8 @@ class ElmoComponent(TrainablePipe):
         if self.cache.live or not self.pooling.attrs.get(ROW_WISE) or self.model.ops.xp is not np:
             self.set_annotations(docs, self.predict(docs))
             return
-        bilm = ensure_loaded(self.model)
-        dtype = layer_dtype(self.cfg["store_layers"])
-        vectors = [np.zeros((len(doc), bilm.output_dim), dtype=np.float32) for doc in docs]
-        layers: List[Optional[np.ndarray]] = [
-            None if dtype is None else np.zeros((bilm.n_layers, len(doc), bilm.output_dim), dtype) for doc in docs
-        ]
-        for d, rows, piece in predict_pieces(self.model, docs):
-            vectors[d][rows] = self.pooling.predict([piece])[0]
-            doc_layers = layers[d]
-            if doc_layers is not None:
-                doc_layers[:, rows] = piece
-        for doc, doc_vectors, doc_layers in zip(docs, vectors, layers):
+        pooled = pooled_by_piece(self.model, self.pooling, docs, layer_dtype(self.cfg["store_layers"]))
+        for doc, (doc_vectors, doc_layers) in zip(docs, pooled):
             self._annotate_doc(doc, doc_vectors, doc_layers)
 
     def _annotate_doc(self, doc: Doc, vectors: np.ndarray, layers: Optional[np.ndarray]) -> None:
@@ -435,54 +315,25 @@ class ElmoComponent(TrainablePipe):
         the bytes carry its options and weights, and the pooling's parameters beside them, each part with
         its digest (saved_model.py)."""
         self._validate_serialization_attrs()
-        ensure_loaded(self.model)
-        fields: Dict[str, Callable[[], bytes]] = {
-            "cfg": lambda: srsly.json_dumps(self.cfg),
-            "vocab": lambda: self.vocab.to_bytes(exclude=exclude),
-            "model": lambda: model_bytes(self.model),
-            "pooling": lambda: model_bytes(self.pooling),
-        }
-        return to_bytes(fields, exclude)
+        return parts_to_bytes(self, exclude)
 
     def to_disk(self, path: Any, *, exclude: Iterable[str] = tuple()) -> None:
-        """As to_bytes; `cfg` and `model` are each written beside and renamed (module docstring)."""
+        """As to_bytes; each part is written beside and renamed (module docstring)."""
         self._validate_serialization_attrs()
-        ensure_loaded(self.model)
-        fields: Dict[str, Callable[[Path], Any]] = {
-            "cfg": lambda p: replace_file(p, (srsly.json_dumps(self.cfg, indent=2) + "\n").encode("utf8")),
-            "vocab": lambda p: self.vocab.to_disk(p, exclude=exclude),
-            "model": lambda p: replace_file(p, model_bytes(self.model)),
-            "pooling": lambda p: replace_file(p, model_bytes(self.pooling)),
-        }
-        to_disk(path, fields, exclude)
+        parts_to_disk(self, path, exclude)
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "ElmoComponent":
         """The weights from the bytes, the settings from the config the component was built with: the
         saved `cfg` is a record, never read back (spaCy's rule: config.cfg is the truth at load)."""
         self.cache.release()  # new weights: cached layers would be stale
-        fields: Dict[str, Callable[[bytes], Any]] = {
-            "vocab": lambda b: self.vocab.from_bytes(b, exclude=exclude),
-            "model": lambda b: load_model_bytes(self.model, b),
-            "pooling": lambda b: load_pooling_bytes(self.pooling, b),
-        }
-        from_bytes(bytes_data, fields, exclude)
+        parts_from_bytes(self, bytes_data, exclude)
         return self
 
     def from_disk(self, path: Any, *, exclude: Iterable[str] = tuple()) -> "ElmoComponent":
-        """As from_bytes."""
+        """As from_bytes; a part that is refused is named by its file."""
         self.cache.release()
         self._validate_serialization_attrs()
-        fields: Dict[str, Callable[[Path], Any]] = {
-            "vocab": lambda p: self.vocab.from_disk(p, exclude=exclude),
-            "model": lambda p: load_model_bytes(self.model, read_part(p)),
-            "pooling": lambda p: load_pooling_bytes(self.pooling, read_part(p)),
-        }
-        try:
-            from_disk(path, fields, exclude)
-        except ElmoError as err:  # a saved part that is refused: say which pipeline and file hold it
-            part = "pooling" if "elmo pooling" in str(err) else "model"
-            message = str(err) if str(Path(path)) in str(err) else f"{Path(path) / part}: {err}"
-            raise type(err)(message) from None
+        parts_from_disk(self, path, exclude)
         return self
 
     def add_label(self, label: str) -> int:

@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Callable, Dict, Iterable
 
 import srsly
+from spacy.util import from_bytes, from_disk, to_bytes, to_disk
 from thinc.api import Model
 
 from ..elmo.errors import ElmoError
 from ..elmo.util.io import atomic_output
 from .bilm_layer.bilm_holder import DECODE_ERRORS, SAVED_FIX, decoded, first_line
-from .bilm_layer.thinc_bilm import get_bilm
+from .bilm_layer.thinc_bilm import ensure_loaded, get_bilm
 from .errors import SavedWeightsError
 
 # What thinc writes for a model (`Model.to_dict`): all a pipeline saved before the digest holds.
@@ -116,3 +117,57 @@ def replace_file(path: Path, data: bytes) -> None:
     """`path` holds `data` or, if writing is cut short, what it held before."""
     with atomic_output(path) as tmp:
         tmp.write_bytes(data)
+
+
+# The component's parts (`cfg`, `vocab`, `model`, `pooling`), written and read for spaCy's serialization.
+# `component` is an ElmoComponent; its biLM is loaded first, so its bytes carry the weights.
+
+
+def parts_to_bytes(component: Any, exclude: Iterable[str]) -> bytes:
+    ensure_loaded(component.model)
+    fields: Dict[str, Callable[[], bytes]] = {
+        "cfg": lambda: srsly.json_dumps(component.cfg),
+        "vocab": lambda: component.vocab.to_bytes(exclude=exclude),
+        "model": lambda: model_bytes(component.model),
+        "pooling": lambda: model_bytes(component.pooling),
+    }
+    return to_bytes(fields, exclude)
+
+
+def parts_to_disk(component: Any, path: Any, exclude: Iterable[str]) -> None:
+    ensure_loaded(component.model)
+    fields: Dict[str, Callable[[Path], Any]] = {
+        "cfg": lambda p: replace_file(p, (srsly.json_dumps(component.cfg, indent=2) + "\n").encode("utf8")),
+        "vocab": lambda p: component.vocab.to_disk(p, exclude=exclude),
+        "model": lambda p: replace_file(p, model_bytes(component.model)),
+        "pooling": lambda p: replace_file(p, model_bytes(component.pooling)),
+    }
+    to_disk(path, fields, exclude)
+
+
+def parts_from_bytes(component: Any, data: bytes, exclude: Iterable[str]) -> None:
+    fields: Dict[str, Callable[[bytes], Any]] = {
+        "vocab": lambda b: component.vocab.from_bytes(b, exclude=exclude),
+        "model": lambda b: load_model_bytes(component.model, b),
+        "pooling": lambda b: load_pooling_bytes(component.pooling, b),
+    }
+    from_bytes(data, fields, exclude)
+
+
+def parts_from_disk(component: Any, path: Any, exclude: Iterable[str]) -> None:
+    """Each saved part read from its file; a part that is refused is named by its file (`<pipeline>/elmo/model`)."""
+    fields: Dict[str, Callable[[Path], Any]] = {
+        "vocab": lambda p: component.vocab.from_disk(p, exclude=exclude),
+        "model": lambda p: _named(p, lambda data: load_model_bytes(component.model, data)),
+        "pooling": lambda p: _named(p, lambda data: load_pooling_bytes(component.pooling, data)),
+    }
+    from_disk(path, fields, exclude)
+
+
+def _named(path: Path, load: Callable[[bytes], None]) -> None:
+    """`load` the part saved at `path`; its error, if any, names the file."""
+    try:
+        load(read_part(path))
+    except ElmoError as err:
+        message = str(err) if str(path) in str(err) else f"{path}: {err}"
+        raise type(err)(message) from None

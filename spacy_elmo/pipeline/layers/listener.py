@@ -25,6 +25,7 @@ from ...elmo.errors import InputError
 from ...elmo.util.validation import validate_arguments
 from ..bilm_layer.thinc_bilm import declared_layers, set_frozen
 from ..doc_data import check_width
+from ..errors import SavedWeightsError
 from ..hooks import read_doc_data
 from .projection import projection
 from .read_rows import mix_read_rows
@@ -307,3 +308,18 @@ def replace_listener_cfg(
         raise InputError(f"replace_listeners found no {LISTENER_ARCHITECTURE} in {listener_cfg!r}")
     kept = {k: v for k, v in found.items() if k not in ("@architectures", "upstream")}
     return {"@architectures": STANDALONE_ARCHITECTURE, "bilm": tok2vec_model_cfg, "frozen": frozen, **kept}
+
+
+def check_listener_width(listener: ElmoListener, model: Model, upstream: str, component_name: str) -> None:
+    """A listener built for layers of another width than the upstream's biLM `model` gives (a saved
+    pipeline whose biLM file comes from another model) is refused when the pipeline is linked, not at the
+    first doc inside a matrix product."""
+    if not (listener.has_dim("nO") and model.has_dim("nO")):
+        return
+    built_for, gives = listener.get_dim("nO"), model.get_dim("nO")
+    if built_for != gives:
+        raise SavedWeightsError(
+            f"{component_name!r} listens for {built_for}-wide layers, but the {upstream!r} component's biLM "
+            f"gives {gives}-wide ones: the saved {upstream}/model and {component_name}/model come from two "
+            f"pipelines. Copy the saved pipeline whole, or train {component_name!r} again on this biLM"
+        )
