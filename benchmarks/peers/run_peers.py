@@ -1,7 +1,7 @@
 """Side by side: this package against the original bilm-tf (and its own variants), same text, batches
 and threads, alternating.
 
-    python benchmarks/peers/run_peers.py --text gutenberg.test.txt \
+    python -m benchmarks.peers.run_peers --text gutenberg.test.txt \
         --bilm-tf ~/src/bilm-tf --peer-python ~/peer-venvs/bilm-tf/bin/python \
         --size original --threads 1 2 --batch-sizes 1 32 --rounds 3
 
@@ -13,9 +13,12 @@ its model), then for each batch size runs a discarded warm-up pass per worker an
 which the workers take turns (A B A B ...), one at a time, on the same batches. First each worker's
 activations for the tokens of the first `--check` sentences are compared with the first worker's (the
 same model, so they agree to float rounding); see `token_differences` for the positions past each
-sentence's end, which are not compared. Prints the CPU, the load average before each thread count, and per row the
-best and worst tokens/s of each implementation and the ratio of bests to the first one (bilm-tf when
-given). Asserts nothing. See README.md in this folder for the setup and the results."""
+sentence's end, which are not compared. Prints the CPU with its bf16 / int8 unit flags (the fast modes'
+figures depend on them), the load average before each thread count, and per batch size a row of the
+worst-best tokens/s of each implementation and the ratio of its best to the first one's (bilm-tf when
+given); at the end all rows again, as one markdown table for docs/results.md. A fast mode this CPU cannot
+run (bf16 without bf16 units) is said and left out. Asserts nothing. See README.md in this folder for the
+setup and the results."""
 
 from __future__ import annotations
 
@@ -26,9 +29,11 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List
+from typing import TYPE_CHECKING, Dict, List, Tuple
 
 from benchmarks.common import cpu_name
+from benchmarks.peers.worker_torch import FAST_VARIANTS, VARIANTS
+from spacy_elmo.elmo.util.machine import unit_flags
 
 if TYPE_CHECKING:
     import numpy as np
@@ -121,6 +126,38 @@ class Worker:
         self.process.wait()
 
 
+def runnable_variants(variants: List[str]) -> Tuple[List[str], List[str]]:
+    """The variants this CPU can run, and a line for each one it cannot (a fast mode without its units:
+    bf16 products in emulation would be timed as if they were the mode's)."""
+    import torch
+
+    from spacy_elmo.elmo.nn.fast.fast_bilm import unavailable_reason
+
+    kept, skipped = [], []
+    for variant in variants:
+        reason = unavailable_reason(variant, torch.device("cpu")) if variant in FAST_VARIANTS else None
+        if reason is None:
+            kept.append(variant)
+        else:
+            skipped.append(f"{variant}: skipped, {reason}")
+    return kept, skipped
+
+
+def table_header(names: List[str]) -> str:
+    """The markdown header of the rows `table_row` prints: tokens/s of each, then each one's ratio."""
+    columns = ["threads", "batch", *(f"{n} tok/s" for n in names), *(f"{n} / {names[0]}" for n in names[1:])]
+    return "| " + " | ".join(columns) + " |\n|" + "---|" * len(columns)
+
+
+def table_row(threads: int, batch_size: int, rates: Dict[str, List[float]]) -> str:
+    """One markdown row: each implementation's worst-best tokens/s over the rounds, and the ratio of its
+    best to the first implementation's best."""
+    bests = [max(r) for r in rates.values()]
+    cells = [str(threads), str(batch_size), *(f"{min(r):,.1f}-{max(r):,.1f}" for r in rates.values())]
+    cells += [f"{best / bests[0]:.2f}x" for best in bests[1:]]
+    return "| " + " | ".join(cells) + " |"
+
+
 def start_workers(args: argparse.Namespace, paths: Dict[str, Path], threads: int) -> List[Worker]:
     common = ["--options", str(paths["options"]), "--weights", str(paths["weights"]), "--text", str(paths["text"])]
     common += ["--threads", str(threads)]
@@ -148,7 +185,9 @@ def main() -> None:
     parser.add_argument("--bilm-tf", type=Path, help="a checkout of github.com/allenai/bilm-tf (see README.md)")
     parser.add_argument("--peer-python", type=Path, help="the Python of the peer's virtualenv (setup_peers.sh)")
     parser.add_argument("--allennlp-python", type=Path, help="the Python of the AllenNLP virtualenv (setup_peers.sh)")
-    parser.add_argument("--variants", nargs="+", default=["spacy-elmo"], help="worker_torch.py variants")
+    parser.add_argument(
+        "--variants", nargs="+", choices=VARIANTS, default=["spacy-elmo"], help="worker_torch.py variants"
+    )
     parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--batch-sizes", nargs="+", type=int, default=[1, 32])
     parser.add_argument("--rounds", type=int, default=3)
@@ -157,12 +196,21 @@ def main() -> None:
     if args.bilm_tf and not args.peer_python:
         parser.error("--bilm-tf needs --peer-python, the Python of the virtualenv setup_peers.sh made")
     model = args.model.name if args.model else f"{args.size} size, random weights"
+    args.variants, skipped = runnable_variants(args.variants)
+    if not (args.variants or args.bilm_tf or args.allennlp_python):
+        parser.error("; ".join(skipped) + "; nothing left to run")
     with tempfile.TemporaryDirectory() as tmp:
         paths = write_inputs(args, Path(tmp))
         lengths = [len(line.split()) for line in paths["text"].read_text(encoding="utf8").splitlines()]
         n_sentences = len(lengths)
-        print(f"CPU: {cpu_name()}, {os.cpu_count()} cores; model: {model}; {n_sentences} sentences", flush=True)
-        names: List[str] = []
+        print(f"CPU: {cpu_name()}, {os.cpu_count()} cores, bf16 / int8 unit flags: {unit_flags()}", flush=True)
+        print(f"model: {model}; {n_sentences} sentences", flush=True)
+        for line in skipped:
+            print(line, flush=True)
+        for batch_size in args.batch_sizes:
+            if batch_size > n_sentences:
+                print(f"batch {batch_size}: more than the {n_sentences} sentences, one batch of {n_sentences}")
+        rows: List[str] = []
         for threads in args.threads:
             print(f"\nthreads {threads}, load average before starting: {os.getloadavg()[0]:.2f}", flush=True)
             workers = start_workers(args, paths, threads)
@@ -177,7 +225,7 @@ def main() -> None:
                     f"{differences.max():.2g} (by layer: {', '.join(f'{d:.2g}' for d in differences)})",
                     flush=True,
                 )
-            print(f"  {'batch':>5} " + " ".join(f"{n + ' tok/s':>22}" for n in names) + "  ratios to " + names[0])
+            print(table_header(names), flush=True)
             for batch_size in args.batch_sizes:
                 for w in workers:
                     w.tokens_per_second(batch_size)
@@ -185,12 +233,11 @@ def main() -> None:
                 for _ in range(args.rounds):
                     for w in workers:
                         rates[w.name].append(w.tokens_per_second(batch_size))
-                cells = " ".join(f"{min(r):>10.1f}-{max(r):<11.1f}" for r in rates.values())
-                base = max(rates[names[0]])
-                ratios = " ".join(f"{n} {max(rates[n]) / base:.2f}" for n in names[1:])
-                print(f"  {batch_size:>5} {cells}  {ratios}", flush=True)
+                rows.append(table_row(threads, batch_size, rates))
+                print(rows[-1], flush=True)
             for w in workers:
                 w.close()
+        print("\nall rows, tokens/s worst-best over the rounds:\n" + table_header(names), *rows, sep="\n")
 
 
 if __name__ == "__main__":

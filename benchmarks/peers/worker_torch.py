@@ -10,7 +10,8 @@ Variants: `spacy-elmo` (the default: the CPU kernel chosen per shape, elmo/nn/ke
 product through torch's default MKL path, SPACY_ELMO_CPU_KERNEL=mkl, as before the kernel choice),
 `onednn` (every product through oneDNN), `compiled` (the default, with the step's cell arithmetic,
 sigmoid/tanh/products/clip, compiled by torch.compile's inductor into one CPU kernel, shapes dynamic as
-rows finish), `int8` (elmo/nn/fast/int8.py's approximate int8 mode).
+rows finish), `int8` and `bf16` (the approximate fast modes, elmo/nn/fast/: fbgemm's int8 products; bf16
+products on the CPU's bf16 units, which run_peers.py skips where the CPU has none).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ import os
 import sys
 import time
 
-VARIANTS = ("spacy-elmo", "mkl", "onednn", "compiled", "int8")
+VARIANTS = ("spacy-elmo", "mkl", "onednn", "compiled", "int8", "bf16")
+FAST_VARIANTS = ("int8", "bf16")
 
 
 def main() -> None:
@@ -44,8 +46,8 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)
     bilm = load_bilm(args.options, args.weights).eval()
-    if args.variant == "int8":
-        bilm = make_fast(bilm, "int8")
+    if args.variant in FAST_VARIANTS:
+        bilm = make_fast(bilm, args.variant)
     if args.variant == "compiled":
         plain_cell = lstm.BiLSTMLayer._cell
         compiled = torch.compile(lambda layer, gates, c: plain_cell(layer, gates, c, False), dynamic=True)
