@@ -14,9 +14,11 @@ PYTHON_ALLENNLP=${PYTHON_ALLENNLP:-python3.9}
 mkdir -p "$DIR"
 "$PYTHON" -m venv "$DIR/bilm-tf"
 "$DIR/bilm-tf/bin/pip" install "tensorflow-cpu==2.15.1" "h5py<3.17"
-if command -v "$PYTHON_ALLENNLP" >/dev/null 2>&1; then
+# Run, not looked up: a pyenv shim is found for a version it then refuses to run.
+if "$PYTHON_ALLENNLP" -c "" >/dev/null 2>&1; then
     "$PYTHON_ALLENNLP" -m venv "$DIR/allennlp"
     "$DIR/allennlp/bin/pip" install "allennlp==2.10.1" "numpy<2"  # its spaCy/thinc wheels predate numpy 2
 else
-    echo "no $PYTHON_ALLENNLP: the AllenNLP peer is skipped (allennlp 2.10.1 cannot install under Python 3.11)" >&2
+    echo "no $PYTHON_ALLENNLP that runs (with pyenv: PYTHON_ALLENNLP=\$(pyenv root)/versions/3.9.X/bin/python3.9):" \
+        "the AllenNLP peer is skipped (allennlp 2.10.1 cannot install under Python 3.11)" >&2
 fi
