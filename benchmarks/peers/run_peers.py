@@ -1,7 +1,7 @@
 """Side by side: this package against the original bilm-tf (and its own variants), same text, batches
 and threads, alternating.
 
-    python -m benchmarks.peers.run_peers --text gutenberg.test.txt \
+    python -m benchmarks.peers.run_peers \
         --bilm-tf ~/src/bilm-tf --peer-python ~/peer-venvs/bilm-tf/bin/python \
         --size original --threads 1 2 --batch-sizes 1 32 --rounds 3
 
@@ -28,10 +28,11 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Tuple
 
-from benchmarks.common import cpu_name
+from benchmarks.common import DEFAULT_TEXT, cpu_name
 from benchmarks.peers.worker_torch import FAST_VARIANTS, VARIANTS
 from spacy_elmo.elmo.util.machine import unit_flags
 
@@ -178,7 +179,9 @@ def start_workers(args: argparse.Namespace, paths: Dict[str, Path], threads: int
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--text", type=Path, required=True, help="plain text, one sentence per line")
+    parser.add_argument(
+        "--text", type=Path, default=DEFAULT_TEXT, help="plain text, one sentence per line (default: the sample)"
+    )
     parser.add_argument("--sentences", type=int, default=100, help="the first N lines of the text")
     parser.add_argument("--size", default="original", help="a preset size, random weights")
     parser.add_argument("--model", type=Path, help="a model folder (options.json, weights.hdf5) instead of --size")
@@ -199,6 +202,7 @@ def main() -> None:
     args.variants, skipped = runnable_variants(args.variants)
     if not (args.variants or args.bilm_tf or args.allennlp_python):
         parser.error("; ".join(skipped) + "; nothing left to run")
+    started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         paths = write_inputs(args, Path(tmp))
         lengths = [len(line.split()) for line in paths["text"].read_text(encoding="utf8").splitlines()]
@@ -238,6 +242,7 @@ def main() -> None:
             for w in workers:
                 w.close()
         print("\nall rows, tokens/s worst-best over the rounds:\n" + table_header(names), *rows, sep="\n")
+    print(f"\nrun time: {(time.perf_counter() - started) / 60:.1f} min (the model's writing and loading included)")
 
 
 if __name__ == "__main__":
