@@ -17,7 +17,7 @@ train (its products have no gradients) and cannot run stateful (it carries no st
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -135,8 +135,13 @@ class FastBiLM(BiLM):
         return self
 
     def _run_directions(
-        self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool, run: RunOptions = EXACT
-    ) -> List[torch.Tensor]:
+        self,
+        embedded: torch.Tensor,
+        lengths: np.ndarray,
+        device_lengths: torch.Tensor,
+        stateful: bool,
+        run: RunOptions = EXACT,
+    ) -> List[Tuple[torch.Tensor, torch.Tensor]]:
         if stateful:
             raise FastModeError(f"a {self.mode!r} fast model is stateless only; use the exact BiLM for stateful=True")
         if torch.is_grad_enabled() and embedded.requires_grad:
@@ -144,7 +149,7 @@ class FastBiLM(BiLM):
                 f"a {self.mode!r} fast model gives no gradients; run it under "
                 "torch.inference_mode() or use the exact BiLM"
             )
-        return super()._run_directions(embedded, lengths, stateful, run)
+        return super()._run_directions(embedded, lengths, device_lengths, stateful, run)
 
     def set_warm_start(self, sentences: Optional[Sequence[Sequence[str]]] = None, run: RunOptions = EXACT) -> None:
         raise FastModeError(
