@@ -10,7 +10,8 @@ else exact, by a short timing (auto.py).
 Measured speed and deviation: benchmarks/bench_fast.py, docs/fast_modes.md (which also says why a
 `torch.nn.LSTM`-based mode is not offered: it measured slower than the exact path).
 
-The char-CNN is the exact one (its output is cached per token type at inference anyway). A fast model
+In int8 the char-CNN is the exact one (its output is cached per token type at inference); in bf16
+its highway and projection products are bf16 too, its convolutions fp32. A fast model
 is a snapshot: it copies the weights, so training the exact model later does not change it. It cannot
 train (its products have no gradients) and cannot run stateful (it carries no states between batches).
 """
@@ -122,6 +123,8 @@ class FastBiLM(BiLM):
             raise FastModeError(
                 "a BiLM tensor outside its state_dict was not copied to the fast model; make_fast needs updating for it"
             )
+        if mode == "bf16":
+            bf16.with_bf16_products(self.char_encoder)
         self.requires_grad_(False)
         nn.Module.train(self, False)
 
