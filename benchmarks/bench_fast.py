@@ -9,7 +9,8 @@
 Speed: random weights at the published sizes (the speed does not depend on the values), `embed` on
 real English sentences after a warm-up on other sentences (so the token cache holds only what running
 text would already have put there), each model timed in turn, `--rounds` times over (the best of its
-rounds kept), so that a busy machine slows every mode alike; "auto" is the mode `make_fast(bilm,
+rounds kept), so that a busy machine slows every mode alike (`--cold`: each pass on an empty token
+cache, as for text whose words were not seen yet); "auto" is the mode `make_fast(bilm,
 "auto")` chooses on this machine, named in its row. Deviation of each mode from the exact path on the top layer (the
 one that moves most): max and mean absolute difference, mean and minimum cosine per token; on the
 random-weight models from the same timed runs, and with `--model DIR` on that trained model
@@ -87,11 +88,18 @@ def deviation_row(d: Dict[str, float]) -> str:
 
 
 def bench_size(
-    size: str, modes: Sequence[str], batch_sizes: Sequence[int], n_tokens: int, text: Path, rounds: int
+    size: str,
+    modes: Sequence[str],
+    batch_sizes: Sequence[int],
+    n_tokens: int,
+    text: Path,
+    rounds: int,
+    cold: bool = False,
 ) -> None:
     torch.manual_seed(0)
     models = fast_models(BiLM(preset(size)).eval(), modes)
-    print(f"\n{size} (random weights); deviation of the top layer from exact, mean |exact| in brackets")
+    cache = "token cache cleared before each pass" if cold else "token cache warm"
+    print(f"\n{size} (random weights, {cache}); deviation of the top layer from exact, mean |exact| in brackets")
     print(f"{'batch':>6} {'mode':>10} {'tokens/s':>9} {'speedup':>8} " + deviation_header())
     for batch in batch_sizes:
         sentences = load_sentences(text, n_tokens // 4 if batch == 1 else n_tokens)
@@ -103,6 +111,8 @@ def bench_size(
             model.embed(warm, batch_size=batch)
         for _ in range(rounds):
             for name, model in models.items():
+                if cold:
+                    model.clear_caches()
                 outputs[name], seconds = timed_embed(model, sentences, batch)
                 best[name] = min(best[name], seconds)
         for name in models:
@@ -178,6 +188,9 @@ def main() -> None:
     parser.add_argument("--model", type=Path, help="a trained model's directory: deviation measured on it too")
     parser.add_argument("--model-tokens", type=int, default=10000)
     parser.add_argument("--threads", type=int, help="torch threads (default: torch's own)")
+    parser.add_argument(
+        "--cold", action="store_true", help="clear the token cache before each timed pass (text not seen yet)"
+    )
     parser.add_argument("--skip-speed", action="store_true", help="only the trained model's deviation")
     parser.add_argument(
         "--pipelines", nargs="+", type=Path, default=[], help="trained spaCy pipelines with an elmo component"
@@ -196,7 +209,7 @@ def main() -> None:
         bench_pipeline(args.pipelines, args.corpus, args.modes)
     if not args.skip_speed:
         for size in args.sizes:
-            bench_size(size, args.modes, args.batch_sizes, args.tokens, args.text, args.rounds)
+            bench_size(size, args.modes, args.batch_sizes, args.tokens, args.text, args.rounds, args.cold)
 
 
 if __name__ == "__main__":

@@ -246,30 +246,41 @@ class BiLM(nn.Module):
         run: RunOptions = EXACT,
         keep_boundaries: bool = False,
     ) -> BiLMOutput:
-        """`lengths` (boundaries included) stay on the host: they decide the loop, not the arithmetic."""
-        batch, time, _ = embedded.shape
-        layers = self._run_directions(embedded, lengths, stateful, run)
-        if keep_boundaries:
-            device_lengths = torch.from_numpy(np.asarray(lengths, dtype=np.int64)).to(embedded.device)
-            mask = torch.arange(time, device=embedded.device).unsqueeze(0) < device_lengths.unsqueeze(1)
-            full = torch.stack(layers) * mask.unsqueeze(0).unsqueeze(-1).to(embedded.dtype)
-            return BiLMOutput(layers=full, mask=mask)
-        # Drop <S> and </S>: keep positions 1..n of each row.
-        inner_lengths = torch.from_numpy(np.asarray(lengths, dtype=np.int64) - 2).to(embedded.device)
-        inner_mask = torch.arange(max(time - 2, 0), device=embedded.device).unsqueeze(0) < inner_lengths.unsqueeze(1)
-        stacked = (
-            torch.stack(layers)[:, :, 1 : time - 1]
-            if time >= 2
-            else embedded.new_zeros(len(layers), batch, 0, self.output_dim)
-        )
-        stacked = stacked * inner_mask.unsqueeze(0).unsqueeze(-1).to(stacked.dtype)
-        return BiLMOutput(layers=stacked, mask=inner_mask)
+        """`lengths` (boundaries included) stay on the host: they decide the loop, not the arithmetic.
+
+        The L+1 layers are written into one tensor as they are assembled (each direction's output
+        copied once into its half), and only the positions past each row's end are zeroed: stacking
+        the layers and multiplying by the mask cost two more passes over the largest tensor of a
+        batch, which at inference weighed as much as a tenth of a step loop's time."""
+        batch, time, half = embedded.shape
+        device_lengths = torch.from_numpy(np.asarray(lengths, dtype=np.int64)).to(embedded.device)
+        outputs = self._run_directions(embedded, lengths, device_lengths, stateful, run)
+        trim = 0 if keep_boundaries else 1  # <S> and </S> dropped unless kept
+        width = max(time - 2 * trim, 0)
+        start, stop = min(trim, time), min(trim, time) + width
+        kept = np.maximum(np.asarray(lengths, dtype=np.int64) - 2 * trim, 0)
+        layers = embedded.new_empty(1 + len(outputs), batch, width, 2 * half)
+        layers[0, ..., :half] = embedded[:, start:stop]
+        layers[0, ..., half:] = embedded[:, start:stop]
+        for i, (forward, backward) in enumerate(outputs, 1):
+            layers[i, ..., :half] = forward[:, start:stop]
+            layers[i, ..., half:] = reverse_within_lengths(backward, device_lengths)[:, start:stop]
+        for row in np.flatnonzero(kept < width):
+            layers[:, row, kept[row] :] = 0.0
+        positions = torch.arange(width, device=embedded.device).unsqueeze(0)
+        mask = positions < torch.from_numpy(kept).to(embedded.device).unsqueeze(1)
+        return BiLMOutput(layers=layers, mask=mask)
 
     def _run_directions(
-        self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool, run: RunOptions = EXACT
-    ) -> List[torch.Tensor]:
-        """All L+1 activations `[batch, time, 2P]` over the full sequence, boundaries included."""
-        device_lengths = torch.from_numpy(np.asarray(lengths, dtype=np.int64)).to(embedded.device)
+        self,
+        embedded: torch.Tensor,
+        lengths: np.ndarray,
+        device_lengths: torch.Tensor,
+        stateful: bool,
+        run: RunOptions = EXACT,
+    ) -> List[Tuple[torch.Tensor, torch.Tensor]]:
+        """Each LSTM layer's forward and backward outputs `[batch, time, P]` over the full sequence,
+        boundaries included, the backward one in its own (reversed) order."""
         backward_input = reverse_within_lengths(embedded, device_lengths)
         batch = embedded.shape[0]
         if stateful:
@@ -288,10 +299,7 @@ class BiLM(nn.Module):
         outputs, finals = run_directions(self.lstm, (embedded, backward_input), (lengths, lengths), initial, loop)
         if stateful:
             self._store_states(finals, lengths)
-        layers = [torch.cat([embedded, embedded], dim=-1)]
-        for forward, backward in outputs:
-            layers.append(torch.cat([forward, reverse_within_lengths(backward, device_lengths)], dim=-1))
-        return layers
+        return outputs
 
     def _initial_states(self, batch: int, like: torch.Tensor) -> List[State]:
         """Row i's carried state (zero for rows never seen), in the batch's row order."""

@@ -25,19 +25,31 @@ def token_lengths(char_ids: np.ndarray) -> np.ndarray:
     return ((char_ids != 0) & (char_ids != PAD_CHAR + 1)).sum(axis=-1)
 
 
+class KernelLinear(nn.Linear):
+    """An `nn.Linear` whose product runs on the faster CPU kernel (kernels.py). A module of its own, so
+    that a fast mode can swap the char-CNN's products for its own (elmo/nn/fast/bf16.py) and leave the
+    encoder's arithmetic as it is."""
+
+    def __init__(self, in_features: int, out_features: int) -> None:
+        super().__init__(in_features, out_features)
+        self._packed = PackedWeights()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return linear(x, self.weight, self.bias, self._packed)
+
+
 class Highway(nn.Module):
     """One highway layer in the stored weights' convention (see the module docstring)."""
 
     def __init__(self, dim: int) -> None:
         super().__init__()
         self.dim = dim
-        self.carry = nn.Linear(dim, dim)
-        self.transform = nn.Linear(dim, dim)
-        self._packed = {"carry": PackedWeights(), "transform": PackedWeights()}
+        self.carry = KernelLinear(dim, dim)
+        self.transform = KernelLinear(dim, dim)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        carry = torch.sigmoid(linear(x, self.carry.weight, self.carry.bias, self._packed["carry"]))
-        transform = torch.relu(linear(x, self.transform.weight, self.transform.bias, self._packed["transform"]))
+        carry = torch.sigmoid(self.carry(x))
+        transform = torch.relu(self.transform(x))
         return carry * transform + (1.0 - carry) * x
 
 
@@ -55,8 +67,7 @@ class CharEncoder(nn.Module):
         self.activation = torch.tanh if options.activation == "tanh" else torch.relu
         n_filters = options.n_filters
         self.highways = nn.ModuleList(Highway(n_filters) for _ in range(options.n_highway))
-        self.projection = nn.Linear(n_filters, projection_dim) if n_filters != projection_dim else None
-        self._packed_projection = PackedWeights()
+        self.projection = KernelLinear(n_filters, projection_dim) if n_filters != projection_dim else None
         self.output_dim = projection_dim
         self.widest_filter = max(width for width, _ in options.filters)
         # Tokens per convolution call: bounds the conv activations ([chunk, filters, max_chars] floats).
@@ -132,7 +143,7 @@ class CharEncoder(nn.Module):
         3-5 times less convolution on English text than all `max_characters_per_token` columns."""
         x = self.char_features(char_ids, longest)
         if self.projection is not None:
-            x = linear(x, self.projection.weight, self.projection.bias, self._packed_projection)
+            x = self.projection(x)
         return x
 
     def char_features(self, char_ids: torch.Tensor, longest: int) -> torch.Tensor:

@@ -1,7 +1,9 @@
-"""The "bf16" fast mode's LSTM layer: the exact layer's step, gates and clipping (all in fp32), with its
+"""The "bf16" fast mode. Its LSTM layer: the exact layer's step, gates and clipping (all in fp32), with its
 three products (input, recurrent, projection) multiplying bf16 copies of the weights by bf16 copies of
 the activations, each result rounded to bf16 by the kernel and widened to fp32 as it is added to the
-fp32 bias or input gates.
+fp32 bias or input gates. The char-CNN's highway and projection products (`Bf16Linear`) are bf16 the
+same way: each token the cache has not seen yet runs them, and in fp32 they would weigh the more the
+faster the LSTM runs.
 
 Why: a step at batch 1 streams every recurrent and projection weight, and bf16 halves the bytes; at
 large batches the products are bound by arithmetic, and bf16 runs on the matrix units (a GPU's tensor
@@ -26,6 +28,7 @@ from torch import nn
 
 from ...util.machine import cpu_flags
 from .. import kernels
+from ..char_encoder import KernelLinear
 from ..lstm import N_DIRECTIONS, BiLSTMLayer, with_forget_bias
 from ..torch_compat import cpu_bf16_units, onednn_linear, onednn_linear_available
 from .fast_layer import FastLayer
@@ -126,3 +129,36 @@ class Bf16BiLSTMLayer(FastLayer):
         if parts is not None:
             return self._fp32(parts)
         return torch.bmm(m.to(torch.bfloat16), self.projection_bf16).float()
+
+
+class Bf16Linear(nn.Module):
+    """A snapshot of one of the char-CNN's highway or projection products (`KernelLinear`) in bf16:
+    the weight rounded once (packed for oneDNN on a CPU), the activations per call, the bias added in
+    fp32. These products are most of the char-CNN's arithmetic; its convolutions stay fp32."""
+
+    weight_bf16: torch.Tensor
+    bias: torch.Tensor
+
+    def __init__(self, exact: nn.Linear) -> None:
+        super().__init__()
+        with torch.inference_mode(False):
+            self.register_buffer("weight_bf16", exact.weight.detach().to(torch.bfloat16), persistent=False)
+            self.register_buffer("bias", exact.bias.detach().clone(), persistent=False)
+        self._packed = kernels.PackedWeights()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.device.type == "cpu" and x.dim() == 2 and onednn_linear_available():
+            packed = self._packed.get(self.weight_bf16, lambda w: [w])
+            product = _packed(x.to(torch.bfloat16).unsqueeze(0), packed)[0]
+        else:
+            product = torch.nn.functional.linear(x.to(torch.bfloat16), self.weight_bf16)
+        return torch.add(self.bias, product)
+
+
+def with_bf16_products(encoder: nn.Module) -> None:
+    """Swap each `KernelLinear` in `encoder` (a snapshot's char-CNN: its highway layers and projection)
+    for its bf16 copy, in place."""
+    for name, module in list(encoder.named_modules()):
+        if isinstance(module, KernelLinear):
+            parent, _, child = name.rpartition(".")
+            setattr(encoder.get_submodule(parent), child, Bf16Linear(module))

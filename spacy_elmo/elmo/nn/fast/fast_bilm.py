@@ -10,14 +10,15 @@ else exact, by a short timing (auto.py).
 Measured speed and deviation: benchmarks/bench_fast.py, docs/fast_modes.md (which also says why a
 `torch.nn.LSTM`-based mode is not offered: it measured slower than the exact path).
 
-The char-CNN is the exact one (its output is cached per token type at inference anyway). A fast model
+In int8 the char-CNN is the exact one (its output is cached per token type at inference); in bf16
+its highway and projection products are bf16 too, its convolutions fp32. A fast model
 is a snapshot: it copies the weights, so training the exact model later does not change it. It cannot
 train (its products have no gradients) and cannot run stateful (it carries no states between batches).
 """
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -122,6 +123,8 @@ class FastBiLM(BiLM):
             raise FastModeError(
                 "a BiLM tensor outside its state_dict was not copied to the fast model; make_fast needs updating for it"
             )
+        if mode == "bf16":
+            bf16.with_bf16_products(self.char_encoder)
         self.requires_grad_(False)
         nn.Module.train(self, False)
 
@@ -135,8 +138,13 @@ class FastBiLM(BiLM):
         return self
 
     def _run_directions(
-        self, embedded: torch.Tensor, lengths: np.ndarray, stateful: bool, run: RunOptions = EXACT
-    ) -> List[torch.Tensor]:
+        self,
+        embedded: torch.Tensor,
+        lengths: np.ndarray,
+        device_lengths: torch.Tensor,
+        stateful: bool,
+        run: RunOptions = EXACT,
+    ) -> List[Tuple[torch.Tensor, torch.Tensor]]:
         if stateful:
             raise FastModeError(f"a {self.mode!r} fast model is stateless only; use the exact BiLM for stateful=True")
         if torch.is_grad_enabled() and embedded.requires_grad:
@@ -144,7 +152,7 @@ class FastBiLM(BiLM):
                 f"a {self.mode!r} fast model gives no gradients; run it under "
                 "torch.inference_mode() or use the exact BiLM"
             )
-        return super()._run_directions(embedded, lengths, stateful, run)
+        return super()._run_directions(embedded, lengths, device_lengths, stateful, run)
 
     def set_warm_start(self, sentences: Optional[Sequence[Sequence[str]]] = None, run: RunOptions = EXACT) -> None:
         raise FastModeError(
