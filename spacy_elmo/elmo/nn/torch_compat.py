@@ -7,7 +7,8 @@ and only here.
   public call reaches it;
 - the multi-tensor `_foreach` ops and dynamo's settings (elmo/pretrain/step_modes.py): the arithmetic of
   torch's own Adagrad and SGD, one launch per op for all parameters;
-- torch's CPU feature checks for bf16 units (elmo/nn/fast/bf16.py);
+- oneDNN's int8 product and its weight packing (elmo/nn/fast/int8.py), as torch's x86 quantizer emits them;
+- torch's CPU feature checks for bf16 units (elmo/nn/fast/bf16.py) and int8 units (elmo/nn/fast/int8.py);
 - a tensor's version counter, which every in-place change bumps (elmo/nn/kernels.py's packed copies);
 - inductor's option names in `THREADS_AT_CALL` (elmo/nn/time_loops/wave_cell.py, elmo/pretrain/step_modes.py).
 """
@@ -45,6 +46,44 @@ def onednn_linear(x: torch.Tensor, packed: torch.Tensor, bias: Optional[torch.Te
 def onednn_linear_add(x: torch.Tensor, add: torch.Tensor, packed: torch.Tensor) -> torch.Tensor:
     """x . packed weight + `add`, the sum fused as the product's post-op."""
     return torch.ops.mkldnn._linear_pointwise.binary(x, add, packed, None, "add")
+
+
+def onednn_int8_available() -> bool:
+    """Whether this torch build has oneDNN's int8 linear product and its weight packing."""
+    ops = getattr(torch.ops, "onednn", None)
+    return (
+        torch.backends.mkldnn.is_available() and hasattr(ops, "qlinear_pointwise") and hasattr(ops, "qlinear_prepack")
+    )
+
+
+def onednn_int8_pack(weight: torch.Tensor) -> torch.Tensor:
+    """`weight` (int8, `[out, in]`) packed once for `onednn_int8_linear`."""
+    return torch.ops.onednn.qlinear_prepack(weight, None)
+
+
+def onednn_int8_linear(
+    qx: torch.Tensor,
+    x_scale: float,
+    x_zero_point: int,
+    packed: torch.Tensor,
+    w_scale: torch.Tensor,
+    w_zero_point: torch.Tensor,
+    bias: Optional[torch.Tensor],
+) -> torch.Tensor:
+    """uint8 activations (`qx`, one scale and zero point) . packed int8 weight (per output channel) +
+    bias, the result float32."""
+    return torch.ops.onednn.qlinear_pointwise(
+        qx, x_scale, x_zero_point, packed, w_scale, w_zero_point, bias, 1.0, 0, torch.float32, "none", [], ""
+    )
+
+
+def cpu_int8_units() -> Optional[bool]:
+    """Whether torch's own CPU feature check finds int8 dot-product units (VNNI or AMX); None where this
+    build has no such check."""
+    checks: List[Optional[Callable[[], bool]]] = [
+        getattr(torch.cpu, name, None) for name in ("_is_vnni_supported", "_is_amx_tile_supported")
+    ]
+    return None if None in checks else any(check() for check in checks if check is not None)
 
 
 def cpu_bf16_units() -> Optional[bool]:

@@ -13,8 +13,11 @@ import pytest
 import torch
 
 from spacy_elmo import batch_to_ids
+from spacy_elmo.elmo.nn.fast import int8
 from spacy_elmo.elmo.nn.fast.fast_bilm import FastModeError, make_fast
 from spacy_elmo.elmo.nn.fast.int8 import Int8Linear
+from spacy_elmo.elmo.nn.kernels import KERNEL_VARIABLE
+from spacy_elmo.elmo.nn.torch_compat import onednn_int8_available
 
 MAX_ABS = 0.25
 MIN_MEAN_COSINE = 0.999
@@ -70,19 +73,57 @@ def _assert_close(exact, fast):
     assert cosine.mean() > MIN_MEAN_COSINE
 
 
-def test_int8_linear_is_close_to_the_float_product():
+@pytest.fixture(params=["mkl", "onednn"])
+def int8_kernel(request, monkeypatch):
+    """Each int8 kernel pinned: fbgemm's ("mkl", the plain one) and oneDNN's (on any x86 CPU, pretending
+    it has int8 units as the bf16 tests pretend bf16 units)."""
+    if request.param == "onednn":
+        if not onednn_int8_available():
+            pytest.skip("this torch build has no oneDNN int8 product")
+        monkeypatch.setattr(int8, "has_int8_units", lambda: True)
+    monkeypatch.setenv(KERNEL_VARIABLE, request.param)
+    return request.param
+
+
+def test_int8_linear_is_close_to_the_float_product(int8_kernel):
     torch.manual_seed(0)
     weight, bias = torch.randn(64, 256) / 8, torch.randn(256)
-    x = torch.randn(5, 64).clamp(-3, 3)
+    x = torch.randn(20, 64).clamp(-3, 3)  # 20 rows: padded to oneDNN's product height
     exact = x @ weight + bias
-    error = (Int8Linear(weight, bias)(x) - exact).abs().max()
+    linear = Int8Linear(weight, bias)
+    if int8_kernel == "onednn":
+        assert linear._onednn is not None
+    got = linear(x)
+    error = (got - exact).abs().max()
     assert 0 < error < 0.02 * exact.abs().max()
+    torch.testing.assert_close(linear(x[:3]), got[:3], rtol=0, atol=0.02 * exact.abs().max().item())
+
+
+def test_the_two_int8_kernels_round_differently_and_both_stay_close(monkeypatch):
+    if not onednn_int8_available():
+        pytest.skip("this torch build has no oneDNN int8 product")
+    monkeypatch.setattr(int8, "has_int8_units", lambda: True)
+    torch.manual_seed(0)
+    weight, x = torch.randn(64, 256) / 8, torch.randn(8, 64)
+    linear = Int8Linear(weight)
+    results = {}
+    for kernel in ("mkl", "onednn"):
+        monkeypatch.setenv(KERNEL_VARIABLE, kernel)
+        results[kernel] = linear(x)
+    assert not torch.equal(results["mkl"], results["onednn"])
+    exact = x @ weight
+    assert (results["onednn"] - exact).abs().max() < (results["mkl"] - exact).abs().max()  # the full uint8 range
+
+
+def test_a_cpu_without_int8_units_keeps_fbgemm_only(monkeypatch):
+    monkeypatch.setattr(int8, "has_int8_units", lambda: False)
+    assert Int8Linear(torch.randn(8, 16))._onednn is None
 
 
 @pytest.mark.parametrize("batch_size", [1, 4])
-def test_int8_close_to_exact(fixture_bilm, int8_bilm, batch_size):
+def test_int8_close_to_exact(fixture_bilm, batch_size, int8_kernel):
     exact = fixture_bilm.embed(SENTENCES)
-    fast = int8_bilm.embed(SENTENCES, batch_size=batch_size)
+    fast = make_fast(fixture_bilm, "int8").embed(SENTENCES, batch_size=batch_size)
     assert [f.shape for f in fast] == [e.shape for e in exact]
     assert fast[2].shape == (fixture_bilm.n_layers, 0, fixture_bilm.output_dim)
     _assert_close(_top(exact), _top(fast))
