@@ -156,7 +156,19 @@ def get_bilm(model: Model) -> Optional[BiLM]:
 def set_frozen(model: Model, frozen: bool) -> None:
     """Whether the layer's biLM only predicts, also when run for training: a head's own copy
     (ElmoTok2Vec.v1, `replace_listeners`), which has no `elmo` component to decide."""
+    check_learning_runs_exact(model, frozen)
     model.attrs[RUN_SETTINGS] = replace(run_settings(model), frozen=frozen)
+
+
+def check_learning_runs_exact(model: Model, frozen: bool) -> None:
+    """Refuse a fast mode for a biLM that learns: its fast copy is made once, from the weights of that
+    moment, so the evaluations of a fine-tuning run would read stale, rounded weights without a word."""
+    mode = run_settings(model).fast_mode
+    if mode is not None and not frozen:
+        raise FastModeError(
+            f"fast_mode {mode!r} runs a frozen biLM only, and this one is fine-tuned (frozen = false), which "
+            "runs exact: set fast_mode = null to fine-tune it, or frozen = true to train on a fast frozen biLM"
+        )
 
 
 def run_settings(model: Model) -> RunSettings:
