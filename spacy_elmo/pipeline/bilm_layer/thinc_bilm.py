@@ -98,7 +98,8 @@ def build_bilm_v3(
     warm_start (bool): every piece starts from a fixed warm LSTM state instead of zeros.
     fast_mode (Optional[str]): null (exact), "int8" (CPU), "bf16" (GPU, or a CPU with bf16 units) or
         "auto" (the one measured to beat exact here, else exact; logged), a fast inexact copy for
-        prediction and frozen training; where it cannot run, the exact biLM runs, with a warning.
+        prediction and frozen training (a biLM that learns refuses it); where it cannot run, the exact
+        biLM runs, with a warning.
     tf32 (bool): TF32 products on a GPU (faster, about 1e-3 from the exact vectors); by default the biLM
         computes in full fp32 whatever torch's global flags (elmo/nn/precision.py).
     time_loop (str): how the LSTM steps through time (elmo/nn/time_loops/dispatch.py): "auto" (the device's default,
