@@ -16,7 +16,9 @@ one that moves most): max and mean absolute difference, mean and minimum cosine 
 random-weight models from the same timed runs, and with `--model DIR` on that trained model
 (options.json + weights.hdf5), whose clipping and saturation behave like a real model's. With
 `--pipelines` (trained spaCy pipelines, such as projects/downstream's `model-best`) and `--corpus`:
-each pipeline's scores with its biLM exact and in each fast mode, the heads trained on the exact biLM.
+each pipeline's scores (tag accuracy, entity F1) with its biLM exact and in each fast mode, and the
+documents each mode changes, the heads trained on the exact biLM; then docs/fast_modes.md's rows (a
+task's seeds as its pipelines, in order, on its test set).
 Prints figures; asserts nothing.
 """
 
@@ -25,7 +27,7 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
-from typing import Dict, List, Sequence
+from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -143,11 +145,13 @@ def bench_model(model_dir: Path, modes: Sequence[str], n_tokens: int, text: Path
 def bench_pipeline(pipelines: Sequence[Path], corpus: Path, modes: Sequence[str]) -> None:
     """Each trained pipeline's scores on `corpus` (a .spacy file, read as `spacy evaluate` reads it) with
     its biLM exact and in each fast mode, only the biLM's `fast_mode` changed when it is loaded; and in
-    how many documents a fast mode's entities or tags differ from the exact biLM's."""
+    how many documents a fast mode's entities or tags differ from the exact biLM's. Then the same as one
+    markdown row per score and mode, the pipelines (seeds) side by side: docs/fast_modes.md's table."""
     import spacy
     from spacy.scorer import Scorer
     from spacy.training import Corpus
 
+    table: Dict[Tuple[str, str], List[Tuple[float, int]]] = {}
     print(f"\n{'pipeline':<40} {'mode':>6} {'score':>8} {'value':>8} {'docs changed':>13} {'seconds':>8}")
     for path in pipelines:
         components = spacy.util.load_config(path / "config.cfg")["components"]
@@ -175,6 +179,11 @@ def bench_pipeline(pipelines: Sequence[Path], corpus: Path, modes: Sequence[str]
                         f"{100 * scores[key]:8.2f} {changed:>6} of {len(examples):<5} {seconds:8.0f}",
                         flush=True,
                     )
+                    table.setdefault((key, mode or "exact"), []).append((100 * scores[key], changed))
+    print(f"\n| score | biLM at test | per pipeline, in order | docs changed, of {len(examples)} |\n|---|---|---|---|")
+    for (key, mode), cells in table.items():
+        values = " / ".join(f"{value:.2f}" for value, _ in cells)
+        print(f"| {key} | {mode} | {values} | {' / '.join(str(n) for _, n in cells)} |")
 
 
 def main() -> None:

@@ -39,6 +39,7 @@ from thinc.api import Model, Optimizer
 from thinc.types import Floats3d
 
 from ..elmo.errors import ElmoError
+from .bilm_layer.thinc_bilm import check_learning_runs_exact
 from .doc_data import layer_dtype, set_doc_data
 from .errors import for_spacy_commands
 from .frozen_cache import FrozenLayerCache
@@ -93,6 +94,7 @@ class ElmoComponent(TrainablePipe):
         model.attrs["replace_listener_cfg"] = partial(replace_listener_cfg, frozen=frozen)
         self.name = name
         self.frozen = frozen  # whether the biLM learns: read by `update` alone
+        self._check_fast_mode()
         self.cfg = {
             "pooling": pooling if not isinstance(pooling, Model) else pooling.name,
             "store_layers": store_layers,
@@ -268,12 +270,21 @@ class ElmoComponent(TrainablePipe):
             layers = self.cache.layers(docs, top_up=True)
             accumulate = backprop = no_gradient
         else:
+            self._check_fast_mode()  # `frozen` may have been set false since
             self.cache.release()  # a biLM that learns (`frozen` set false mid-run) makes cached layers stale
             layers, bp_layers = self.model.begin_update(docs)
             after = partial(self.finish_update, sgd) if sgd is not None else None
             accumulate, backprop = gradient_callbacks(self.model.ops, layers, bp_layers, losses, self.name, after)
         feed_listeners(self.listeners, docs, layers, accumulate, backprop)
         return losses
+
+    def _check_fast_mode(self) -> None:
+        """A biLM that learns runs exact (check_learning_runs_exact), said as one message by spaCy's
+        commands, which build the component (`spacy train`)."""
+        try:
+            check_learning_runs_exact(self.model, self.frozen)
+        except ElmoError as error:
+            raise for_spacy_commands(error) from None
 
     def get_loss(self, examples: Iterable[Example], scores: Any) -> None:
         """The component has no loss of its own: its gradients come from the listening heads."""

@@ -1,5 +1,6 @@
 """benchmarks/bench_fast.py scores a trained pipeline with each fast mode as `spacy evaluate` reads its
-corpus: the exact row, then each mode's, with the documents whose predictions the mode changed."""
+corpus: the exact row, then each mode's, with the documents whose predictions the mode changed; then
+one markdown row per mode, the pipelines side by side."""
 
 import re
 from copy import deepcopy
@@ -40,12 +41,15 @@ def test_each_fast_mode_is_scored_beside_the_exact_biLM(tmp_path, capsys, monkey
         nlp.update(examples, sgd=optimizer)
     nlp.to_disk(tmp_path / "pipeline")
     DocBin(docs=gold).to_disk(tmp_path / "test.spacy")
-    bench_pipeline([tmp_path / "pipeline"], tmp_path / "test.spacy", ["int8"])
-    rows = re.findall(r"(exact|int8)\s+tag_acc\s+([\d.]+)\s+(\d+) of (\d+)", capsys.readouterr().out)
+    bench_pipeline([tmp_path / "pipeline", tmp_path / "pipeline"], tmp_path / "test.spacy", ["int8"])
+    out = capsys.readouterr().out
+    rows = re.findall(r"(exact|int8)\s+tag_acc\s+([\d.]+)\s+(\d+) of (\d+)", out)[:2]
     assert [mode for mode, *_ in rows] == ["exact", "int8"]
     assert float(rows[0][1]) > 50, "the pipeline must tag for a change to show"
     assert rows[0][2] == "0" and int(rows[1][2]) > 0 and all(total == "10" for *_, total in rows)
     assert copies and set(copies) == {"int8"}, "the int8 rows must come from the int8 copy"
+    table = re.findall(r"^\| tag_acc \| (exact|int8) \| ([\d.]+) / ([\d.]+) \| (\d+) / (\d+) \|$", out, re.MULTILINE)
+    assert table == [(mode, score, score, changed, changed) for mode, score, changed, _ in rows], out
 
 
 def test_the_speed_table_names_auto_s_choice_and_a_mode_the_cpu_cannot_run(fixture_paths, capsys, monkeypatch):

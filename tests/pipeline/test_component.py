@@ -14,7 +14,7 @@ from spacy.tokens import Doc, DocBin
 from spacy_elmo import restore_vectors
 from spacy_elmo.elmo.formats import WeightsError
 from spacy_elmo.pipeline.bilm_layer.thinc_bilm import set_source
-from tests.support.pipelines import EXACT_LAYERS, elmo_config
+from tests.support.pipelines import EXACT_LAYERS, TAGGER_ON_ELMO, elmo_config
 
 MONEY = "She went to the bank to withdraw money ."
 RIVER = "They sat on the bank of the river ."
@@ -355,3 +355,21 @@ def test_a_stateful_pipeline_in_two_processes_is_warned_of():
     )
     assert result.stdout.strip() == "4", result.stderr[-2000:]
     assert "a stateful biLM (stateful = true) runs in a worker process" in result.stderr
+
+
+def test_a_fine_tuned_biLM_refuses_a_fast_mode(fixture_paths):
+    """A fast copy is made once, from the weights of that moment: a biLM fine-tuned in a fast mode would be
+    evaluated on stale, rounded weights. Refused when built, and at the update after `frozen` is unset."""
+    from spacy.training import Example
+
+    from spacy_elmo.elmo.nn.errors import FastModeError
+
+    with pytest.raises(FastModeError, match="'bf16' runs a frozen biLM only.*set fast_mode = null"):
+        _nlp(fixture_paths, model={"fast_mode": "bf16"}, frozen=False)
+    nlp = _nlp(fixture_paths, model={"fast_mode": "int8"})
+    nlp.add_pipe("tagger", config=TAGGER_ON_ELMO)
+    examples = [Example.from_dict(nlp.make_doc(MONEY), {"tags": ["X"] * len(MONEY.split())})]
+    nlp.initialize(lambda: examples)
+    nlp.get_pipe("elmo").frozen = False
+    with pytest.raises(FastModeError, match="'int8' runs a frozen biLM only"):
+        nlp.update(examples)

@@ -45,6 +45,15 @@ def test_spacy_train_with_a_missing_model_is_one_message(tmp_path):
     assert_one_message(result, f"no ELMo model '{tmp_path / 'nothere'}': not an existing file or directory")
 
 
+@pytest.mark.slow
+def test_spacy_train_fine_tuning_in_a_fast_mode_is_one_message(tmp_path):
+    tagged = corpus(tmp_path / "train.spacy", tagged=True)
+    paths = ("--paths.train", tagged, "--paths.dev", tagged)
+    fine_tuned_fast = ("--components.elmo.frozen", "false", "--components.elmo.model.fast_mode", "int8")
+    result = run_cli("train", CONFIGS / "tagger_elmo.cfg", *paths, *fine_tuned_fast, module="spacy")
+    assert_one_message(result, "fast_mode 'int8' runs a frozen biLM only, and this one is fine-tuned")
+
+
 @pytest.mark.parametrize("kind", [OptionsError, OutputFileError])
 def test_the_error_keeps_its_type_message_and_attributes(kind):
     original = kind("options.json: no 'lstm' key; fix the file")

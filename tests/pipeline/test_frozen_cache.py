@@ -11,9 +11,10 @@ import torch
 from spacy.training import Example
 
 from spacy_elmo import BiLM
+from spacy_elmo.elmo.nn.fast.fast_bilm import make_fast
 from spacy_elmo.elmo.nn.run_options import EXACT
 from spacy_elmo.pipeline import frozen_cache
-from spacy_elmo.pipeline.frozen_cache import TOP_UP_BATCHES, ActivationCache
+from spacy_elmo.pipeline.frozen_cache import TOP_UP_BATCHES, ActivationCache, doc_key
 from spacy_elmo.pipeline.layers import get_bilm, set_bilm
 from tests.support.pipelines import TAGGER_ON_ELMO, elmo_config, tiny_tagger_pipeline
 
@@ -183,3 +184,28 @@ def test_activation_cache_is_an_lru_bounded_in_bytes():
     assert cache.get("b") is None and len(cache) == 3 and cache.size == 1200
     cache.put("huge", np.zeros(1000, dtype=np.float32))
     assert cache.get("huge") is None
+
+
+def test_training_in_a_fast_mode_caches_the_fast_copys_layers_and_serves_as_saved(tmp_path):
+    """`fast_mode` on a frozen biLM feeds the heads the fast copy's layers while they train (a run that
+    silently trained on the exact layers would not be what its config says); the pipeline saved from it
+    serves in its mode, and exact with `fast_mode` null."""
+    nlp, examples = pipeline(frozen=True, fast_mode="int8")
+    nlp.update(examples, sgd=nlp.create_optimizer())
+    component = nlp.get_pipe("elmo")
+    docs = [eg.predicted for eg in examples]
+    sentences = [[token.text for token in doc] for doc in docs]
+    bilm = get_bilm(component.model)
+    with torch.inference_mode():
+        fast = make_fast(bilm, "int8").forward_sentences(sentences).layers.numpy()
+        exact = bilm.forward_sentences(sentences).layers.numpy()
+    for row, doc in enumerate(docs):
+        cached = component.cache.store.get(doc_key(doc))
+        np.testing.assert_allclose(cached, fast[:, row, : len(doc)], atol=1e-6)
+        assert np.abs(cached - exact[:, row, : len(doc)]).max() > 1e-4
+    nlp.to_disk(tmp_path / "pipeline")
+    for mode, expected in (("int8", fast), (None, exact)):
+        loaded = spacy.load(tmp_path / "pipeline", config={"components": {"elmo": {"model": {"fast_mode": mode}}}})
+        served = loaded.get_pipe("elmo").predict([loaded.make_doc(text) for text in TEXTS])
+        for row, layers in enumerate(served):
+            np.testing.assert_allclose(layers, expected[:, row, : layers.shape[1]], atol=1e-6)

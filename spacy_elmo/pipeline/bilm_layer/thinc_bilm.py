@@ -98,7 +98,8 @@ def build_bilm_v3(
     warm_start (bool): every piece starts from a fixed warm LSTM state instead of zeros.
     fast_mode (Optional[str]): null (exact), "int8" (CPU), "bf16" (GPU, or a CPU with bf16 units) or
         "auto" (the one measured to beat exact here, else exact; logged), a fast inexact copy for
-        prediction and frozen training; where it cannot run, the exact biLM runs, with a warning.
+        prediction and frozen training (a biLM that learns refuses it); where it cannot run, the exact
+        biLM runs, with a warning.
     tf32 (bool): TF32 products on a GPU (faster, about 1e-3 from the exact vectors); by default the biLM
         computes in full fp32 whatever torch's global flags (elmo/nn/precision.py).
     time_loop (str): how the LSTM steps through time (elmo/nn/time_loops/dispatch.py): "auto" (the device's default,
@@ -156,7 +157,19 @@ def get_bilm(model: Model) -> Optional[BiLM]:
 def set_frozen(model: Model, frozen: bool) -> None:
     """Whether the layer's biLM only predicts, also when run for training: a head's own copy
     (ElmoTok2Vec.v1, `replace_listeners`), which has no `elmo` component to decide."""
+    check_learning_runs_exact(model, frozen)
     model.attrs[RUN_SETTINGS] = replace(run_settings(model), frozen=frozen)
+
+
+def check_learning_runs_exact(model: Model, frozen: bool) -> None:
+    """Refuse a fast mode for a biLM that learns: its fast copy is made once, from the weights of that
+    moment, so the evaluations of a fine-tuning run would read stale, rounded weights without a word."""
+    mode = run_settings(model).fast_mode
+    if mode is not None and not frozen:
+        raise FastModeError(
+            f"fast_mode {mode!r} runs a frozen biLM only, and this one is fine-tuned (frozen = false), which "
+            "runs exact: set fast_mode = null to fine-tune it, or frozen = true to train on a fast frozen biLM"
+        )
 
 
 def run_settings(model: Model) -> RunSettings:

@@ -153,3 +153,12 @@ def test_a_saved_pipeline_loads_without_the_models_files(references, tmp_path, f
     loaded = spacy.load(tmp_path / "pipeline")
     assert loaded.config["components"]["elmo"]["model"]["model"] == references[form]
     np.testing.assert_array_equal(loaded("The bank rose .")._.elmo["layers"], nlp("The bank rose .")._.elmo["layers"])
+
+
+def test_a_biLM_that_learns_refuses_a_fast_mode():
+    """A fast copy is made once, from the weights of that moment: a head's own biLM fine-tuned in a fast
+    mode would be evaluated on stale, rounded weights."""
+    model = build_bilm_v3("fixture-tiny", fast_mode="int8")
+    set_frozen(model, True)
+    with pytest.raises(FastModeError, match="'int8' runs a frozen biLM only.*fine-tuned .frozen = false."):
+        set_frozen(model, False)
