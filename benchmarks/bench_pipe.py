@@ -15,7 +15,8 @@ pads less than any stream of B docs can). In each fast mode (`--fast-modes`) bot
 copy, the one the component makes. Each size, mode and batch runs in a fresh subprocess (its own token
 cache and kernel choices) that warms both up on other sentences, then times them in turn, `--rounds`
 times over, each run from an empty token cache: a busy machine slows both alike, so the ratio of the
-best runs holds where the tokens/s do not (the per-round ratios' range is printed beside it). The
+best runs holds where the tokens/s do not (beside it: the per-round ratios' range, and the ratio of
+CPU seconds, steadier still on a machine others share, with `--threads 1` above all). The
 long-document figure embeds one doc of `--long-tokens` tokens without sentence boundaries (the last size
 asked for) and prints its peak memory above the loaded pipeline. Prints figures; asserts nothing.
 """
@@ -49,7 +50,7 @@ from spacy_elmo.elmo.pretrain.config import parse_changes
 from spacy_elmo.elmo.util.machine import unit_flags
 
 EXACT = "exact"
-HEADER = f"{'batch':>6} {'mode':>6} {'embed tok/s':>12} {'pipe tok/s':>11} {'pipe / embed':>13} {'rounds':>13}"
+HEADER = " batch   mode  embed tok/s  pipe tok/s  pipe / embed        rounds CPU-s ratio"
 
 
 def size_options(size: str, changes: Sequence[str]) -> ElmoOptions:
@@ -112,25 +113,29 @@ def measure(directory: Path, mode: str, batch_size: int, n_tokens: int, text: Pa
         "pipe": lambda: list(nlp.pipe(docs, batch_size=batch_size)),
     }
     seconds: Dict[str, List[float]] = {name: [] for name in sides}
+    cpu_seconds: Dict[str, List[float]] = {name: [] for name in sides}
     for _ in range(rounds):
         for name, run in sides.items():
             exact.clear_caches()
             model.clear_caches()
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             run()
             seconds[name].append(time.perf_counter() - start)
-    return {"tokens": sum(len(s) for s in sentences), **seconds}
+            cpu_seconds[name].append(time.process_time() - cpu_start)
+    return {"tokens": sum(len(s) for s in sentences), "seconds": seconds, "cpu_seconds": cpu_seconds}
 
 
 def ratio_row(batch: int, mode: str, r: Dict) -> str:
-    """One row: each side's best tokens/s, the ratio of the bests, the per-round ratios' range."""
+    """One row: each side's best tokens/s, the ratio of the bests, the per-round ratios' range, and the
+    ratio of the best CPU seconds (steadier where other processes share the cores)."""
     if "unavailable" in r:
         return f"{batch:>6} {mode:>6}  not run here: {r['unavailable']}"
-    embed, pipe = min(r["embed"]), min(r["pipe"])
-    rounds = [e / p for e, p in zip(r["embed"], r["pipe"])]
+    seconds, cpu = r["seconds"], r["cpu_seconds"]
+    embed, pipe = min(seconds["embed"]), min(seconds["pipe"])
+    rounds = [e / p for e, p in zip(seconds["embed"], seconds["pipe"])]
     return (
         f"{batch:>6} {mode:>6} {r['tokens'] / embed:>12.1f} {r['tokens'] / pipe:>11.1f} {embed / pipe:>13.3f} "
-        f"{min(rounds):>7.3f}-{max(rounds):.3f}"
+        f"{min(rounds):>7.3f}-{max(rounds):.3f} {min(cpu['embed']) / min(cpu['pipe']):>11.3f}"
     )
 
 
@@ -197,9 +202,7 @@ def main() -> None:
             weights = sum(parameter_counts(options.lstm, options.char_cnn).values())
             changes = f" with {' '.join(args.set)}" if args.set else ""
             print(f"\n{size}{changes} ({weights / 1e6:.2f} M weights): best of {args.rounds} alternating rounds")
-            print(
-                f"{'batch':>6} {'mode':>6} {'embed tok/s':>12} {'pipe tok/s':>11} {'pipe / embed':>13} {'rounds':>13}"
-            )
+            print(HEADER)
             for batch in [] if args.long_only else args.batch_sizes:
                 for mode in args.fast_modes:
                     print(ratio_row(batch, mode, child(str(directory), mode, str(batch), *common_args)), flush=True)
