@@ -2,17 +2,23 @@
 
     python -m benchmarks.bench_pipe                       # small, medium, original at batch 1, 8, 32, 128
     python -m benchmarks.bench_pipe --sizes original --batch-sizes 32 --tokens 3000
+    python -m benchmarks.bench_pipe --sizes original --fast-modes exact int8 bf16 --threads 2
     python -m benchmarks.bench_pipe --set lstm.dim=1024 \
         --sizes spacy_elmo/elmo/sources/models/gutenberg-web-2x512/options.json
 
 Random weights at each size (a preset's name or an options.json, `--set` changing any of its keys, the
-same for every size), written once per size to a temporary directory. Docs come in
-arbitrary (shuffled) order. For each batch size, `BiLM.embed(batch_size=B)` and `nlp.pipe(batch_size=B)`
-each run in a fresh subprocess (so that the peak memory is its own), after a short warm-up on other
-sentences, with an empty token cache. The long-document figure embeds one doc of `--long-tokens` tokens
-without sentence boundaries (the largest size asked for) and prints its peak memory above the loaded
-pipeline. On a machine others share, the tokens per CPU-second of the process (`--threads 1`) hold
-where tokens/s do not. Prints figures; asserts nothing.
+same for every size), written once per size to a temporary directory. Both sides start from the same
+tokenized sentences of real English in shuffled order (tokenizing is counted on neither side): `nlp.pipe`
+gets one-sentence Docs made before the clock starts, `nlp.pipe(batch_size=B)`; `BiLM.embed` gets the
+same batches, each B sentences handed to `embed(batch_size=B)` (embed sorting the whole text at once
+pads less than any stream of B docs can). In each fast mode (`--fast-modes`) both run the same
+copy, the one the component makes. Each size, mode and batch runs in a fresh subprocess (its own token
+cache and kernel choices) that warms both up on other sentences, then times them in turn, `--rounds`
+times over, each run from an empty token cache: a busy machine slows both alike, so the ratio of the
+best runs holds where the tokens/s do not (beside it: the per-round ratios' range, and the ratio of
+CPU seconds, steadier still on a machine others share, with `--threads 1` above all). The
+long-document figure embeds one doc of `--long-tokens` tokens without sentence boundaries (the last size
+asked for) and prints its peak memory above the loaded pipeline. Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Dict, List, Optional, Sequence
 
 import torch
 
@@ -33,13 +39,18 @@ from benchmarks.common import (
     current_rss_mb,
     load_sentences,
     machine,
-    peak_rss_mb,  # noqa: E402
+    peak_rss_mb,
     peak_rss_since_reset_mb,
     reset_peak_rss,
 )
-from spacy_elmo import BiLM, ElmoOptions, preset, save_weights  # noqa: E402
+from spacy_elmo import BiLM, ElmoOptions, preset, save_weights
+from spacy_elmo.elmo.nn.fast.fast_bilm import FAST_MODES
 from spacy_elmo.elmo.nn.options import PRESETS, parameter_counts, with_changes
 from spacy_elmo.elmo.pretrain.config import parse_changes
+from spacy_elmo.elmo.util.machine import unit_flags
+
+EXACT = "exact"
+HEADER = " batch   mode  embed tok/s  pipe tok/s  pipe / embed        rounds CPU-s ratio"
 
 
 def size_options(size: str, changes: Sequence[str]) -> ElmoOptions:
@@ -56,41 +67,76 @@ def write_model(options: ElmoOptions, directory: Path) -> None:
     save_weights(bilm, directory / "weights.hdf5")
 
 
-def make_nlp(directory: Path):
+def make_nlp(directory: Path, fast_mode: Optional[str] = None):
     import spacy
 
     nlp = spacy.blank("en")
-    nlp.add_pipe(
-        "elmo",
-        config={"model": {"@architectures": "spacy-elmo.BiLM.v3", "model": str(directory)}},
-    )
+    model = {"@architectures": "spacy-elmo.BiLM.v3", "model": str(directory), "fast_mode": fast_mode}
+    nlp.add_pipe("elmo", config={"model": model})
     nlp.initialize()
     return nlp
 
 
-def measure(directory: Path, what: str, batch_size: int, n_tokens: int, text: Path) -> dict:
-    """Child process: tokens/s and peak memory of one way of embedding the text."""
+def same_batches(sentences: List[List[str]], batch_size: int) -> List[List[List[str]]]:
+    """The sentences in the batches `nlp.pipe(batch_size=...)` reads one-sentence docs in."""
+    return [sentences[i : i + batch_size] for i in range(0, len(sentences), batch_size)]
+
+
+def measure(directory: Path, mode: str, batch_size: int, n_tokens: int, text: Path, rounds: int) -> Dict:
+    """Child process: `embed` and `nlp.pipe` in `mode` on the same batches, timed in turn `rounds`
+    times; seconds per run of each side, or `unavailable` where the mode cannot run here."""
+    import warnings
+
     from spacy.tokens import Doc
 
+    from spacy_elmo.pipeline.bilm_layer.process_state import PROCESS
     from spacy_elmo.pipeline.layers import get_bilm
 
-    nlp = make_nlp(directory)
-    bilm = get_bilm(nlp.get_pipe("elmo").model)
+    fast_mode = None if mode == EXACT else mode
+    nlp = make_nlp(directory, fast_mode)
+    exact = get_bilm(nlp.get_pipe("elmo").model)
+    assert exact is not None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = exact if fast_mode is None else PROCESS.fast_copy(exact, fast_mode)  # the component's copy
+    if model is None:
+        return {"unavailable": str(caught[-1].message) if caught else "not run here"}
     sentences = load_sentences(text, n_tokens, seed=2)
     warm = load_sentences(text, 200, seed=3)
-    if what == "pipe":
-        list(nlp.pipe([Doc(nlp.vocab, words=s) for s in warm], batch_size=batch_size))
-        docs = [Doc(nlp.vocab, words=s) for s in sentences]
-        run = lambda: list(nlp.pipe(docs, batch_size=batch_size))  # noqa: E731
-    else:
-        bilm.embed(warm, batch_size=batch_size)
-        run = lambda: bilm.embed(sentences, batch_size=batch_size)  # noqa: E731
-    bilm.clear_caches()
-    start, cpu_start = time.perf_counter(), time.process_time()
-    run()
-    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
-    n = sum(len(s) for s in sentences)
-    return {"tokens_per_s": n / seconds, "tokens_per_cpu_s": n / cpu_seconds, "peak_mb": peak_rss_mb()}
+    list(nlp.pipe([Doc(nlp.vocab, words=s) for s in warm], batch_size=batch_size))
+    for batch in same_batches(warm, batch_size):
+        model.embed(batch, batch_size=batch_size)
+    docs = [Doc(nlp.vocab, words=s) for s in sentences]
+    batches = same_batches(sentences, batch_size)
+    sides: Dict[str, Callable[[], object]] = {
+        "embed": lambda: [model.embed(batch, batch_size=batch_size) for batch in batches],
+        "pipe": lambda: list(nlp.pipe(docs, batch_size=batch_size)),
+    }
+    seconds: Dict[str, List[float]] = {name: [] for name in sides}
+    cpu_seconds: Dict[str, List[float]] = {name: [] for name in sides}
+    for _ in range(rounds):
+        for name, run in sides.items():
+            exact.clear_caches()
+            model.clear_caches()
+            start, cpu_start = time.perf_counter(), time.process_time()
+            run()
+            seconds[name].append(time.perf_counter() - start)
+            cpu_seconds[name].append(time.process_time() - cpu_start)
+    return {"tokens": sum(len(s) for s in sentences), "seconds": seconds, "cpu_seconds": cpu_seconds}
+
+
+def ratio_row(batch: int, mode: str, r: Dict) -> str:
+    """One row: each side's best tokens/s, the ratio of the bests, the per-round ratios' range, and the
+    ratio of the best CPU seconds (steadier where other processes share the cores)."""
+    if "unavailable" in r:
+        return f"{batch:>6} {mode:>6}  not run here: {r['unavailable']}"
+    seconds, cpu = r["seconds"], r["cpu_seconds"]
+    embed, pipe = min(seconds["embed"]), min(seconds["pipe"])
+    rounds = [e / p for e, p in zip(seconds["embed"], seconds["pipe"])]
+    return (
+        f"{batch:>6} {mode:>6} {r['tokens'] / embed:>12.1f} {r['tokens'] / pipe:>11.1f} {embed / pipe:>13.3f} "
+        f"{min(rounds):>7.3f}-{max(rounds):.3f} {min(cpu['embed']) / min(cpu['pipe']):>11.3f}"
+    )
 
 
 def long_doc(directory: Path, n_tokens: int, text: Path) -> dict:
@@ -122,6 +168,8 @@ def main() -> None:
     parser.add_argument("--sizes", nargs="+", default=["small", "medium", "original"], help="presets or options.json")
     parser.add_argument("--set", nargs="+", default=[], metavar="KEY=VALUE", help="changes to every size's options")
     parser.add_argument("--batch-sizes", nargs="+", type=int, default=[1, 8, 32, 128])
+    parser.add_argument("--fast-modes", nargs="+", default=[EXACT], choices=[EXACT, *FAST_MODES])
+    parser.add_argument("--rounds", type=int, default=3, help="alternating timed rounds of embed and nlp.pipe")
     parser.add_argument("--tokens", type=int, default=2000, help="tokens per measurement (batch 1 uses a quarter)")
     parser.add_argument("--long-tokens", type=int, default=20000)
     parser.add_argument("--long-only", action="store_true", help="Only the long-doc memory measurement.")
@@ -140,10 +188,11 @@ def main() -> None:
         else:
             batch = int(args.child[2])
             tokens = args.tokens // 4 if batch == 1 else args.tokens
-            print(json.dumps(measure(directory, what, batch, tokens, args.text)))
+            print(json.dumps(measure(directory, what, batch, tokens, args.text, args.rounds)))
         return
+    print(f"bf16 / int8 unit flags: {unit_flags()}")
     common_args = ["--tokens", str(args.tokens), "--long-tokens", str(args.long_tokens), "--text", str(args.text)]
-    common_args += ["--threads", str(args.threads)]
+    common_args += ["--threads", str(args.threads), "--rounds", str(args.rounds)]
     with tempfile.TemporaryDirectory() as tmp:
         for i, size in enumerate(args.sizes):
             directory = Path(tmp) / str(i)
@@ -152,20 +201,11 @@ def main() -> None:
             write_model(options, directory)
             weights = sum(parameter_counts(options.lstm, options.char_cnn).values())
             changes = f" with {' '.join(args.set)}" if args.set else ""
-            print(f"\n{size}{changes} ({weights / 1e6:.2f} M weights): shuffled sentences of real English")
-            print(
-                f"{'batch':>6} {'embed tok/s':>12} {'pipe tok/s':>11} {'pipe vs embed':>14} "
-                f"{'embed peak MB':>14} {'pipe peak MB':>13} {'pipe tok/CPU-s':>15}"
-            )
+            print(f"\n{size}{changes} ({weights / 1e6:.2f} M weights): best of {args.rounds} alternating rounds")
+            print(HEADER)
             for batch in [] if args.long_only else args.batch_sizes:
-                raw = child(str(directory), "raw", str(batch), *common_args)
-                piped = child(str(directory), "pipe", str(batch), *common_args)
-                print(
-                    f"{batch:>6} {raw['tokens_per_s']:>12.1f} {piped['tokens_per_s']:>11.1f} "
-                    f"{piped['tokens_per_s'] / raw['tokens_per_s'] - 1:>+14.0%} {raw['peak_mb']:>14.0f} "
-                    f"{piped['peak_mb']:>13.0f} {piped['tokens_per_cpu_s']:>15.1f}",
-                    flush=True,
-                )
+                for mode in args.fast_modes:
+                    print(ratio_row(batch, mode, child(str(directory), mode, str(batch), *common_args)), flush=True)
         if args.no_long:
             return
         r = child(str(directory), "long", *common_args)

@@ -40,7 +40,7 @@ from thinc.types import Floats3d
 
 from ..elmo.errors import ElmoError
 from .bilm_layer.thinc_bilm import check_learning_runs_exact
-from .doc_data import layer_dtype, set_doc_data
+from .doc_data import as_layer_dtype, layer_dtype, set_doc_data
 from .errors import for_spacy_commands
 from .frozen_cache import FrozenLayerCache
 from .hooks import carry_through_bytes, ensure_extension, install_hooks
@@ -211,7 +211,7 @@ class ElmoComponent(TrainablePipe):
             # The Doc keeps host arrays (they serialize and outlive the batch); on a GPU this is the
             # one copy to the host.
             vectors = self.model.ops.to_numpy(doc_vectors).astype(np.float32, copy=False)
-            host_layers = None if dtype is None else self.model.ops.to_numpy(doc_layers).astype(dtype, copy=False)
+            host_layers = None if dtype is None else as_layer_dtype(self.model.ops.to_numpy(doc_layers), dtype)
             self._annotate_doc(doc, vectors, host_layers)
 
     def _annotate(self, docs: List[Doc]) -> None:

@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
+import torch
 from spacy.attrs import IDX, LENGTH
 from spacy.tokens import Doc
 
@@ -69,6 +70,16 @@ def layer_dtype(store_layers: Any) -> Optional[type]:
         f'store_layers is {store_layers!r}: it is "float16" (the layers in half precision), true (float32) '
         "or false (only the pooled vectors)"
     )
+
+
+def as_layer_dtype(layers: np.ndarray, dtype: type) -> np.ndarray:
+    """`layers` (host floats) in `dtype`, rounded to nearest even as numpy rounds, bit for bit. float32 to
+    float16 goes through torch, whose conversion runs on the CPU's vector units where numpy's converts
+    value by value: beside the biLM, numpy's cast was the largest cost of `nlp.pipe` (an array torch
+    cannot view, read-only or reversed, takes numpy's way)."""
+    if dtype is np.float16 and layers.dtype == np.float32 and layers.flags.writeable and min(layers.strides) >= 0:
+        return torch.from_numpy(layers).to(torch.float16).numpy()
+    return layers.astype(dtype, copy=False)
 
 
 def token_offsets(doc: Doc) -> np.ndarray:

@@ -12,6 +12,7 @@ from spacy.tokens import Doc
 from thinc.api import Model
 
 from .bilm_layer.thinc_bilm import ensure_loaded, predict_pieces
+from .doc_data import as_layer_dtype
 
 
 def pooled_by_piece(
@@ -27,5 +28,5 @@ def pooled_by_piece(
         vectors[d][rows] = pooling.predict([piece])[0]
         doc_layers = layers[d]
         if doc_layers is not None:
-            doc_layers[:, rows] = piece
+            doc_layers[:, rows] = as_layer_dtype(piece, doc_layers.dtype.type)
     return list(zip(vectors, layers))

@@ -9,6 +9,7 @@ from spacy.pipeline.functions import merge_entities, merge_noun_chunks
 from spacy.tokens import Doc, DocBin, Span
 
 from spacy_elmo import restore_vectors
+from spacy_elmo.pipeline.doc_data import as_layer_dtype
 from spacy_elmo.pipeline.errors import DocDataError
 from tests.support.pipelines import EXACT_LAYERS, elmo_config
 
@@ -186,3 +187,27 @@ def test_float32_layers_saved_before_float16_still_load(nlp):
     with doc.retokenize() as retokenizer:
         retokenizer.merge(doc[2:4])
     assert doc._.elmo["layers"].dtype == np.float32 and doc._.elmo["layers"].shape[1] == len(doc)
+
+
+def _float32_edges() -> np.ndarray:
+    """float32 values where a float16 rounding can go wrong (ties to even, subnormals, overflow, NaN),
+    and values of every magnitude."""
+    tiny, big = 2**-24, 65504.0
+    edges = [0.0, 1 + 2**-11, 1 + 3 * 2**-11, 1 + 2**-11 + 2**-20, tiny, tiny / 2, tiny * 1.5, tiny / 3, 1 / 3]
+    edges += [2**-14 * (1 - 2**-11), big, big + 15.99, big + 16, 1e30, np.inf, np.nan]
+    rng = np.random.default_rng(0)
+    spread = rng.standard_normal(4096) * 2.0 ** rng.uniform(-30, 18, 4096)
+    return np.concatenate([edges, np.negative(edges), spread]).astype(np.float32)
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    return bool(np.all((a.view(np.uint16) == b.view(np.uint16)) | (np.isnan(a) & np.isnan(b))))
+
+
+def test_layers_go_to_float16_as_numpy_rounds_them_bit_for_bit():
+    layers = _float32_edges().reshape(1, -1, 1)
+    read_only, reversed_rows = np.broadcast_to(layers, layers.shape), layers[:, ::-1]
+    for given in (layers, read_only, reversed_rows):
+        stored = as_layer_dtype(given, np.float16)
+        assert stored.dtype == np.float16 and _same_bits(stored, given.astype(np.float16))
+    assert as_layer_dtype(layers, np.float32) is layers
