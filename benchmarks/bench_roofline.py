@@ -2,7 +2,7 @@
 
     python -m benchmarks.bench_roofline                          # original size, 2 threads, 3 rounds
     python -m benchmarks.bench_roofline --threads 1 --rounds 5
-    python -m benchmarks.bench_roofline --input-budgets 1048576 8388608   # the exact path at two chunk sizes
+    python -m benchmarks.bench_roofline --min-input-rows 256 1   # input chunks of >= 256 rows against the old
 
 In one run, in alternating rounds (stream, products, exact path, then again), so that a busy machine
 slows every figure alike; each figure is the best of its rounds:
@@ -20,9 +20,9 @@ It prints the exact path's GFLOP/s at batch 32 and its fraction of the best sgem
 bytes a token streams (every recurrent and projection weight, once per step) over the bandwidth: the
 roofline in tokens/s, and the fraction of it reached. "products alone" is the tokens/s the LSTM's
 products would give at their best measured rates, with the char CNN at the best sgemm rate: what bounds
-the exact path when its products are as fast as the libraries make them. `--input-budgets` times the
-exact path with its input products in chunks of other sizes too (elmo/nn/lstm.py's
-`CPU_INPUT_GATES_BUDGET`, set only here). Prints figures; asserts nothing.
+the exact path when its products are as fast as the libraries make them. `--min-input-rows` times the
+exact path with other least heights of its input-product chunks too (elmo/nn/lstm.py's
+`MIN_INPUT_ROWS`, set only here; 1 is the chunking before it). Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from benchmarks.common import DEFAULT_TEXT, flops_per_token, load_sentences, mac
 from spacy_elmo import BiLM, preset  # noqa: E402
 from spacy_elmo.elmo.nn import lstm  # noqa: E402
 from spacy_elmo.elmo.nn.kernels import onednn_available  # noqa: E402
-from spacy_elmo.elmo.nn.lstm import CPU_INPUT_GATES_BUDGET, N_DIRECTIONS  # noqa: E402
+from spacy_elmo.elmo.nn.lstm import CPU_INPUT_GATES_BUDGET, MIN_INPUT_ROWS, N_DIRECTIONS, input_chunk_steps  # noqa: E402
 from spacy_elmo.elmo.nn.options import ElmoOptions  # noqa: E402
 from spacy_elmo.elmo.nn.torch_compat import onednn_linear, onednn_pack  # noqa: E402
 
@@ -83,17 +83,12 @@ def stream_gbs(kernel: str, elements: int, seconds: float) -> float:
     return STREAM_BYTES_PER_ELEMENT[kernel] * elements / seconds / 1e9
 
 
-def input_chunk_steps(options: ElmoOptions, batch: int, budget: int = CPU_INPUT_GATES_BUDGET) -> int:
-    """Steps the step loop's input product spans at a batch of `batch` full rows (elmo/nn/lstm.py)."""
-    return max(1, budget // (N_DIRECTIONS * batch * 4 * options.lstm.dim))
-
-
 def lstm_products(options: ElmoOptions, batch: int) -> List[Product]:
     """The LSTM's products per direction at a batch of `batch` full rows, as the step loop runs them."""
     lstm = options.lstm
     proj, gates = lstm.projection_dim, 4 * lstm.dim
     return [
-        Product("input", batch * input_chunk_steps(options, batch), proj, gates),
+        Product("input", batch * input_chunk_steps(CPU_INPUT_GATES_BUDGET, N_DIRECTIONS, batch, gates), proj, gates),
         Product("recurrent", batch, proj, gates),
         Product("projection", batch, lstm.dim, proj),
     ]
@@ -205,19 +200,19 @@ class ExactPath:
         for batch in (1, 32):
             self.bilm.embed(warm, batch_size=batch)
 
-    def tokens_per_s(self, batch: int, input_budget: int = CPU_INPUT_GATES_BUDGET) -> float:
-        """Tokens/s at `batch` (batch 1 on a quarter of the sentences), the input products computed in
-        chunks of `input_budget` floats (a candidate only this benchmark sets; the package's by default)."""
+    def tokens_per_s(self, batch: int, min_input_rows: int = MIN_INPUT_ROWS) -> float:
+        """Tokens/s at `batch` (batch 1 on a quarter of the sentences), the input products' chunks of at
+        least `min_input_rows` rows (1: as the step loop chunked them before; set only here)."""
         sentences = self.sentences if batch > 1 else self.sentences[: max(1, len(self.sentences) // 4)]
-        saved = lstm.CPU_INPUT_GATES_BUDGET
-        lstm.CPU_INPUT_GATES_BUDGET = input_budget
+        saved = lstm.MIN_INPUT_ROWS
+        lstm.MIN_INPUT_ROWS = min_input_rows
         self.bilm.clear_caches()
         try:
             start = time.perf_counter()
             self.bilm.embed(sentences, batch_size=batch)
             seconds = time.perf_counter() - start
         finally:
-            lstm.CPU_INPUT_GATES_BUDGET = saved
+            lstm.MIN_INPUT_ROWS = saved
         return sum(len(s) for s in sentences) / seconds
 
 
@@ -230,9 +225,13 @@ def main() -> None:
     parser.add_argument("--stream-mb", type=int, default=0, help="MB per stream array (default: twice the LLC)")
     parser.add_argument("--text", type=Path, default=DEFAULT_TEXT)
     parser.add_argument(
-        "--input-budgets", type=int, nargs="+", default=[CPU_INPUT_GATES_BUDGET],
-        help="floats per chunk of input products to time the exact path with, alternating (the first is reported)",
-    )  # fmt: skip
+        "--min-input-rows",
+        type=int,
+        nargs="+",
+        default=[MIN_INPUT_ROWS],
+        help="the exact path with input-product chunks of at least these rows, alternating (1: the old "
+        "chunking; the first is reported)",
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     options = preset(args.size)
@@ -255,14 +254,14 @@ def main() -> None:
         for key, value in product_rates(options, 32).items():
             rates[key] = max(rates.get(key, 0.0), value)
         for batch in (1, 32):
-            for budget in args.input_budgets:
-                key = (budget, batch)
-                speed[key] = max(speed.get(key, 0.0), exact.tokens_per_s(batch, budget))
-    report(options, bandwidth, rates, {batch: speed[args.input_budgets[0], batch] for batch in (1, 32)})
-    if len(args.input_budgets) > 1:
-        print("\ninput-product chunk (floats)  tokens/s at batch 1, 32")
-        for budget in args.input_budgets:
-            print(f"  {budget:>26}  {speed[budget, 1]:8.0f} {speed[budget, 32]:8.0f}")
+            for least in args.min_input_rows:
+                key = (least, batch)
+                speed[key] = max(speed.get(key, 0.0), exact.tokens_per_s(batch, least))
+    report(options, bandwidth, rates, {batch: speed[args.min_input_rows[0], batch] for batch in (1, 32)})
+    if len(args.min_input_rows) > 1:
+        print("\ninput-product chunks of at least   tokens/s at batch 1, 32")
+        for least in args.min_input_rows:
+            print(f"  {least:>10} rows {speed[least, 1]:22.0f} {speed[least, 32]:8.0f}")
 
 
 def report(

@@ -8,7 +8,6 @@ import torch
 
 from benchmarks import bench_roofline
 from benchmarks.bench_roofline import (
-    input_chunk_steps,
     lstm_products,
     products_bound_tokens_per_s,
     roofline_tokens_per_s,
@@ -35,15 +34,12 @@ def test_stream_counts_bytes_as_stream_does():
     assert stream_gbs("triad", 10**9, 2.0) == pytest.approx(6.0)
 
 
-def test_the_input_product_spans_the_steps_the_step_loop_chunks():
-    # 2^20 floats over 2 directions x 16384 gates: 32 rows, so 32 steps at batch 1 and one at batch 32.
-    assert input_chunk_steps(ORIGINAL, 1) == 32
-    assert input_chunk_steps(ORIGINAL, 32) == 1
-    assert input_chunk_steps(ORIGINAL, 4096) == 1
-    assert [(p.name, p.rows, p.inner, p.outer) for p in lstm_products(ORIGINAL, 1)] == [
-        ("input", 32, 512, 16384),
-        ("recurrent", 1, 512, 16384),
-        ("projection", 1, 4096, 512),
+def test_the_products_are_the_step_loop_s_shapes():
+    # The input product spans MIN_INPUT_ROWS rows: 8 steps of 32.
+    assert [(p.name, p.rows, p.inner, p.outer) for p in lstm_products(ORIGINAL, 32)] == [
+        ("input", 256, 512, 16384),
+        ("recurrent", 32, 512, 16384),
+        ("projection", 32, 4096, 512),
     ]
 
 
