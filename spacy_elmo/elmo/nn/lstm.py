@@ -15,8 +15,8 @@ fresh gates tensor, h is written into one preallocated output instead of padded 
 operations, bit for bit. The products go through elmo/nn/kernels.py, which on the CPU picks MKL or oneDNN per shape.
 
 The input products x W_x of many timesteps are computed in one multiply ahead of the recurrence, in
-chunks of steps bounded by `input_gates_budget`, laid out time-major so that each step's slice is
-contiguous.
+chunks of steps bounded by `input_gates_budget` but of at least `MIN_INPUT_ROWS` rows
+(`input_chunk_steps`), laid out time-major so that each step's slice is contiguous.
 
 Why the layout: the weights are stored as in the TF files, `[in, out]`, with the two directions stacked
 on a leading axis, so that one batched matrix multiply serves both directions at every step. At small
@@ -46,6 +46,8 @@ BOTH = slice(None)
 # Floats of input-gate products computed ahead of the recurrence (see `input_gates_budget`).
 CPU_INPUT_GATES_BUDGET = 1 << 20
 ACCELERATOR_INPUT_GATES_BUDGET = 1 << 25
+# Rows of one input-product multiply at the least, whatever the budget (see `input_chunk_steps`).
+MIN_INPUT_ROWS = 256
 
 State = Tuple[torch.Tensor, torch.Tensor]  # h [directions, batch, projection_dim], c [directions, batch, cell_dim]
 # Runs a stack as `BiLSTMStack.forward` does: (stack, x, lengths, states, directions) -> (outputs, finals).
@@ -202,10 +204,9 @@ class BiLSTMLayer(nn.Module):
 
     def _input_gates(self, x: torch.Tensor, t: int, n: int, directions: slice) -> torch.Tensor:
         """x W_x + b for the next steps from t of the n rows still running, `[directions, steps, n, 4C]`:
-        many timesteps in one multiply, as many as fit in `input_gates_budget` floats."""
+        many timesteps in one multiply (`input_chunk_steps`)."""
         n_dir = x.shape[0]
-        budget = input_gates_budget(x.device)
-        steps = max(1, min(x.shape[2] - t, budget // (n_dir * n * 4 * self.cell_dim)))
+        steps = min(x.shape[2] - t, input_chunk_steps(input_gates_budget(x.device), n_dir, n, 4 * self.cell_dim))
         chunk = x[:, :n, t : t + steps].transpose(1, 2).reshape(n_dir, steps * n, x.shape[-1])
         return self.input_products(chunk, directions).view(n_dir, steps, n, 4 * self.cell_dim)
 
@@ -224,6 +225,15 @@ def cell_arithmetic(
     if cell_clip is not None:
         c = c.clamp(-cell_clip, cell_clip)
     return forget_output[..., cell:] * torch.tanh(c), c
+
+
+def input_chunk_steps(budget: int, n_directions: int, rows: int, gates: int) -> int:
+    """Steps of input products one multiply computes for `rows` running rows: as many as fit in
+    `budget` floats, but at least enough for `MIN_INPUT_ROWS` rows. The budget keeps a chunk in cache
+    for the recurrence; where the cell is large and the rows few, it would allow a single step, and a
+    multiply of few rows streams the whole input weight for little work, running far under the rate
+    of a taller one (benchmarks/bench_roofline.py)."""
+    return max(1, budget // (n_directions * rows * gates), -(-MIN_INPUT_ROWS // rows))
 
 
 def input_gates_budget(device: torch.device) -> int:

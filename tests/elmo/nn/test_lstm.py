@@ -97,10 +97,40 @@ def test_input_gates_in_chunks_give_the_same_result(monkeypatch):
         whole, whole_finals = stack(x, lengths)
         # 2 directions x 3 rows x 24 gates: a budget of 150 floats allows one step at a time.
         monkeypatch.setattr(lstm_module, "CPU_INPUT_GATES_BUDGET", 150)
+        monkeypatch.setattr(lstm_module, "MIN_INPUT_ROWS", 1)
         chunked, chunked_finals = stack(x, lengths)
     for a, b in zip(whole, chunked):
         np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-6)
     np.testing.assert_allclose(whole_finals[-1][1].numpy(), chunked_finals[-1][1].numpy(), atol=1e-6)
+
+
+def test_an_input_chunk_spans_enough_steps_for_its_least_rows(monkeypatch):
+    """Where the budget allows one step of few rows, a chunk still spans MIN_INPUT_ROWS rows (a multiply
+    of few rows runs far under the product rate): 3 rows, at least 6 rows, so two steps a multiply."""
+    import spacy_elmo.elmo.nn.lstm as lstm_module
+
+    stack = seeded_stack(1)
+    layer = stack.layers[0]
+    rows = []
+    products = layer.input_products
+    monkeypatch.setattr(
+        layer, "input_products", lambda x, directions: rows.append(x.shape[1]) or products(x, directions)
+    )
+    monkeypatch.setattr(lstm_module, "CPU_INPUT_GATES_BUDGET", 150)
+    monkeypatch.setattr(lstm_module, "MIN_INPUT_ROWS", 6)
+    with torch.no_grad():
+        stack(torch.randn(2, 3, 9, 4), [9, 9, 9])
+    assert rows == [6, 6, 6, 6, 3]
+
+
+def test_the_original_size_s_input_chunks_at_batch_32_and_1():
+    """One step of 32 rows by the CPU's budget alone; eight with the least rows. Small cells keep the
+    budget's chunk."""
+    import spacy_elmo.elmo.nn.lstm as lstm_module
+
+    assert lstm_module.input_chunk_steps(1 << 20, 2, 32, 16384) == 8
+    assert lstm_module.input_chunk_steps(1 << 20, 2, 1, 16384) == 256
+    assert lstm_module.input_chunk_steps(1 << 20, 2, 256, 2048) == 1
 
 
 def test_input_gates_budget_is_small_on_the_cpu_only():
