@@ -121,7 +121,7 @@ class Bf16BiLSTMLayer(FastLayer):
     def step_gates(self, x_gates: torch.Tensor, h: torch.Tensor, directions: slice) -> torch.Tensor:
         parts = self._cpu_products(h, "state")
         if parts is not None:
-            return self._fp32(parts, x_gates)
+            return self.add_into(x_gates, parts)
         return torch.bmm(h.to(torch.bfloat16), self.state_bf16).float() + x_gates
 
     def projection_products(self, m: torch.Tensor, directions: slice) -> torch.Tensor:

@@ -108,7 +108,7 @@ class Int8BiLSTMLayer(FastLayer):
         return torch.stack([self.inputs[d](x[d]) for d in range(N_DIRECTIONS)])
 
     def step_gates(self, x_gates: torch.Tensor, h: torch.Tensor, directions: slice) -> torch.Tensor:
-        return torch.stack([self.recurrent[d](h[d]) for d in range(N_DIRECTIONS)]) + x_gates
+        return self.add_into(x_gates, [self.recurrent[d](h[d]) for d in range(N_DIRECTIONS)])
 
     def projection_products(self, m: torch.Tensor, directions: slice) -> torch.Tensor:
         return torch.stack([self.projections[d](m[d]) for d in range(N_DIRECTIONS)])
