@@ -144,15 +144,16 @@ def test_readme_stays_a_short_reference():
 
 
 def test_markdown_stays_within_its_word_budget():
-    """All tracked Markdown but the changelog and the model cards: at most 12,000 words (8,000 until the
+    """All tracked Markdown but the changelog and the model cards: at most 12,500 words (8,000 until the
     migration page, the list of what was tried, the new heads and bulk options; 10,000 until the two-sided
     layout and the measured heads; 10,500 until the error table, the fuzzed readers, the snippets' own
-    files, the install of a packaged pipeline, BiLM.v3 and the CPU's bf16), so that facts are stated once
-    and history goes to the commits."""
+    files, the install of a packaged pipeline, BiLM.v3 and the CPU's bf16; 12,000 until the fast modes'
+    downstream scores, the exact path's roofline and the five-way peers table), so that facts are stated
+    once and history goes to the commits."""
     listing = subprocess.run(["git", "ls-files", "*.md"], cwd=REPO, capture_output=True, text=True)
     if listing.returncode != 0 or not listing.stdout.split():
         pytest.skip("not a git checkout: no list of tracked files")
     tracked = listing.stdout.split()
     budgeted = [name for name in tracked if name != "CHANGELOG.md" and not re.fullmatch(MODEL_CARD, name)]
     words = {name: len((REPO / name).read_text(encoding="utf8").split()) for name in budgeted}
-    assert sum(words.values()) <= 12000, sorted(words.items(), key=lambda item: -item[1])
+    assert sum(words.values()) <= 12500, sorted(words.items(), key=lambda item: -item[1])
