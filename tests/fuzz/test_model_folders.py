@@ -1,6 +1,7 @@
 """Model folders and archives, fuzzed: one file of an ELMoForManyLangs folder or a TF-Hub module
 mutated (its JSON configs also with a value swapped), zip and tar archives mutated or random. Each
-loads with finite weights or fails with the package's error naming the folder or archive."""
+loads with finite weights, giving finite vectors or refusing to, or fails with the package's error
+naming the folder or archive."""
 
 import json
 import shutil
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 
 from spacy_elmo.elmo.errors import ElmoError
 from spacy_elmo.elmo.formats import load_model, model_options
-from tests.support.fuzz import RUNS, fuzz_file, fuzz_settings, json_swapped, mutated
+from tests.support.fuzz import RUNS, embeds_finite_or_refuses, fuzz_file, fuzz_settings, json_swapped, mutated
 from tests.support.paths import ALLENNLP_DIR, FIXTURES, MANYLANGS_DIR
 
 FOLDERS = {"elmoformanylangs": MANYLANGS_DIR / "words-2layers-relu", "tfhub": FIXTURES / "elmo-tfhub" / "dp-1shard"}
@@ -33,6 +34,7 @@ def _loads_or_names(path) -> None:
         assert str(path) in str(err), err
         return
     assert all(torch.isfinite(p).all() for p in bilm.parameters())
+    embeds_finite_or_refuses(bilm)
 
 
 @st.composite

@@ -1,6 +1,7 @@
 """Weights files, fuzzed: bilm-tf's HDF5 layout with a dataset of another dtype or shape, a group in
 its place, missing, extra or non-finite, and mutated bytes; safetensors files mutated. Each loads
-(only where it still holds the weights, as floats) or fails with the weights error naming the file."""
+(only where it still holds the weights, as floats) or fails with the weights error naming the file, and
+what loads gives finite vectors or refuses to."""
 
 import shutil
 
@@ -14,7 +15,7 @@ from spacy_elmo import load_bilm
 from spacy_elmo.elmo.errors import InputFileError
 from spacy_elmo.elmo.formats import load_model
 from spacy_elmo.elmo.formats.bilm_safetensors import save_safetensors
-from tests.support.fuzz import RUNS, fuzz_file, fuzz_settings, mutated
+from tests.support.fuzz import RUNS, embeds_finite_or_refuses, fuzz_file, fuzz_settings, mutated
 from tests.support.hdf5_changes import CHANGES, LOADABLE
 from tests.support.paths import ALLENNLP_DIR
 
@@ -32,6 +33,7 @@ def _loads_finite_or_names(path, load):
         assert str(path) in str(err), err
         return False
     assert all(torch.isfinite(p).all() for p in bilm.parameters())
+    embeds_finite_or_refuses(bilm)
     return True
 
 

@@ -16,6 +16,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Tuple
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -148,3 +149,16 @@ def fuzz_file(slow: bool, path: Path, valid: bytes, read: Callable[[Path], Any])
         read(path)
 
     check()
+
+
+def embeds_finite_or_refuses(bilm: Any) -> None:
+    """A loaded biLM gives finite vectors for a short sentence, or refuses with the package's error
+    saying its values are not finite: a damaged file's weights can each be finite and still overflow."""
+    from spacy_elmo.elmo.errors import InputFileError
+
+    try:
+        layers = bilm.embed([["Hello", ",", "world"]])[0]
+    except InputFileError as err:
+        assert "not finite" in str(err), err
+        return
+    assert np.isfinite(layers).all()

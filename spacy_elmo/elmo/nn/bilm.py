@@ -24,6 +24,7 @@ from ..util.validation import short_repr
 from .bulk import check_token_lists, embed_sentences
 from .char_encoder import CharEncoder, token_lengths
 from .chars import BOS_TOKEN, EOS_TOKEN, CharacterMapper, refuse_strings
+from .finite import check_finite
 from .layer_choice import LayerChoice, OutputChoice
 from .lstm import BiLSTMStack, State, run_directions
 from .options import ElmoOptions
@@ -269,6 +270,7 @@ class BiLM(nn.Module):
             layers[:, row, kept[row] :] = 0.0
         positions = torch.arange(width, device=embedded.device).unsqueeze(0)
         mask = positions < torch.from_numpy(kept).to(embedded.device).unsqueeze(1)
+        check_finite(layers, self, "activations")
         return BiLMOutput(layers=layers, mask=mask)
 
     def _run_directions(
@@ -332,7 +334,9 @@ class BiLM(nn.Module):
         """Context-independent embeddings `[..., P]` of char ids `[..., max_chars]`."""
         flat = char_ids.reshape(1, -1, char_ids.shape[-1])
         with fp32_scope(run.tf32):
-            return self.char_encoder(flat).reshape(*char_ids.shape[:-1], -1)
+            embedded = self.char_encoder(flat).reshape(*char_ids.shape[:-1], -1)
+        check_finite(embedded, self, "token embeddings")
+        return embedded
 
     def embed(
         self,

@@ -1,0 +1,40 @@
+"""The check that keeps a NaN or infinite activation from reaching a caller as a vector.
+
+Every weight a reader accepts is finite, yet weights far outside a trained model's scale (a damaged or
+rescaled file, a fine-tuned biLM whose training diverged) overflow float32 inside the char-CNN or the
+LSTM, and the clipping that follows keeps the NaN. So each batch's output is checked once, a reduction
+that costs little beside the products that made it, and the error names the weight to blame."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ..errors import InputFileError
+
+
+def check_finite(values: torch.Tensor, model: nn.Module, what: str) -> None:
+    """Raise `InputFileError` if `values` (the `what` of `model`) hold a NaN or an infinity."""
+    if bool(torch.isfinite(values).all()):
+        return
+    raise InputFileError(f"the biLM's {what} are not finite (NaN or infinity): {_blame(model)}")
+
+
+def _blame(model: nn.Module) -> str:
+    largest_name, largest = "", 0.0
+    for name, parameter in model.named_parameters():
+        if parameter.numel() == 0:
+            continue
+        if not bool(torch.isfinite(parameter).all()):
+            return (
+                f"its weight '{name}' holds NaN or infinite values; if training changed the biLM "
+                "(frozen = false), train again with a lower learning rate, else load the model's files again"
+            )
+        peak = float(parameter.detach().abs().max())
+        if peak > largest:
+            largest_name, largest = name, peak
+    where = f" (the largest, {largest:.3g}, in '{largest_name}')" if largest_name else ""
+    return (
+        f"its weights{where} overflow float32 on this input, far beyond a trained model's scale; the "
+        "weights file is damaged or was written in another scale: load the model's original weights"
+    )
