@@ -20,15 +20,25 @@ from ..elmo.nn.run_options import AUTO
 from ..elmo.sources.bundled import DEFAULT_MODEL
 from ..elmo.sources.resolver import model_reference
 from ..elmo.util.validation import validate_arguments
-from .bilm_layer.segment import Segmenter, build_sentence_windows_v1
-from .bilm_layer.thinc_bilm import PathLike, PositiveInt, build_bilm_v3, set_source
-from .layers.alignment import build_aligned_pooling_v1
-from .layers.listener import build_elmo_listener_v1, build_elmo_tok2vec_v1
-from .layers.pooling import build_pooling_v1
-from .layers.scalar_mix import build_scalar_mix_v2
-from .training_log import build_mix_logger_v1
+from .bilm_layer import segment, thinc_bilm
+from .bilm_layer.segment import Segmenter
+from .bilm_layer.thinc_bilm import PathLike, PositiveInt, set_source
+from .errors import said_by_spacy
+from .layers import alignment, listener, pooling, scalar_mix
+from .training_log import build_mix_logger_v1 as _build_mix_logger_v1
+
+# Each builder as registered: its errors one message under spaCy's commands (errors.said_by_spacy).
+build_bilm_v3 = said_by_spacy(thinc_bilm.build_bilm_v3)
+build_elmo_listener_v1 = said_by_spacy(listener.build_elmo_listener_v1)
+build_elmo_tok2vec_v1 = said_by_spacy(listener.build_elmo_tok2vec_v1)
+build_scalar_mix_v2 = said_by_spacy(scalar_mix.build_scalar_mix_v2)
+build_pooling_v1 = said_by_spacy(pooling.build_pooling_v1)
+build_aligned_pooling_v1 = said_by_spacy(alignment.build_aligned_pooling_v1)
+build_sentence_windows_v1 = said_by_spacy(segment.build_sentence_windows_v1)
+build_mix_logger_v1 = said_by_spacy(_build_mix_logger_v1)
 
 
+@said_by_spacy
 @validate_arguments("spacy-elmo.BiLM.v2")
 def build_bilm_v2(
     options: Optional[PathLike] = None,

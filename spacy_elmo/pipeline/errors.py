@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, Type
+import functools
+import inspect
+from typing import Any, Callable, Dict, Type, TypeVar, cast
 
 from confection import ConfigValidationError
 
@@ -46,6 +48,24 @@ def _with_message(kind: Type[ElmoError]) -> Type[Any]:
 
 
 _MIXED: Dict[Type[ElmoError], Type[Any]] = {}
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def said_by_spacy(build: F) -> F:
+    """The registered `build`, raising its errors `for_spacy_commands`: a setting refused while spaCy
+    builds a config (`spacy train`, `assemble`) is one message, as spaCy's own config errors are."""
+
+    @functools.wraps(build)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return build(*args, **kwargs)
+        except ElmoError as error:
+            raise for_spacy_commands(error) from None
+
+    # spaCy reads a factory's argument names from its signature, without following __wrapped__.
+    call.__signature__ = inspect.signature(build)  # type: ignore[attr-defined]
+    return cast(F, call)
 
 
 class DocDataError(InputError):

@@ -18,6 +18,7 @@ from ..elmo.util.validation import must_be, validate_arguments
 from .bilm_layer.thinc_bilm import declared_layers
 from .component import ElmoComponent, Pooling
 from .doc_data import layer_dtype
+from .errors import said_by_spacy
 
 # No model given: BiLM.v3's default, the bundled default model (spaCy fills it in from the signature).
 DEFAULT_MODEL_CONFIG = {"@architectures": "spacy-elmo.BiLM.v3"}
@@ -37,6 +38,7 @@ DEFAULT_MODEL_CONFIG = {"@architectures": "spacy-elmo.BiLM.v3"}
         "cache_mb": 1024,
     },
 )
+@said_by_spacy
 @validate_arguments("the elmo component")
 def make_elmo(
     nlp: Language,

@@ -18,18 +18,8 @@ from spacy_elmo.pipeline import architectures
 from spacy_elmo.pipeline.architectures import build_bilm_v2, build_bilm_v3, build_sentence_windows_v1
 from spacy_elmo.pipeline.bilm_layer.thinc_bilm import run_settings
 from tests.support.paths import CONFIGS, FIXTURES, REPO, TINY_MODEL
+from tests.support.pipelines import REGISTERED
 
-REGISTERED = [
-    ("architectures", "spacy-elmo.BiLM.v2"),
-    ("architectures", "spacy-elmo.BiLM.v3"),
-    ("architectures", "spacy-elmo.ElmoListener.v1"),
-    ("architectures", "spacy-elmo.ElmoTok2Vec.v1"),
-    ("layers", "spacy-elmo.ScalarMix.v2"),
-    ("layers", "spacy-elmo.Pooling.v1"),
-    ("layers", "spacy-elmo.AlignedPooling.v1"),
-    ("misc", "spacy-elmo.sentence_windows.v1"),
-    ("loggers", "spacy-elmo.MixLogger.v1"),
-]
 SETUP_CFG = REPO / "setup.cfg"
 
 

@@ -3,12 +3,17 @@ own config errors are, and stays the package's error of its type for code that c
 
 import pytest
 import spacy
+from confection import ConfigValidationError
 from spacy.tokens import Doc, DocBin, Span
+from spacy.util import registry
 
 from spacy_elmo.elmo.errors import OptionsError, OutputFileError
-from spacy_elmo.pipeline.errors import for_spacy_commands
+from spacy_elmo.elmo.nn.errors import FastModeError
+from spacy_elmo.pipeline.errors import for_spacy_commands, said_by_spacy
+from spacy_elmo.pipeline.factory import make_elmo
 from tests.support.cli import run_cli
 from tests.support.paths import CONFIGS
+from tests.support.pipelines import REGISTERED
 
 WORDS = "Alice went to Paris .".split()
 
@@ -52,6 +57,36 @@ def test_spacy_train_fine_tuning_in_a_fast_mode_is_one_message(tmp_path):
     fine_tuned_fast = ("--components.elmo.frozen", "false", "--components.elmo.model.fast_mode", "int8")
     result = run_cli("train", CONFIGS / "tagger_elmo.cfg", *paths, *fine_tuned_fast, module="spacy")
     assert_one_message(result, "fast_mode 'int8' runs a frozen biLM only, and this one is fine-tuned")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "override,fragment",
+    [
+        (("--components.elmo.model.fast_mode", "int4"), "unknown fast_mode 'int4'"),
+        (("--components.elmo.model.model", '""'), "`model` is empty"),
+        (("--components.elmo.cache_mb", "-1"), "'cache_mb' must be a whole number of MiB"),
+    ],
+)
+def test_spacy_train_with_a_refused_setting_is_one_message(tmp_path, override, fragment):
+    tagged = corpus(tmp_path / "train.spacy", tagged=True)
+    paths = ("--paths.train", tagged, "--paths.dev", tagged)
+    result = run_cli("train", CONFIGS / "tagger_elmo.cfg", *paths, *override, module="spacy")
+    assert_one_message(result, fragment)
+
+
+def test_a_registered_builders_error_is_a_config_error_of_its_own_type():
+    build = registry.architectures.get("spacy-elmo.BiLM.v3")
+    with pytest.raises(FastModeError, match="unknown fast_mode") as caught:
+        build(model="fixture-tiny", fast_mode="int4")
+    assert isinstance(caught.value, ConfigValidationError)
+
+
+def test_every_registered_builder_and_the_factory_speak_to_spacys_commands():
+    wrapper = said_by_spacy(lambda: None).__code__
+    for table, name in REGISTERED:
+        assert getattr(registry, table).get(name).__code__ is wrapper, name
+    assert make_elmo.__code__ is wrapper
 
 
 @pytest.mark.parametrize("kind", [OptionsError, OutputFileError])

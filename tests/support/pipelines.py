@@ -21,6 +21,19 @@ TAGGER_ON_ELMO = {
 # compare `doc._.elmo["layers"]` with the biLM's own output at 1e-6.
 EXACT_LAYERS = {"store_layers": True}
 
+# Every registry entry of the package: (registry table, name).
+REGISTERED = [
+    ("architectures", "spacy-elmo.BiLM.v2"),
+    ("architectures", "spacy-elmo.BiLM.v3"),
+    ("architectures", "spacy-elmo.ElmoListener.v1"),
+    ("architectures", "spacy-elmo.ElmoTok2Vec.v1"),
+    ("layers", "spacy-elmo.ScalarMix.v2"),
+    ("layers", "spacy-elmo.Pooling.v1"),
+    ("layers", "spacy-elmo.AlignedPooling.v1"),
+    ("misc", "spacy-elmo.sentence_windows.v1"),
+    ("loggers", "spacy-elmo.MixLogger.v1"),
+]
+
 # The settings of spacy-elmo.BiLM.v2 that say where its weights come from.
 V2_SOURCE_KEYS = ("name", "path", "options", "weights")
 
