@@ -75,8 +75,11 @@ def test_a_weight_gone_nan_is_named_with_the_fix():
     assert "lower learning rate" in str(caught.value)
 
 
-def test_finite_values_pass_and_one_infinity_is_caught():
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_finite_values_pass_and_one_nan_or_infinity_among_them_is_caught(bad):
     bilm = load_bilm(TINY)
-    check_finite(torch.zeros(3, 2), bilm, "activations")
+    values = torch.randn(3, 8, 16)
+    check_finite(values, bilm, "activations")
+    values[1, 2, 3] = bad
     with pytest.raises(InputFileError, match="activations are not finite"):
-        check_finite(torch.tensor([0.0, float("inf")]), bilm, "activations")
+        check_finite(values, bilm, "activations")
