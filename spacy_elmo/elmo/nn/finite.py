@@ -9,6 +9,8 @@ values large enough to overflow it, which no model in scale gives."""
 
 from __future__ import annotations
 
+from typing import List
+
 import torch
 from torch import nn
 
@@ -23,17 +25,21 @@ def check_finite(values: torch.Tensor, model: nn.Module, what: str) -> None:
     raise InputFileError(f"the biLM's {what} are not finite (NaN or infinity): {_blame(model)}")
 
 
+def non_finite_parameters(model: nn.Module) -> List[str]:
+    """The names of `model`'s parameters that hold a NaN or an infinity, in the model's order."""
+    return [name for name, parameter in model.named_parameters() if not bool(torch.isfinite(parameter).all())]
+
+
 def _blame(model: nn.Module) -> str:
+    bad = non_finite_parameters(model)
+    if bad:
+        return (
+            f"its weight '{bad[0]}' holds NaN or infinite values; if training changed the biLM "
+            "(frozen = false), train again with a lower learning rate, else load the model's files again"
+        )
     largest_name, largest = "", 0.0
     for name, parameter in model.named_parameters():
-        if parameter.numel() == 0:
-            continue
-        if not bool(torch.isfinite(parameter).all()):
-            return (
-                f"its weight '{name}' holds NaN or infinite values; if training changed the biLM "
-                "(frozen = false), train again with a lower learning rate, else load the model's files again"
-            )
-        peak = float(parameter.detach().abs().max())
+        peak = float(parameter.detach().abs().max()) if parameter.numel() else 0.0
         if peak > largest:
             largest_name, largest = name, peak
     where = f" (the largest, {largest:.3g}, in '{largest_name}')" if largest_name else ""

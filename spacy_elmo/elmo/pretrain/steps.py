@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from ..nn.chars import CharacterMapper
+from ..nn.finite import non_finite_parameters
 from ..nn.softmax import LogUniformSampler
 from . import distributed
 from .batching import PAD_TARGET, Batch, TokenRows
@@ -336,7 +337,7 @@ def check_finite_parameters(model: torch.nn.Module, step: int) -> None:
     named = list(model.named_parameters())
     if bool(torch.stack([torch.isfinite(p).all() for _, p in named]).all()):  # one wait for a GPU
         return
-    bad = [name for name, p in named if not bool(torch.isfinite(p).all())]
+    bad = non_finite_parameters(model)
     if bad:
         raise TrainingError(
             f"at step {step} the parameters {', '.join(bad[:3])}{' ...' if len(bad) > 3 else ''} are not "
