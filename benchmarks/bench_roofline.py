@@ -118,7 +118,8 @@ def _best_seconds(fn: Callable[[], object], repeat: int) -> float:
 
 
 def last_level_cache_bytes() -> int:
-    """The largest CPU cache's size (Linux sysfs); 64 MiB where it cannot be read."""
+    """The largest CPU cache's size as Linux reports it (sysfs), or 64 MiB, a large server CPU's, where
+    it cannot be read; the stream arrays are twice it unless `--stream-mb` sets their size."""
     sizes = []
     for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
         try:
