@@ -21,6 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from spacy_elmo.elmo.errors import InputFileError
+
 _QUIET = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large]
 # A generous bound per example: a reader that slows to this on a small file is a hang in the making.
 _DEADLINE = timedelta(seconds=20)
@@ -154,8 +156,6 @@ def fuzz_file(slow: bool, path: Path, valid: bytes, read: Callable[[Path], Any])
 def embeds_finite_or_refuses(bilm: Any) -> None:
     """A loaded biLM gives finite vectors for a short sentence, or refuses with the package's error
     saying its values are not finite: a damaged file's weights can each be finite and still overflow."""
-    from spacy_elmo.elmo.errors import InputFileError
-
     try:
         layers = bilm.embed([["Hello", ",", "world"]])[0]
     except InputFileError as err:
